@@ -1,0 +1,106 @@
+"""signoff: the human approval layer for AI agents' tool calls."""
+
+from .audit import AuditEntry, AuditReport
+from .calls import Scope, ToolCall
+from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
+from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond, parse_decision
+from .errors import (
+    AlreadyDecided,
+    ApprovalRequiredUnattended,
+    AutoResumeExceeded,
+    ConfigError,
+    DecisionNotAllowed,
+    ExecutionError,
+    ExecutionInDoubt,
+    ExecutionInProgress,
+    InvalidArguments,
+    InvalidDecision,
+    MigrationError,
+    NotAnApprover,
+    RequestConflict,
+    RequestError,
+    RequestExpired,
+    RequestNotFound,
+    RequestNotReady,
+    ReviewTimeout,
+    SignoffError,
+    StoreError,
+    ToolFailed,
+    UnattendedError,
+)
+from .execution import idempotency_key
+from .gate import Gate, Pending, Suspended
+from .outcome import Outcome, Reply
+from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
+from .requests import Execution, ExecutionStatus, Request, RequestStatus
+from .rules import AgentEntry, AppEntry, Defaults, Explanation, RuleSet, RuleSettings, ServiceEntry, ToolEntry
+from .store import Store, default_db_path, open_store
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentEntry",
+    "AlreadyDecided",
+    "AlwaysAsk",
+    "AppEntry",
+    "ApprovalRequiredUnattended",
+    "Approve",
+    "AskOnce",
+    "AskOncePerTool",
+    "AuditEntry",
+    "AuditReport",
+    "AutoResumeExceeded",
+    "ConfigError",
+    "ConfirmationUI",
+    "Decision",
+    "DecisionNotAllowed",
+    "DecisionRecord",
+    "Defaults",
+    "Edit",
+    "Execution",
+    "ExecutionError",
+    "ExecutionInDoubt",
+    "ExecutionInProgress",
+    "ExecutionStatus",
+    "Explanation",
+    "Gate",
+    "InvalidArguments",
+    "InvalidDecision",
+    "MigrationError",
+    "NeverAsk",
+    "NotAnApprover",
+    "Outcome",
+    "Pending",
+    "Policy",
+    "PolicyMemory",
+    "Reject",
+    "Reply",
+    "Request",
+    "RequestConflict",
+    "RequestError",
+    "RequestExpired",
+    "RequestNotFound",
+    "RequestNotReady",
+    "RequestStatus",
+    "Respond",
+    "ReviewTimeout",
+    "RichConsoleUI",
+    "RuleSet",
+    "RuleSettings",
+    "Scope",
+    "ServiceEntry",
+    "SignoffError",
+    "SimpleConsoleUI",
+    "Store",
+    "StoreError",
+    "Suspended",
+    "ToolCall",
+    "ToolEntry",
+    "ToolFailed",
+    "UnattendedError",
+    "__version__",
+    "default_db_path",
+    "idempotency_key",
+    "open_store",
+    "parse_decision",
+]

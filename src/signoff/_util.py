@@ -1,0 +1,72 @@
+"""Small helpers shared across modules: ids, time, canonical JSON, durations."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def new_id(prefix: str) -> str:
+    """A sortable unique id: `prefix_` + 26 Crockford base32 chars (48-bit ms time + 80 random bits)."""
+    value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+    chars = []
+    for _ in range(26):
+        chars.append(_CROCKFORD[value & 31])
+        value >>= 5
+    return f"{prefix}_{''.join(reversed(chars))}"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def to_iso(moment: datetime) -> str:
+    """Fixed-width UTC ISO 8601, so that text comparison orders moments."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def from_iso(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no spaces: the same value always gives the same text."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def display_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, None: 1}
+
+
+def parse_duration(value: str | float | int | timedelta) -> timedelta:
+    """`90`, `"90s"`, `"15m"`, `"24h"`, `"7d"` or a timedelta."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, int | float):
+        seconds = float(value)
+    else:
+        match = _DURATION.match(value)
+        if match is None:
+            raise ValueError(f"not a duration: {value!r} (use e.g. 90s, 15m, 24h, 7d)")
+        seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+    if seconds <= 0:
+        raise ValueError(f"a duration must be positive, got {value!r}")
+    return timedelta(seconds=seconds)
+
+
+def format_duration(delta: timedelta) -> str:
+    seconds = delta.total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"

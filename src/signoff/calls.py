@@ -1,0 +1,39 @@
+"""What the agent wants to do (`ToolCall`) and where it happens (`Scope`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCall:
+    """One call a model asked for: the tool's name, its arguments, and what we know of the tool."""
+
+    name: str
+    args: dict[str, Any] = field(default_factory=dict)
+    id: str | None = None
+    """The model's tool_call_id. With `Scope.thread_id` it is the request's idempotency key."""
+    description: str | None = None
+    schema: dict[str, Any] | None = None
+    """The JSON Schema of `args`, when known. Edited args are validated against it."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise TypeError("ToolCall.name must be a non-empty string")
+        if not isinstance(self.args, dict):
+            raise TypeError(f"ToolCall.args must be a JSON object (dict), got {type(self.args).__name__}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scope:
+    """Where a call happens. A sub-agent's tools are named `subagent.tool`."""
+
+    thread_id: str = "default"
+    """The conversation or run; replays of a run use the same thread_id."""
+    agent: str | None = None
+    app: str | None = None
+    requester: str | None = None
+    """The end user the agent acts for."""
+    unattended: bool = False
+    """A run with nobody to ask (cron)."""

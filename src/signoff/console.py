@@ -1,0 +1,285 @@
+"""Deciding in the terminal: `SimpleConsoleUI` (stdlib) and `RichConsoleUI` (a Rich panel).
+
+The seed's behaviour (Haystack's console UIs): `y`/`yes` confirm, `n`/`no` reject with an
+optional reason, `m`/`modify` edit argument by argument — strings typed raw, other types as JSON,
+re-asked on bad JSON, Enter keeps the current value. signoff adds `r`/`respond` (answer in the
+tool's place) when the rule allows it, and offers only the allowed decisions. One lock for the
+whole process keeps prompts from different threads from interleaving. While a prompt waits, a
+decision made elsewhere (another terminal, the inbox) ends it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sys
+import threading
+from collections.abc import Callable
+from typing import IO, Any, Protocol
+
+from ._util import display_json
+from .decisions import Approve, Decision, Edit, Reject, Respond
+from .requests import Request
+from .templates import REDACTED
+
+_ui_lock = threading.Lock()
+
+InputFn = Callable[[str], str]
+
+CHOICES = {
+    "approve": (("y", "yes"), "y=confirm"),
+    "reject": (("n", "no"), "n=reject"),
+    "edit": (("m", "modify"), "m=modify"),
+    "respond": (("r", "respond"), "r=respond"),
+}
+
+
+class PromptInterrupted(Exception):
+    """The prompt was ended because the request no longer needs an answer from here."""
+
+
+class ConfirmationUI(Protocol):
+    """Presents one request in this process and returns a person's decision."""
+
+    channel: str
+
+    def get_decision(
+        self, request: Request, *, stop: threading.Event, error: str | None = None
+    ) -> Decision | None:
+        """Block until the person decides (a Decision) or `stop` is set (None)."""
+        ...
+
+    def show_message(self, text: str) -> None: ...
+
+    def show_decided(self, request: Request) -> None: ...
+
+
+class _StdinLines:
+    """Reads lines from a file descriptor with `select`, so a prompt can be abandoned."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+        self.eof = False
+
+    def readline(self, stop: threading.Event) -> str:
+        while b"\n" not in self.buffer and not self.eof:
+            if stop.is_set():
+                raise PromptInterrupted
+            ready, _, _ = select.select([self.fd], [], [], 0.1)
+            if ready:
+                chunk = os.read(self.fd, 4096)
+                if chunk:
+                    self.buffer += chunk
+                else:
+                    self.eof = True
+        if b"\n" in self.buffer:
+            line, self.buffer = self.buffer.split(b"\n", 1)
+        elif self.buffer:
+            line, self.buffer = self.buffer, b""
+        else:
+            raise EOFError("no more input")
+        return line.decode("utf-8", errors="replace")
+
+
+_stdin_readers: dict[int, _StdinLines] = {}
+
+
+def _default_reader(stream: IO[str]) -> Callable[[threading.Event], str] | None:
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return None
+    reader = _stdin_readers.setdefault(fd, _StdinLines(fd))
+    return reader.readline
+
+
+class _ConsoleUI:
+    channel = "console"
+
+    def __init__(self, *, input: InputFn | None = None, stdin: IO[str] | None = None) -> None:
+        self._input = input
+        self._stdin = stdin
+
+    # rendering, overridden by each UI
+    def _show_request(self, request: Request) -> None:
+        raise NotImplementedError
+
+    def _say(self, text: str, *, style: str | None = None) -> None:
+        raise NotImplementedError
+
+    def _ask(self, prompt: str, stop: threading.Event) -> str:
+        self._write_prompt(prompt)
+        if self._input is not None:
+            return self._input("")
+        reader = _default_reader(self._stdin or sys.stdin)
+        if reader is None:
+            return input()
+        return reader(stop)
+
+    def _write_prompt(self, prompt: str) -> None:
+        raise NotImplementedError
+
+    # the flow, shared
+    def get_decision(
+        self, request: Request, *, stop: threading.Event, error: str | None = None
+    ) -> Decision | None:
+        with _ui_lock:
+            try:
+                if error:
+                    self._say(f"❌ {error}", style="red")
+                else:
+                    self._show_request(request)
+                if request.kind == "input":
+                    return self._answer(request, stop)
+                return self._choose(request, stop)
+            except PromptInterrupted:
+                self._say("")
+                return None
+
+    def _choose(self, request: Request, stop: threading.Event) -> Decision:
+        allowed = [kind for kind in CHOICES if kind in request.rule.allowed_decisions]
+        by_key = {key: kind for kind in allowed for key in CHOICES[kind][0]}
+        hint = " / ".join(CHOICES[kind][1] for kind in allowed)
+        while True:
+            choice = self._ask(f"Confirm execution? ({hint}): ", stop).strip().lower()
+            if choice in by_key:
+                break
+            keys = ", ".join(f"'{CHOICES[kind][0][0]}'" for kind in allowed)
+            self._say(f"Invalid input. Please enter {keys}.")
+        kind = by_key[choice]
+        if kind == "approve":
+            return Approve()
+        if kind == "reject":
+            feedback = self._ask("Feedback message (optional): ", stop).strip()
+            return Reject(message=feedback or None)
+        if kind == "respond":
+            while True:
+                message = self._ask("Response to the model: ", stop).strip()
+                if message:
+                    return Respond(message=message)
+                self._say("A response cannot be empty.")
+        return Edit(args=self._modify(request, stop))
+
+    def _modify(self, request: Request, stop: threading.Event) -> dict[str, Any]:
+        if not request.args:
+            self._say("No parameters to modify, skipping modification.")
+            return {}
+        shown = request.shown_args()
+        new_args: dict[str, Any] = {}
+        for key, value in request.args.items():
+            current = shown[key] if shown[key] == REDACTED else value
+            current_text = current if isinstance(current, str) else json.dumps(current, ensure_ascii=False)
+            while True:
+                typed = self._ask(f"Modify '{key}' (current: {current_text}): ", stop).strip()
+                if not typed:
+                    new_args[key] = value
+                    break
+                if isinstance(value, str):
+                    new_args[key] = typed
+                    break
+                try:
+                    new_args[key] = json.loads(typed)
+                    break
+                except json.JSONDecodeError:
+                    self._say("❌ Invalid JSON, please try again.", style="red")
+        return new_args
+
+    def _answer(self, request: Request, stop: threading.Event) -> Decision:
+        schema = request.answer_schema or {}
+        structured = schema.get("type") not in (None, "string")
+        while True:
+            typed = self._ask("Your answer (JSON): " if structured else "Your answer: ", stop).strip()
+            if not typed:
+                self._say("An answer cannot be empty.")
+                continue
+            if not structured:
+                return Respond(value=typed)
+            try:
+                return Respond(value=json.loads(typed))
+            except json.JSONDecodeError:
+                self._say("❌ Invalid JSON, please try again.", style="red")
+
+    def show_message(self, text: str) -> None:
+        with _ui_lock:
+            self._say(text, style="yellow")
+
+    def show_decided(self, request: Request) -> None:
+        record = request.decision
+        who = f" by {record.actor} ({record.channel})" if record else ""
+        with _ui_lock:
+            self._say(f"Request {request.id}: {request.status}{who}.", style="green")
+
+
+class SimpleConsoleUI(_ConsoleUI):
+    """Standard input and output only. `input=` replaces the keyboard (scripted tests)."""
+
+    def __init__(
+        self, *, input: InputFn | None = None, stdin: IO[str] | None = None, stdout: IO[str] | None = None
+    ) -> None:
+        super().__init__(input=input, stdin=stdin)
+        self._stdout = stdout
+
+    def _print(self, text: str = "", end: str = "\n") -> None:
+        stream = self._stdout or sys.stdout
+        stream.write(text + end)
+        stream.flush()
+
+    def _show_request(self, request: Request) -> None:
+        self._print("\n--- Tool Execution Request ---")
+        self._print(f"Request: {request.id} (or decide elsewhere: signoff approve {request.id})")
+        self._print(f"Tool: {request.tool_name}")
+        self._print(f"Description: {request.description}")
+        self._print("Arguments:")
+        shown = request.shown_args()
+        if shown:
+            for key, value in shown.items():
+                self._print(f"  {key}: {value if isinstance(value, str) else display_json(value)}")
+        else:
+            self._print("  (No arguments)")
+        self._print("-" * 30)
+
+    def _say(self, text: str, *, style: str | None = None) -> None:
+        self._print(text)
+
+    def _write_prompt(self, prompt: str) -> None:
+        self._print(prompt, end="")
+
+
+class RichConsoleUI(_ConsoleUI):
+    """A Rich panel per request. `console=` to render elsewhere (a recording Console in tests)."""
+
+    def __init__(
+        self, *, console: Any = None, input: InputFn | None = None, stdin: IO[str] | None = None
+    ) -> None:
+        from rich.console import Console
+
+        super().__init__(input=input, stdin=stdin)
+        self.console = console or Console()
+
+    def _show_request(self, request: Request) -> None:
+        from rich.markup import escape
+        from rich.panel import Panel
+
+        lines = [
+            f"[bold yellow]Request:[/bold yellow] {request.id}",
+            f"[bold yellow]Tool:[/bold yellow] {escape(request.tool_name)}",
+            f"[bold yellow]Description:[/bold yellow] {escape(request.description)}",
+            "\n[bold yellow]Arguments:[/bold yellow]",
+        ]
+        shown = request.shown_args()
+        if shown:
+            for key, value in shown.items():
+                text = value if isinstance(value, str) else display_json(value)
+                lines.append(f"[cyan]{escape(key)}:[/cyan] {escape(text)}")
+        else:
+            lines.append("  (No arguments)")
+        lines.append(f"\n[dim]Or decide from another terminal: signoff approve {request.id}[/dim]")
+        self.console.print(Panel("\n".join(lines), title="🔧 Tool Execution Request", title_align="left"))
+
+    def _say(self, text: str, *, style: str | None = None) -> None:
+        self.console.print(text, style=style, markup=False, highlight=False)
+
+    def _write_prompt(self, prompt: str) -> None:
+        self.console.print(prompt, end="", markup=False, highlight=False)

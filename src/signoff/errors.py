@@ -1,0 +1,152 @@
+"""Every error signoff raises, under one root.
+
+SignoffError
+├── ConfigError                  rules, templates or CEL conditions that cannot be used
+├── StoreError                   the database could not do what was asked
+│   └── MigrationError
+├── RequestError                 something was asked of a request that cannot be done
+│   ├── RequestNotFound          (404)
+│   ├── NotAnApprover            (403)
+│   ├── RequestConflict          (409)
+│   │   ├── AlreadyDecided
+│   │   └── RequestNotReady      still drafting
+│   ├── RequestExpired           (410)
+│   └── InvalidDecision          (422)
+│       ├── DecisionNotAllowed
+│       └── InvalidArguments     args or an answer that break the JSON Schema
+├── ReviewTimeout                nobody decided within the caller's timeout (the request stays pending)
+├── ExecutionError
+│   ├── ExecutionInProgress      another live process holds the claim
+│   ├── ExecutionInDoubt         a claim was left running by a process that died
+│   └── ToolFailed               an earlier run raised; it is not re-run on its own
+└── UnattendedError
+    ├── ApprovalRequiredUnattended   the rule says "fail" for unattended runs
+    └── AutoResumeExceeded           more auto-decisions than `max_auto_resume` in one run
+
+`Suspended` (in `signoff.gate`) is not here: it is a signal that a decision is pending, not an error.
+Each class's docstring is its default message.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class SignoffError(Exception):
+    """A signoff operation failed."""
+
+    status_code: ClassVar[int] = 500
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message or (type(self).__doc__ or "").strip()
+        super().__init__(self.message)
+
+
+class ConfigError(SignoffError):
+    """The configuration is invalid."""
+
+    status_code = 422
+
+
+class StoreError(SignoffError):
+    """The store could not complete the operation."""
+
+
+class MigrationError(StoreError):
+    """The database schema could not be migrated."""
+
+
+class RequestError(SignoffError):
+    """The request cannot be acted on."""
+
+    status_code = 400
+
+
+class RequestNotFound(RequestError):
+    """No such request."""
+
+    status_code = 404
+
+
+class NotAnApprover(RequestError):
+    """You are not an approver of this request."""
+
+    status_code = 403
+
+
+class RequestConflict(RequestError):
+    """The request is not in a state that allows this."""
+
+    status_code = 409
+
+
+class AlreadyDecided(RequestConflict):
+    """The request has already been decided."""
+
+
+class RequestNotReady(RequestConflict):
+    """The request is still drafting: its arguments are not complete yet."""
+
+
+class RequestExpired(RequestError):
+    """The request has expired."""
+
+    status_code = 410
+
+
+class InvalidDecision(RequestError):
+    """The decision is invalid."""
+
+    status_code = 422
+
+
+class DecisionNotAllowed(InvalidDecision):
+    """This decision type is not allowed for this request."""
+
+
+class InvalidArguments(InvalidDecision):
+    """The arguments do not match the tool's JSON Schema."""
+
+
+class ReviewTimeout(SignoffError):
+    """No decision arrived before the timeout; the request is still pending."""
+
+    status_code = 504
+
+
+class ExecutionError(SignoffError):
+    """The tool's execution could not proceed."""
+
+    status_code = 409
+
+
+class ExecutionInProgress(ExecutionError):
+    """Another live process is running this tool call."""
+
+
+class ExecutionInDoubt(ExecutionError):
+    """A process died while running this tool call; it is not re-run unless the tool is idempotent
+    or a person resets it."""
+
+
+class ToolFailed(ExecutionError):
+    """An earlier run of this tool call failed; it is not re-run unless the tool is idempotent
+    or a person resets it."""
+
+
+class UnattendedError(SignoffError):
+    """An unattended run needed a person."""
+
+    status_code = 409
+
+
+class ApprovalRequiredUnattended(UnattendedError):
+    """This call needs approval, and unattended runs are configured to fail."""
+
+
+class AutoResumeExceeded(UnattendedError):
+    """auto-resume exceeded the allowed number of attempts."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        super().__init__(f"auto-resume exceeded {limit} attempts")

@@ -1,0 +1,91 @@
+"""Who is running a tool call, whether that process still lives, and the idempotency key.
+
+A claim records its owner (host, pid, the process's start time, a random token) and a lease
+that the running process renews. A `running` claim is dead when, on this host, its process is
+gone (or the pid now belongs to another process), or, from another host, its lease ran out.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import cache
+from typing import Any, Literal
+
+from ._util import utcnow
+from .requests import Execution
+
+DEFAULT_LEASE = timedelta(seconds=60)
+
+_idempotency_key: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "signoff_idempotency_key", default=None
+)
+
+
+def idempotency_key() -> str | None:
+    """Inside a tool run by the gate: the request id, stable across replays. Pass it to
+    downstream APIs that deduplicate (payment providers, mail APIs) so a retry is harmless."""
+    return _idempotency_key.get()
+
+
+def _process_start(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields[19] if len(fields) > 19 else None
+
+
+@cache
+def _hostname() -> str:
+    return socket.gethostname()
+
+
+def current_owner() -> dict[str, Any]:
+    pid = os.getpid()
+    return {"host": _hostname(), "pid": pid, "started": _process_start(pid), "token": uuid.uuid4().hex}
+
+
+def owner_is_alive(
+    owner: dict[str, Any] | None, lease_until: datetime | None, now: datetime | None = None
+) -> bool:
+    if not owner:
+        return False
+    if owner.get("host") == _hostname():
+        pid = owner.get("pid")
+        if not isinstance(pid, int):
+            return False
+        if pid == os.getpid():
+            return True
+        started = _process_start(pid)
+        if started is None:
+            return not os.path.isdir("/proc") and _pid_exists(pid)
+        return owner.get("started") is None or started == owner.get("started")
+    return lease_until is not None and lease_until > (now or utcnow())
+
+
+def _pid_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+ClaimKind = Literal["claimed", "succeeded", "busy", "in_doubt", "failed"]
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What `claim_execution` found: ours to run (`claimed`, with `token`), or someone else's state."""
+
+    kind: ClaimKind
+    execution: Execution
+    token: str | None = None

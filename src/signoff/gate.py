@@ -1,0 +1,690 @@
+"""The gate an agent calls before a tool runs (DESIGN §4–§7).
+
+    gate = Gate(open_store(), rules=RuleSet.from_file("rules.yaml"))
+
+    outcome = gate.review(call, scope)            # blocking: waits for a person
+    outcome = await gate.areview(call, scope)     # a coroutine; no thread per waiter
+    result = gate.submit(call, scope)             # suspending: an Outcome, or Pending right away
+    reply = gate.run(call, send_email, scope)     # review, then run the tool exactly once
+
+    @gate.guard(allowed_decisions=["approve", "reject"])
+    def delete_records(table: str, ids: list[int]) -> str: ...
+
+A decision reaches the waiter by push (see `signoff.store.wakeup`). A request's deadline is
+enforced by the waiter itself: at the deadline it expires the request (compare-and-set, so only
+one party does) and returns the rule's `on_expire` outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import json
+import os
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ._util import canonical_json, parse_duration, utcnow
+from .calls import Scope, ToolCall
+from .decisions import Approve, Decision, Reject
+from .errors import (
+    AlreadyDecided,
+    ApprovalRequiredUnattended,
+    AutoResumeExceeded,
+    ExecutionInDoubt,
+    ExecutionInProgress,
+    InvalidDecision,
+    NotAnApprover,
+    RequestConflict,
+    RequestExpired,
+    ReviewTimeout,
+    ToolFailed,
+)
+from .execution import DEFAULT_LEASE, Claim, _idempotency_key
+from .outcome import Outcome, Reply, not_required, outcome_for
+from .policies import AlwaysAsk, Policy
+from .requests import NewRequest, Request, RequestStatus
+from .rules.model import DEFAULT_MAX_AUTO_RESUME, RequestRule, Rule, RuleSet, ToolEntry
+from .rules.resolve import Explanation, Resolver
+from .scopes import ScopeState, current_scope
+from .store import Store, open_store
+from .templates import render_description
+
+if TYPE_CHECKING:
+    from .console import ConfirmationUI
+
+ENV_MAX_AUTO_RESUME = "SIGNOFF_UNATTENDED_MAX_AUTO_RESUME"
+UNATTENDED_ACTOR = "unattended"
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A request waiting for a person. Replaying the same call later finds its decision."""
+
+    request: Request
+
+    @property
+    def request_id(self) -> str:
+        return self.request.id
+
+    @property
+    def thread_id(self) -> str:
+        return self.request.thread_id
+
+    @property
+    def tool_call_id(self) -> str:
+        return self.request.tool_call_id
+
+
+class Suspended(Exception):
+    """The call waits for a person: end the run, keep its state, replay it later.
+
+    Not a `SignoffError`: nothing went wrong.
+    """
+
+    def __init__(self, pending: Pending) -> None:
+        self.pending = pending
+        super().__init__(f"waiting for a decision on request {pending.request_id}")
+
+
+class Gate:
+    """Decides whether a call needs a person, asks, waits, and runs tools exactly once.
+
+    `rules`: a `RuleSet`, a YAML file path, or None to follow the rules kept in the store
+    (re-read within `rules_refresh` seconds of a change, so switching HITL off takes effect
+    at once). `policy` narrows further (`AskOnce`...). `ui` presents requests in this process
+    (a console); without one, decisions come from elsewhere (CLI, server, chat).
+    """
+
+    def __init__(
+        self,
+        store: Store | None = None,
+        *,
+        rules: RuleSet | str | Path | None = None,
+        policy: Policy | None = None,
+        ui: ConfirmationUI | None = None,
+        scope: Scope | None = None,
+        actor: str | None = None,
+        lease: timedelta = DEFAULT_LEASE,
+        max_auto_resume: int | None = None,
+        poll_interval: float = 5.0,
+        rules_refresh: float = 1.0,
+    ) -> None:
+        self.store = store if store is not None else open_store()
+        self.policy: Policy = policy if policy is not None else AlwaysAsk()
+        self.ui = ui
+        self.default_scope = scope or Scope()
+        self.actor = actor or _os_user()
+        self.lease = lease
+        self.poll_interval = poll_interval
+        self.rules_refresh = rules_refresh
+        self._max_auto_resume = max_auto_resume
+        self._fixed_rules = RuleSet.from_file(rules) if isinstance(rules, str | Path) else rules
+        self._code_tools: dict[str, ToolEntry] = {}
+        self._resolver_now: Resolver | None = None
+        self._rules_version = -1
+        self._next_refresh = 0.0
+        self._resolver_lock = threading.Lock()
+
+    # -- rules --------------------------------------------------------------------------------
+
+    def register_tool(self, name: str, entry: ToolEntry) -> None:
+        """Declare a tool's own default (the tool layer) in code; the rules' tool entry wins."""
+        with self._resolver_lock:
+            self._code_tools[name] = entry
+            self._resolver_now = None
+            self._next_refresh = 0.0
+
+    def rules(self) -> RuleSet:
+        return self.resolver().rules
+
+    def resolver(self) -> Resolver:
+        resolver = self._resolver_now
+        if resolver is not None and (self._fixed_rules is not None or time.monotonic() < self._next_refresh):
+            return resolver
+        with self._resolver_lock:
+            if self._fixed_rules is not None:
+                if self._resolver_now is None:
+                    self._resolver_now = Resolver(self._with_code_tools(self._fixed_rules))
+                return self._resolver_now
+            self._next_refresh = time.monotonic() + self.rules_refresh
+            version = self.store.rules_version()
+            if self._resolver_now is None or version != self._rules_version:
+                self._resolver_now = Resolver(self._with_code_tools(self.store.load_rules()))
+                self._rules_version = version
+            return self._resolver_now
+
+    def _with_code_tools(self, rules: RuleSet) -> RuleSet:
+        if not self._code_tools:
+            return rules
+        return rules.model_copy(update={"tools": {**self._code_tools, **rules.tools}})
+
+    def explain(
+        self,
+        tool: str,
+        *,
+        agent: str | None = None,
+        app: str | None = None,
+        args: dict[str, Any] | None = None,
+        requester: str | None = None,
+    ) -> Explanation:
+        """Would this call ask, with which decisions, and which layer said so."""
+        return self.resolver().explain(tool, agent, app, args, requester)
+
+    # -- scope --------------------------------------------------------------------------------
+
+    @contextmanager
+    def scope(self, scope: Scope | None = None, **fields: Any) -> Iterator[Scope]:
+        """Run guarded calls inside `scope` (or a Scope built from `fields`)."""
+        chosen = scope if scope is not None else Scope(**fields)
+        token = current_scope.set(ScopeState(chosen))
+        try:
+            yield chosen
+        finally:
+            current_scope.reset(token)
+
+    def _scope_state(self, scope: Scope | None) -> ScopeState:
+        state = current_scope.get()
+        if scope is not None and (state is None or state.scope != scope):
+            return ScopeState(scope)
+        if state is None:
+            return ScopeState(self.default_scope)
+        return state
+
+    # -- review -------------------------------------------------------------------------------
+
+    def review(self, call: ToolCall, scope: Scope | None = None, *, timeout: float | None = None) -> Outcome:
+        """Ask if the rules say so, and wait (blocking) for the decision or the deadline.
+
+        Raises ReviewTimeout if `timeout` seconds pass first; the request stays pending and a
+        replay of the same call picks it up.
+        """
+        state = self._scope_state(scope)
+        call = self._with_id(call, state)
+        planned = self._open(call, state.scope)
+        if isinstance(planned, Outcome):
+            return planned
+        request = planned
+        if not request.is_terminal and self.ui is not None:
+            request = self._present(request)
+        if not request.is_terminal:
+            request = self._wait(request, timeout)
+        return self._finish(request, call, state.scope)
+
+    async def areview(
+        self, call: ToolCall, scope: Scope | None = None, *, timeout: float | None = None
+    ) -> Outcome:
+        """`review` as a coroutine: waiting holds no thread."""
+        state = self._scope_state(scope)
+        call = self._with_id(call, state)
+        planned = await asyncio.to_thread(self._open, call, state.scope)
+        if isinstance(planned, Outcome):
+            return planned
+        request = planned
+        if not request.is_terminal and self.ui is not None:
+            request = await asyncio.to_thread(self._present, request)
+        if not request.is_terminal:
+            request = await self._await(request, timeout)
+        return await asyncio.to_thread(self._finish, request, call, state.scope)
+
+    def submit(self, call: ToolCall, scope: Scope | None = None) -> Outcome | Pending:
+        """The suspending mode: the outcome if there is one already, else `Pending` at once."""
+        state = self._scope_state(scope)
+        call = self._with_id(call, state)
+        planned = self._open(call, state.scope)
+        if isinstance(planned, Outcome):
+            return planned
+        request = planned
+        if not request.is_terminal and request.deadline <= utcnow():
+            request = self.store.expire(request.id) or self.store.get_request(request.id)
+        if not request.is_terminal:
+            return Pending(request)
+        return self._finish(request, call, state.scope)
+
+    async def asubmit(self, call: ToolCall, scope: Scope | None = None) -> Outcome | Pending:
+        return await asyncio.to_thread(self.submit, call, scope)
+
+    def _with_id(self, call: ToolCall, state: ScopeState) -> ToolCall:
+        if call.id:
+            return call
+        return replace(call, id=state.next_call_id(call))
+
+    def _open(self, call: ToolCall, scope: Scope) -> Outcome | Request:
+        """Plan the call: an Outcome when nobody needs asking, else its (possibly decided) request."""
+        assert call.id is not None
+        explanation = self.explain(
+            call.name, agent=scope.agent, app=scope.app, args=call.args, requester=scope.requester
+        )
+        if not explanation.ask:
+            return not_required(call.name, call.id, call.args)
+        existing = self.store.find_request(scope.thread_id, call.id)
+        if existing is not None:
+            return self._same_call(existing, call)
+        rule = explanation.rule
+        if not rule.required and not self.policy.should_ask(call, scope, self.store):
+            return not_required(call.name, call.id, call.args)
+        if scope.unattended:
+            return self._auto_decide(call, scope, rule)
+        request, _ = self.store.create_request(self._new_request(call, scope, rule))
+        return self._same_call(request, call)
+
+    def _new_request(self, call: ToolCall, scope: Scope, rule: Rule, *, drafting: bool = False) -> NewRequest:
+        assert call.id is not None
+        return NewRequest(
+            thread_id=scope.thread_id,
+            tool_call_id=call.id,
+            tool_name=call.name,
+            args=_jsonable(call.args),
+            description=render_description(
+                rule.description,
+                tool_name=call.name,
+                args=call.args,
+                redact=rule.redact,
+                prefix=rule.description_prefix,
+            ),
+            deadline=utcnow() + rule.deadline,
+            rule=rule.for_request(),
+            tool_description=call.description,
+            args_schema=call.schema,
+            agent=scope.agent,
+            app=scope.app,
+            requester=scope.requester,
+            drafting=drafting,
+        )
+
+    @staticmethod
+    def _same_call(request: Request, call: ToolCall) -> Request:
+        if request.tool_name != call.name:
+            raise RequestConflict(
+                f"tool_call_id {call.id!r} in thread {request.thread_id!r} already belongs to a call of "
+                f"{request.tool_name!r}, not {call.name!r}"
+            )
+        return request
+
+    def _finish(self, request: Request, call: ToolCall, scope: Scope) -> Outcome:
+        if request.status is RequestStatus.EXPIRED and request.rule.on_expire == "fail":
+            raise RequestExpired(f"request {request.id} expired before anyone decided")
+        outcome = outcome_for(request)
+        self.policy.after_decision(call, scope, outcome, self.store)
+        return outcome
+
+    # -- unattended ---------------------------------------------------------------------------
+
+    def max_auto_resume(self) -> int:
+        if self._max_auto_resume is not None:
+            return self._max_auto_resume
+        configured = self.rules().defaults.max_auto_resume
+        if configured is not None:
+            return configured
+        env = os.environ.get(ENV_MAX_AUTO_RESUME)
+        return int(env) if env and env.strip().isdigit() else DEFAULT_MAX_AUTO_RESUME
+
+    def _auto_decide(self, call: ToolCall, scope: Scope, rule: Rule) -> Request:
+        """Nobody to ask (cron): decide by the rule's `unattended` mode, at most N times per run."""
+        if rule.unattended == "fail":
+            raise ApprovalRequiredUnattended(f"{call.name!r} needs approval and this run is unattended")
+        limit = self.max_auto_resume()
+        if self.store.count_auto_decisions(scope.thread_id) >= limit:
+            raise AutoResumeExceeded(limit)
+        request, _ = self.store.create_request(self._new_request(call, scope, rule))
+        if request.is_terminal:
+            return request
+        decision: Decision = (
+            Approve(comment="auto-approved: unattended")
+            if rule.unattended == "approve"
+            else Reject(message="auto-rejected: unattended")
+        )
+        try:
+            return self.store.decide(
+                request.id, decision, actor=UNATTENDED_ACTOR, channel="unattended", on_behalf=True
+            )
+        except AlreadyDecided:
+            return self.store.get_request(request.id)
+
+    # -- presenting and waiting ---------------------------------------------------------------
+
+    def _present(self, request: Request) -> Request:
+        """Show the request on this process's UI until someone (here or elsewhere) decides."""
+        assert self.ui is not None
+        stop = threading.Event()
+        waiter = self.store.subscribe(request.id)
+
+        def watch() -> None:
+            while not stop.is_set():
+                if utcnow() >= request.deadline:
+                    stop.set()
+                    return
+                if waiter.wait(0.2):
+                    waiter.clear()
+                    if self.store.get_request(request.id).is_terminal:
+                        stop.set()
+                        return
+
+        watcher = threading.Thread(target=watch, name="signoff-ui-watch", daemon=True)
+        watcher.start()
+        error: str | None = None
+        try:
+            while not stop.is_set():
+                decision = self.ui.get_decision(request, stop=stop, error=error)
+                if decision is None:
+                    break
+                try:
+                    return self.store.decide(request.id, decision, actor=self.actor, channel=self.ui.channel)
+                except InvalidDecision as exc:
+                    error = exc.message
+                except NotAnApprover as exc:
+                    self.ui.show_message(f"{exc.message}; waiting for an approver to decide elsewhere.")
+                    break
+                except (AlreadyDecided, RequestExpired):
+                    break
+        finally:
+            stop.set()
+            watcher.join()
+            self.store.unsubscribe(waiter)
+        current = self.store.get_request(request.id)
+        if current.is_terminal:
+            self.ui.show_decided(current)
+        return current
+
+    def _wait(self, request: Request, timeout: float | None) -> Request:
+        waiter = self.store.subscribe(request.id)
+        give_up = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                waiter.clear()
+                current = self.store.get_request(request.id)
+                delay = self._next_wait(current, give_up)
+                if delay is None:
+                    return current if current.is_terminal else self.store.get_request(request.id)
+                waiter.wait(delay)
+        finally:
+            self.store.unsubscribe(waiter)
+
+    async def _await(self, request: Request, timeout: float | None) -> Request:
+        waiter = self.store.subscribe_async(request.id)
+        give_up = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                waiter.clear()
+                current = await asyncio.to_thread(self.store.get_request, request.id)
+                delay = await asyncio.to_thread(self._next_wait, current, give_up)
+                if delay is None:
+                    if current.is_terminal:
+                        return current
+                    return await asyncio.to_thread(self.store.get_request, request.id)
+                await waiter.wait_async(delay)
+        finally:
+            self.store.unsubscribe(waiter)
+
+    def _next_wait(self, current: Request, give_up: float | None) -> float | None:
+        """Seconds to sleep before looking again, or None when done waiting (terminal or expired)."""
+        if current.is_terminal:
+            return None
+        until_deadline = (current.deadline - utcnow()).total_seconds()
+        if until_deadline <= 0:
+            self.store.expire(current.id)
+            return None
+        delay = min(until_deadline, self.poll_interval)
+        if give_up is not None:
+            remaining = give_up - time.monotonic()
+            if remaining <= 0:
+                raise ReviewTimeout(f"no decision on request {current.id} yet; it stays pending")
+            delay = min(delay, remaining)
+        return delay
+
+    # -- input requests -----------------------------------------------------------------------
+
+    def ask(
+        self,
+        question: str,
+        *,
+        schema: dict[str, Any] | None = None,
+        scope: Scope | None = None,
+        id: str | None = None,
+        approvers: tuple[str, ...] = (),
+        deadline: str | float | timedelta = timedelta(hours=24),
+        timeout: float | None = None,
+    ) -> Outcome:
+        """Ask a person a question; the answer (`outcome.tool_result`) is validated against `schema`."""
+        state = self._scope_state(scope)
+        call = self._with_id(ToolCall(name="signoff.ask", args={"question": question}, id=id), state)
+        assert call.id is not None
+        request = self.store.find_request(state.scope.thread_id, call.id)
+        if request is None:
+            request, _ = self.store.create_request(
+                NewRequest(
+                    thread_id=state.scope.thread_id,
+                    tool_call_id=call.id,
+                    tool_name=call.name,
+                    args=call.args,
+                    kind="input",
+                    description=question,
+                    deadline=utcnow() + parse_duration(deadline),
+                    rule=RequestRule(allowed_decisions=("respond", "reject"), approvers=tuple(approvers)),
+                    answer_schema=schema,
+                    agent=state.scope.agent,
+                    app=state.scope.app,
+                    requester=state.scope.requester,
+                )
+            )
+        if not request.is_terminal and self.ui is not None:
+            request = self._present(request)
+        if not request.is_terminal:
+            request = self._wait(request, timeout)
+        return self._finish(request, call, state.scope)
+
+    def cancel(self, thread_id: str, *, reason: str | None = None) -> int:
+        """Cancel a run's open requests (the agent aborted it); returns how many."""
+        return self.store.cancel_thread(thread_id, actor="agent", channel="gate", reason=reason)
+
+    # -- running tools exactly once -----------------------------------------------------------
+
+    def run(
+        self,
+        call: ToolCall,
+        fn: Callable[..., Any],
+        scope: Scope | None = None,
+        *,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        suspend: bool = False,
+    ) -> Reply:
+        """Review the call, then run `fn(**final_args)` at most once per request.
+
+        Asking again after a success returns the stored result without calling `fn`. With
+        `suspend=True`, a call still waiting raises `Suspended` instead of blocking.
+        """
+        state = self._scope_state(scope)
+        call = self._with_id(call, state)
+        outcome = self._outcome_or_suspend(call, state, timeout, suspend)
+        if not outcome.execute:
+            return Reply(outcome=outcome, value=outcome.tool_result)
+        if outcome.request_id is None:
+            return Reply(outcome=outcome, value=fn(**(outcome.final_tool_params or {})), executed=True)
+        claim = self.store.claim_execution(outcome.request_id, lease=self.lease, idempotent=idempotent)
+        if claim.kind != "claimed":
+            return self._claimed_elsewhere(outcome, claim)
+        assert claim.token is not None
+        with self._heartbeat(outcome.request_id, claim.token):
+            key = _idempotency_key.set(outcome.request_id)
+            try:
+                value = fn(**(outcome.final_tool_params or {}))
+            except Exception as exc:
+                self.store.finish_execution(
+                    outcome.request_id, claim.token, succeeded=False, error=_describe(exc)
+                )
+                raise
+            finally:
+                _idempotency_key.reset(key)
+        stored = self.store.finish_execution(
+            outcome.request_id, claim.token, succeeded=True, result=_jsonable(value)
+        )
+        return Reply(outcome=outcome, value=value if _is_json(value) else stored.result, executed=True)
+
+    async def arun(
+        self,
+        call: ToolCall,
+        fn: Callable[..., Awaitable[Any]] | Callable[..., Any],
+        scope: Scope | None = None,
+        *,
+        idempotent: bool = False,
+        timeout: float | None = None,
+        suspend: bool = False,
+    ) -> Reply:
+        """`run` for coroutines (sync `fn` works too)."""
+        state = self._scope_state(scope)
+        call = self._with_id(call, state)
+        if suspend:
+            found = await self.asubmit(call, state.scope)
+            if isinstance(found, Pending):
+                raise Suspended(found)
+            outcome = found
+        else:
+            outcome = await self.areview(call, state.scope, timeout=timeout)
+        if not outcome.execute:
+            return Reply(outcome=outcome, value=outcome.tool_result)
+        args = outcome.final_tool_params or {}
+        if outcome.request_id is None:
+            return Reply(outcome=outcome, value=await _maybe_await(fn(**args)), executed=True)
+        request_id = outcome.request_id
+        claim = await asyncio.to_thread(
+            lambda: self.store.claim_execution(request_id, lease=self.lease, idempotent=idempotent)
+        )
+        if claim.kind != "claimed":
+            return self._claimed_elsewhere(outcome, claim)
+        token = claim.token
+        assert token is not None
+        with self._heartbeat(request_id, token):
+            key = _idempotency_key.set(request_id)
+            try:
+                value = await _maybe_await(fn(**args))
+            except Exception as exc:
+                error = _describe(exc)
+                await asyncio.to_thread(
+                    lambda: self.store.finish_execution(request_id, token, succeeded=False, error=error)
+                )
+                raise
+            finally:
+                _idempotency_key.reset(key)
+        stored = await asyncio.to_thread(
+            lambda: self.store.finish_execution(request_id, token, succeeded=True, result=_jsonable(value))
+        )
+        return Reply(outcome=outcome, value=value if _is_json(value) else stored.result, executed=True)
+
+    def _outcome_or_suspend(
+        self, call: ToolCall, state: ScopeState, timeout: float | None, suspend: bool
+    ) -> Outcome:
+        if not suspend:
+            return self.review(call, state.scope, timeout=timeout)
+        found = self.submit(call, state.scope)
+        if isinstance(found, Pending):
+            raise Suspended(found)
+        return found
+
+    @staticmethod
+    def _claimed_elsewhere(outcome: Outcome, claim: Claim) -> Reply:
+        execution = claim.execution
+        if claim.kind == "succeeded":
+            return Reply(outcome=outcome, value=execution.result, replayed=True)
+        if claim.kind == "busy":
+            raise ExecutionInProgress(f"request {outcome.request_id} is being run by another live process")
+        if claim.kind == "in_doubt":
+            raise ExecutionInDoubt(
+                f"request {outcome.request_id} was running when its process died; it may or may not have "
+                f"taken effect. Declare the tool idempotent, or reset it: signoff rerun {outcome.request_id}"
+            )
+        raise ToolFailed(
+            f"request {outcome.request_id} failed earlier ({execution.error}); "
+            f"to run it again: signoff rerun {outcome.request_id}"
+        )
+
+    @contextmanager
+    def _heartbeat(self, request_id: str, token: str) -> Iterator[None]:
+        """Renew the claim's lease while the tool runs, so other hosts don't think we died."""
+        stop = threading.Event()
+        interval = max(self.lease.total_seconds() / 3, 0.05)
+
+        def beat() -> None:
+            while not stop.wait(interval):
+                self.store.renew_lease(request_id, token, lease=self.lease)
+
+        thread = threading.Thread(target=beat, name="signoff-lease", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+    # -- the decorator ------------------------------------------------------------------------
+
+    def guard(
+        self,
+        fn: F | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        schema: dict[str, Any] | None = None,
+        requires_approval: bool = True,
+        allowed_decisions: list[str] | None = None,
+        approval_description: str | None = None,
+        idempotent: bool = False,
+        suspend: bool = False,
+        timeout: float | None = None,
+    ) -> Any:
+        """Gate a function: calling it reviews the call and runs it at most once; returns a `Reply`."""
+        from .guard import make_guard
+
+        def decorate(func: F) -> Any:
+            return make_guard(
+                self,
+                func,
+                name=name,
+                description=description,
+                schema=schema,
+                requires_approval=requires_approval,
+                allowed_decisions=allowed_decisions,
+                approval_description=approval_description,
+                idempotent=idempotent,
+                suspend=suspend,
+                timeout=timeout,
+            )
+
+        return decorate(fn) if fn is not None else decorate
+
+
+async def _maybe_await(value: Any) -> Any:
+    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
+        return await value
+    return value
+
+
+def _jsonable(value: Any) -> Any:
+    """`value` as JSON would give it back (non-JSON leaves become their `str`)."""
+    return json.loads(canonical_json(value))
+
+
+def _is_json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _os_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"

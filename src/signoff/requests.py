@@ -1,0 +1,129 @@
+"""Stored requests, their lifecycle, and execution records (DESIGN §2, §7).
+
+drafting ──▶ pending ──▶ approved | edited | rejected | responded | expired | cancelled
+approved/edited: execution  not_started ──▶ running ──▶ succeeded | failed
+                                            └─(process died)──▶ in_doubt
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal
+
+from .decisions import DecisionRecord
+from .rules.model import RequestRule
+from .templates import redact_args
+
+
+class RequestStatus(StrEnum):
+    DRAFTING = "drafting"
+    PENDING = "pending"
+    APPROVED = "approved"
+    EDITED = "edited"
+    REJECTED = "rejected"
+    RESPONDED = "responded"
+    EXPIRED = "expired"
+    CANCELLED = "cancelled"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self not in (RequestStatus.DRAFTING, RequestStatus.PENDING)
+
+
+STATUS_FOR_DECISION = {
+    "approve": RequestStatus.APPROVED,
+    "edit": RequestStatus.EDITED,
+    "reject": RequestStatus.REJECTED,
+    "respond": RequestStatus.RESPONDED,
+}
+
+
+class ExecutionStatus(StrEnum):
+    NOT_STARTED = "not_started"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    IN_DOUBT = "in_doubt"
+
+
+RequestKind = Literal["tool", "input"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class NewRequest:
+    """What the gate asks the store to create (or find, by thread_id + tool_call_id)."""
+
+    thread_id: str
+    tool_call_id: str
+    tool_name: str
+    args: dict[str, Any]
+    description: str
+    deadline: datetime
+    rule: RequestRule = field(default_factory=RequestRule)
+    kind: RequestKind = "tool"
+    tool_description: str | None = None
+    args_schema: dict[str, Any] | None = None
+    answer_schema: dict[str, Any] | None = None
+    agent: str | None = None
+    app: str | None = None
+    requester: str | None = None
+    drafting: bool = False
+    actor: str = "agent"
+    channel: str = "gate"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    id: str
+    thread_id: str
+    tool_call_id: str
+    kind: RequestKind
+    tool_name: str
+    tool_description: str | None
+    args: dict[str, Any]
+    args_schema: dict[str, Any] | None
+    answer_schema: dict[str, Any] | None
+    agent: str | None
+    app: str | None
+    requester: str | None
+    status: RequestStatus
+    description: str
+    rule: RequestRule
+    created_at: datetime
+    updated_at: datetime
+    deadline: datetime
+    decided_at: datetime | None = None
+    decision: DecisionRecord | None = None
+    """The decision that ended the request (for a quorum, the vote that completed it)."""
+    final_args: dict[str, Any] | None = None
+    resolution: dict[str, Any] | None = None
+    """How it ended, as stored: the decision, or who cancelled it and why."""
+    approvals: tuple[str, ...] = ()
+    """Who has approved so far, when a quorum is needed."""
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status.is_terminal
+
+    @property
+    def approvers(self) -> tuple[str, ...]:
+        return self.rule.approvers
+
+    def shown_args(self) -> dict[str, Any]:
+        """The args as cards, notifications and logs may show them (redacted)."""
+        return redact_args(self.args, self.rule.redact)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Execution:
+    request_id: str
+    status: ExecutionStatus
+    attempts: int = 0
+    owner: dict[str, Any] | None = None
+    lease_until: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    result: Any = None
+    error: str | None = None

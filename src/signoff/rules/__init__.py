@@ -1,0 +1,34 @@
+"""When to ask: the rule layers, their resolution and its explanation."""
+
+from .keys import KeyIndex, parse_key
+from .model import (
+    AgentEntry,
+    AppEntry,
+    Defaults,
+    RequestRule,
+    Rule,
+    RuleSet,
+    RuleSettings,
+    ServiceEntry,
+    ToolEntry,
+    validate_entry,
+)
+from .resolve import Explanation, Resolver, TraceStep
+
+__all__ = [
+    "AgentEntry",
+    "AppEntry",
+    "Defaults",
+    "Explanation",
+    "KeyIndex",
+    "RequestRule",
+    "Resolver",
+    "Rule",
+    "RuleSet",
+    "RuleSettings",
+    "ServiceEntry",
+    "ToolEntry",
+    "TraceStep",
+    "parse_key",
+    "validate_entry",
+]

@@ -1,0 +1,42 @@
+"""`when` conditions: CEL expressions over `args`, `tool`, `agent`, `app` and `requester`.
+
+Each expression is compiled once and kept. A condition that cannot be evaluated for a call
+(a missing argument, a non-boolean result) counts as true: when in doubt, ask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import cel
+
+from ..errors import ConfigError
+
+VARIABLES = ("args", "tool", "agent", "app", "requester")
+
+
+@dataclass(frozen=True)
+class ConditionResult:
+    value: bool
+    error: str | None = None
+
+
+@lru_cache(maxsize=1024)
+def compile_condition(expression: str) -> cel.Program:
+    try:
+        return cel.compile(expression)
+    except (ValueError, RuntimeError) as exc:
+        raise ConfigError(f"invalid `when` condition {expression!r}: {exc}") from None
+
+
+def evaluate_condition(expression: str, context: dict[str, Any]) -> ConditionResult:
+    program = compile_condition(expression)
+    try:
+        value = program.execute(context)
+    except (KeyError, ValueError, RuntimeError, TypeError) as exc:
+        return ConditionResult(True, f"could not evaluate ({type(exc).__name__}: {exc}); asking")
+    if not isinstance(value, bool):
+        return ConditionResult(True, f"returned {value!r}, not a boolean; asking")
+    return ConditionResult(value)

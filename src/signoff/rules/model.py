@@ -1,0 +1,315 @@
+"""The three rule layers (tool/service, agent, app), their defaults, and the effective `Rule`.
+
+A `RuleSet` is what a YAML file holds and what the store keeps, one row per layer entry:
+
+    defaults: {deadline: 24h, on_expire: reject, unattended: approve}
+    tools:    {delete_db: {requires_approval: true, allowed_decisions: [approve, reject]}}
+    services: {github: {approval_mode: whitelist, tools: [merge_pr]}}
+    agents:   {support: {hitl_disabled: false, interrupt_on: {send_email: true, ls: false}}}
+    apps:     {acme-prod: {interrupt_overrides: {delete_db: {allowed_decisions: [approve]}},
+                           hitl_required: [transfer_money]}}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeAlias
+
+import pydantic
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
+
+from .._util import format_duration, parse_duration
+from ..decisions import DECISION_TYPES, DecisionType
+from ..errors import ConfigError
+from .conditions import compile_condition
+from .keys import parse_key
+
+DEFAULT_DESCRIPTION_PREFIX = "Tool execution requires approval"
+DEFAULT_DESCRIPTION = "{prefix}\n\nTool: {tool_name}\nArgs: {tool_args}"
+DEFAULT_REJECT_TEMPLATE = "Tool execution for '{tool_name}' was rejected by the user."
+DEFAULT_MODIFY_TEMPLATE = (
+    "The parameters for tool '{tool_name}' were updated by the user to:\n{final_tool_params}"
+)
+DEFAULT_FEEDBACK_TEMPLATE = "With user feedback: {feedback}"
+DEFAULT_EXPIRE_MESSAGE = "The approval request expired."
+DEFAULT_DEADLINE = timedelta(hours=24)
+DEFAULT_MAX_AUTO_RESUME = 10
+
+OnExpire: TypeAlias = Literal["reject", "approve", "fail"]
+UnattendedMode: TypeAlias = Literal["approve", "reject", "fail"]
+ApprovalMode: TypeAlias = Literal["all", "whitelist", "blacklist"]
+LayerKind: TypeAlias = Literal["defaults", "tool", "service", "agent", "app"]
+LAYER_KINDS: tuple[LayerKind, ...] = ("defaults", "tool", "service", "agent", "app")
+
+Duration = Annotated[
+    timedelta,
+    pydantic.BeforeValidator(parse_duration),
+    PlainSerializer(format_duration, return_type=str),
+]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RuleSettings(_Strict):
+    """What a rule entry may say beyond on/off. Unset fields come from the layer beneath."""
+
+    allowed_decisions: list[DecisionType] | None = None
+    description: str | None = None
+    when: str | None = None
+    approvers: list[str] | None = None
+    deadline: Duration | None = None
+    on_expire: OnExpire | None = None
+    expire_message: str | None = None
+    quorum: int | None = Field(default=None, ge=1)
+    redact: list[str] | None = None
+    reject_template: str | None = None
+    modify_template: str | None = None
+    feedback_template: str | None = None
+    unattended: UnattendedMode | None = None
+
+    @field_validator("allowed_decisions")
+    @classmethod
+    def _approve_always_allowed(cls, value: list[DecisionType] | None) -> list[DecisionType] | None:
+        if value is None:
+            return None
+        return [kind for kind in DECISION_TYPES if kind in value or kind == "approve"]
+
+    @field_validator("when")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            compile_condition(value)
+        return value
+
+    def fields_set(self) -> dict[str, Any]:
+        return {
+            name: getattr(self, name) for name in self.model_fields_set if getattr(self, name) is not None
+        }
+
+
+class ToolEntry(RuleSettings):
+    """Layer 1: the tool's own default. `requires_approval` marks it dangerous for everyone."""
+
+    requires_approval: bool = False
+
+
+class ServiceEntry(RuleSettings):
+    """Layer 1 for a group of tools named `SERVICE.<tool>` (one MCP server, say).
+
+    `all`: every tool asks; `whitelist`: only the listed tools ask; `blacklist`: all but the listed
+    ones ask. A tool added to the service later is reviewed under `all` and `blacklist`, not under
+    `whitelist` (seed 004's table, which this follows over its prose).
+    """
+
+    requires_approval: bool = True
+    approval_mode: ApprovalMode = "all"
+    tools: list[str] = Field(default_factory=list)
+
+
+ToolSwitch: TypeAlias = bool | RuleSettings
+
+
+class AgentEntry(_Strict):
+    """Layer 2: one agent (orchestrator). `hitl_disabled` silences it whatever the app says."""
+
+    hitl_disabled: bool = False
+    interrupt_on: dict[str, ToolSwitch] = Field(default_factory=dict)
+
+    @field_validator("interrupt_on")
+    @classmethod
+    def _keys(cls, value: dict[str, ToolSwitch]) -> dict[str, ToolSwitch]:
+        return _check_keys(value)
+
+
+class AppEntry(_Strict):
+    """Layer 3: one deployment (tenant). Its overrides win; `hitl_required` cannot be silenced."""
+
+    hitl_disabled: bool = False
+    interrupt_overrides: dict[str, ToolSwitch] = Field(default_factory=dict)
+    hitl_required: list[str] = Field(default_factory=list)
+
+    @field_validator("interrupt_overrides")
+    @classmethod
+    def _keys(cls, value: dict[str, ToolSwitch]) -> dict[str, ToolSwitch]:
+        return _check_keys(value)
+
+
+class Defaults(_Strict):
+    description_prefix: str = DEFAULT_DESCRIPTION_PREFIX
+    description: str = DEFAULT_DESCRIPTION
+    deadline: Duration = DEFAULT_DEADLINE
+    on_expire: OnExpire = "reject"
+    expire_message: str = DEFAULT_EXPIRE_MESSAGE
+    reject_template: str = DEFAULT_REJECT_TEMPLATE
+    modify_template: str = DEFAULT_MODIFY_TEMPLATE
+    feedback_template: str = DEFAULT_FEEDBACK_TEMPLATE
+    unattended: UnattendedMode = "approve"
+    max_auto_resume: int | None = Field(default=None, ge=0)
+    """None: the env var SIGNOFF_UNATTENDED_MAX_AUTO_RESUME, else 10."""
+
+
+def _check_keys(value: dict[str, ToolSwitch]) -> dict[str, ToolSwitch]:
+    for key in value:
+        if not key.strip():
+            raise ValueError("a tool key cannot be empty")
+        parse_key(key)
+    return value
+
+
+class RuleSet(_Strict):
+    """All three layers and the defaults. Immutable; build a new one to change it."""
+
+    defaults: Defaults = Field(default_factory=Defaults)
+    tools: dict[str, ToolEntry] = Field(default_factory=dict)
+    services: dict[str, ServiceEntry] = Field(default_factory=dict)
+    agents: dict[str, AgentEntry] = Field(default_factory=dict)
+    apps: dict[str, AppEntry] = Field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> RuleSet:
+        if data is None:
+            return cls()
+        try:
+            return cls.model_validate(data)
+        except pydantic.ValidationError as exc:
+            raise ConfigError(f"invalid rules: {_describe(exc)}") from None
+
+    @classmethod
+    def from_yaml(cls, text: str) -> RuleSet:
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"rules are not valid YAML: {exc}") from None
+        return cls.from_dict(data)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> RuleSet:
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read rules file {path}: {exc.strerror}") from None
+        return cls.from_yaml(text)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_defaults=True)
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
+
+    def layers(self) -> list[tuple[LayerKind, str, dict[str, Any]]]:
+        """One (kind, name, data) row per entry: how the store keeps a rule set."""
+        rows: list[tuple[LayerKind, str, dict[str, Any]]] = []
+        defaults = self.defaults.model_dump(mode="json", exclude_defaults=True)
+        if defaults:
+            rows.append(("defaults", "", defaults))
+        groups: tuple[tuple[LayerKind, Mapping[str, BaseModel]], ...] = (
+            ("tool", self.tools),
+            ("service", self.services),
+            ("agent", self.agents),
+            ("app", self.apps),
+        )
+        for kind, entries in groups:
+            for name, entry in entries.items():
+                rows.append((kind, name, entry.model_dump(mode="json", exclude_defaults=True)))
+        return rows
+
+    @classmethod
+    def from_layers(cls, rows: list[tuple[str, str, dict[str, Any]]]) -> RuleSet:
+        data: dict[str, Any] = {"tools": {}, "services": {}, "agents": {}, "apps": {}}
+        for kind, name, entry in rows:
+            if kind == "defaults":
+                data["defaults"] = entry
+            else:
+                data[f"{kind}s"][name] = entry
+        return cls.from_dict(data)
+
+
+def entry_model(kind: LayerKind) -> type[BaseModel]:
+    models: dict[str, type[BaseModel]] = {
+        "defaults": Defaults,
+        "tool": ToolEntry,
+        "service": ServiceEntry,
+        "agent": AgentEntry,
+        "app": AppEntry,
+    }
+    return models[kind]
+
+
+def validate_entry(kind: LayerKind, data: dict[str, Any]) -> dict[str, Any]:
+    """Check one layer entry and return its canonical JSON form."""
+    try:
+        model = entry_model(kind).model_validate(data)
+    except pydantic.ValidationError as exc:
+        raise ConfigError(f"invalid {kind} settings: {_describe(exc)}") from None
+    return model.model_dump(mode="json", exclude_defaults=True)
+
+
+def _describe(exc: pydantic.ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in error['loc']) or 'rules'}: {error['msg']}" for error in exc.errors()
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Rule:
+    """The effective answer for one call: ask or not, and how."""
+
+    ask: bool
+    allowed_decisions: tuple[DecisionType, ...] = DECISION_TYPES
+    description: str = DEFAULT_DESCRIPTION
+    description_prefix: str = DEFAULT_DESCRIPTION_PREFIX
+    when: str | None = None
+    approvers: tuple[str, ...] = ()
+    deadline: timedelta = DEFAULT_DEADLINE
+    on_expire: OnExpire = "reject"
+    expire_message: str = DEFAULT_EXPIRE_MESSAGE
+    quorum: int = 1
+    redact: tuple[str, ...] = ()
+    reject_template: str = DEFAULT_REJECT_TEMPLATE
+    modify_template: str = DEFAULT_MODIFY_TEMPLATE
+    feedback_template: str = DEFAULT_FEEDBACK_TEMPLATE
+    unattended: UnattendedMode = "approve"
+    required: bool = False
+    """Set by the app's `hitl_required`: nothing can silence it."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def for_request(self) -> RequestRule:
+        """What a stored request keeps of its rule, so later rule edits don't change it."""
+        return RequestRule(**{item.name: getattr(self, item.name) for item in fields(RequestRule)})
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestRule:
+    """The part of a rule a stored request carries."""
+
+    allowed_decisions: tuple[DecisionType, ...] = DECISION_TYPES
+    approvers: tuple[str, ...] = ()
+    quorum: int = 1
+    on_expire: OnExpire = "reject"
+    expire_message: str = DEFAULT_EXPIRE_MESSAGE
+    redact: tuple[str, ...] = ()
+    reject_template: str = DEFAULT_REJECT_TEMPLATE
+    modify_template: str = DEFAULT_MODIFY_TEMPLATE
+    feedback_template: str = DEFAULT_FEEDBACK_TEMPLATE
+    description: str = DEFAULT_DESCRIPTION
+    description_prefix: str = DEFAULT_DESCRIPTION_PREFIX
+
+    @classmethod
+    def from_snapshot(cls, data: dict[str, Any]) -> RequestRule:
+        known = {item.name for item in fields(cls)}
+        values: dict[str, Any] = {
+            key: tuple(value) if isinstance(value, list) else value
+            for key, value in data.items()
+            if key in known
+        }
+        return cls(**values)
+
+    def snapshot(self) -> dict[str, Any]:
+        data = asdict(self)
+        return {key: list(value) if isinstance(value, tuple) else value for key, value in data.items()}

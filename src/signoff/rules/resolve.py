@@ -1,0 +1,250 @@
+"""Whether to ask about a call, and the trace of which layer said so (DESIGN §4).
+
+For (tool, agent, app, args):
+1. the app's `hitl_required` lists the tool → ask; nothing silences it;
+2. the agent's or the app's `hitl_disabled` → don't ask (OR-merged: the app cannot force on
+   what the agent silenced);
+3. start from the tool layer (service mode applied), overlay the agent's `interrupt_on` entry,
+   then the app's `interrupt_overrides`: `false` turns off, `true` turns on with the settings
+   beneath (all decisions if none), a mapping turns on with its fields; later layers win;
+4. a `when` condition (CEL) asks only if it is true.
+
+Everything but step 4 depends on (tool, agent, app) alone, so it is computed once per triple
+and cached; only the condition is evaluated per call.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ..decisions import DECISION_TYPES
+from .conditions import evaluate_condition
+from .keys import KeyIndex
+from .model import AgentEntry, AppEntry, Rule, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    layer: str
+    key: str | None
+    said: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"layer": self.layer, "key": self.key, "said": self.said}
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The answer for one call and why."""
+
+    tool: str
+    agent: str | None
+    app: str | None
+    ask: bool
+    layer: str
+    """The layer whose word decided: tool, service, agent, app, agent.hitl_disabled,
+    app.hitl_disabled, app.hitl_required, when, or default."""
+    rule: Rule
+    trace: tuple[TraceStep, ...] = field(default=())
+
+    @property
+    def allowed_decisions(self) -> tuple[str, ...]:
+        return self.rule.allowed_decisions if self.ask else ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "agent": self.agent,
+            "app": self.app,
+            "ask": self.ask,
+            "allowed_decisions": list(self.allowed_decisions),
+            "layer": self.layer,
+            "trace": [step.to_dict() for step in self.trace],
+            "description": self.rule.description if self.ask else None,
+            "approvers": list(self.rule.approvers),
+            "quorum": self.rule.quorum,
+            "deadline_seconds": self.rule.deadline.total_seconds(),
+            "on_expire": self.rule.on_expire,
+            "when": self.rule.when,
+        }
+
+
+class Resolver:
+    """Resolves calls against one `RuleSet`. Thread-safe; caches per (tool, agent, app)."""
+
+    def __init__(self, rules: RuleSet) -> None:
+        self.rules = rules
+        self._tools: KeyIndex[ToolEntry] = KeyIndex(rules.tools)
+        self._agents: dict[str, tuple[AgentEntry, KeyIndex[ToolSwitch]]] = {
+            name: (entry, KeyIndex(entry.interrupt_on)) for name, entry in rules.agents.items()
+        }
+        self._apps: dict[str, tuple[AppEntry, KeyIndex[ToolSwitch], KeyIndex[bool]]] = {
+            name: (
+                entry,
+                KeyIndex(entry.interrupt_overrides),
+                KeyIndex((key, True) for key in entry.hitl_required),
+            )
+            for name, entry in rules.apps.items()
+        }
+        self._services = sorted(rules.services.items(), key=lambda item: -len(item[0]))
+        self._cache: dict[tuple[str, str | None, str | None], Explanation] = {}
+        self._lock = threading.Lock()
+
+    def static(self, tool: str, agent: str | None, app: str | None) -> Explanation:
+        """The answer before any `when` condition is applied (cached)."""
+        key = (tool, agent, app)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._compute(tool, agent, app)
+            with self._lock:
+                if len(self._cache) > 50_000:
+                    self._cache.clear()
+                self._cache[key] = found
+        return found
+
+    def explain(
+        self,
+        tool: str,
+        agent: str | None = None,
+        app: str | None = None,
+        args: dict[str, Any] | None = None,
+        requester: str | None = None,
+    ) -> Explanation:
+        static = self.static(tool, agent, app)
+        if not static.ask or static.rule.required or static.rule.when is None:
+            return static
+        context = {"args": args or {}, "tool": tool, "agent": agent, "app": app, "requester": requester}
+        result = evaluate_condition(static.rule.when, context)
+        said = f"when `{static.rule.when}` is {str(result.value).lower()}"
+        if result.error:
+            said = f"when `{static.rule.when}` {result.error}"
+        step = TraceStep("when", None, said)
+        if result.value:
+            return replace(static, trace=(*static.trace, step))
+        return replace(static, ask=False, layer="when", trace=(*static.trace, step))
+
+    def _compute(self, tool: str, agent_name: str | None, app_name: str | None) -> Explanation:
+        defaults = self.rules.defaults
+        trace: list[TraceStep] = []
+        settings: dict[str, Any] = {}
+        on = False
+        layer = "default"
+        trace.append(TraceStep("default", None, "no layer asks by default"))
+
+        service = self._service_for(tool)
+        if service is not None:
+            name, entry = service
+            on, said = _service_says(tool, name, entry)
+            settings.update(entry.fields_set())
+            layer = "service"
+            trace.append(TraceStep("service", name, said))
+
+        tool_match = self._tools.match(tool)
+        if tool_match is not None:
+            entry_t = tool_match.value
+            settings.update(entry_t.fields_set())
+            if "requires_approval" in entry_t.model_fields_set or service is None:
+                on = entry_t.requires_approval
+                layer = "tool"
+            trace.append(
+                TraceStep(
+                    "tool", tool_match.key, f"requires_approval={str(entry_t.requires_approval).lower()}"
+                )
+            )
+
+        agent = self._lookup(self._agents, agent_name)
+        if agent is not None:
+            _, agent_index = agent
+            match = agent_index.match(tool)
+            if match is not None:
+                on, said = _overlay(match.value, settings)
+                layer = "agent"
+                trace.append(TraceStep("agent", match.key, f"interrupt_on: {said}"))
+
+        app = self._lookup(self._apps, app_name)
+        required = False
+        if app is not None:
+            _, app_index, required_index = app
+            match = app_index.match(tool)
+            if match is not None:
+                on, said = _overlay(match.value, settings)
+                layer = "app"
+                trace.append(TraceStep("app", match.key, f"interrupt_overrides: {said}"))
+            required_match = required_index.match(tool)
+            if required_match is not None:
+                required = True
+
+        agent_silenced = agent is not None and agent[0].hitl_disabled
+        app_silenced = app is not None and app[0].hitl_disabled
+        if required:
+            on = True
+            layer = "app.hitl_required"
+            trace.append(
+                TraceStep("app.hitl_required", app_name, "hitl_required lists this tool: always ask")
+            )
+        elif agent_silenced or app_silenced:
+            on = False
+            layer = "agent.hitl_disabled" if agent_silenced else "app.hitl_disabled"
+            who = " and ".join(
+                name for name, silenced in (("agent", agent_silenced), ("app", app_silenced)) if silenced
+            )
+            trace.append(TraceStep(layer, None, f"hitl_disabled on the {who}: silenced (OR-merged)"))
+
+        rule = Rule(
+            ask=on,
+            allowed_decisions=tuple(settings.get("allowed_decisions") or DECISION_TYPES),
+            description=settings.get("description") or defaults.description,
+            description_prefix=defaults.description_prefix,
+            when=settings.get("when"),
+            approvers=tuple(settings.get("approvers") or ()),
+            deadline=settings.get("deadline") or defaults.deadline,
+            on_expire=settings.get("on_expire") or defaults.on_expire,
+            expire_message=settings.get("expire_message") or defaults.expire_message,
+            quorum=settings.get("quorum") or 1,
+            redact=tuple(settings.get("redact") or ()),
+            reject_template=settings.get("reject_template") or defaults.reject_template,
+            modify_template=settings.get("modify_template") or defaults.modify_template,
+            feedback_template=settings.get("feedback_template") or defaults.feedback_template,
+            unattended=settings.get("unattended") or defaults.unattended,
+            required=required,
+        )
+        return Explanation(tool, agent_name, app_name, on, layer, rule, tuple(trace))
+
+    def _service_for(self, tool: str) -> tuple[str, ServiceEntry] | None:
+        for name, entry in self._services:
+            if tool.startswith(name + "."):
+                return name, entry
+        return None
+
+    @staticmethod
+    def _lookup(table: dict[str, Any], name: str | None) -> Any:
+        if name is not None and name in table:
+            return table[name]
+        return table.get("*")
+
+
+def _service_says(tool: str, service: str, entry: ServiceEntry) -> tuple[bool, str]:
+    short = tool[len(service) + 1 :]
+    listed = short in entry.tools or tool in entry.tools
+    if not entry.requires_approval:
+        return False, "requires_approval=false"
+    mode = entry.approval_mode
+    if mode == "all":
+        return True, "approval_mode=all: every tool of the service asks"
+    if mode == "whitelist":
+        return listed, f"approval_mode=whitelist: {short!r} is {'' if listed else 'not '}listed"
+    return not listed, f"approval_mode=blacklist: {short!r} is {'' if listed else 'not '}listed"
+
+
+def _overlay(switch: ToolSwitch, settings: dict[str, Any]) -> tuple[bool, str]:
+    if switch is False:
+        return False, "false (turned off)"
+    if switch is True:
+        return True, "true (on, with the settings beneath)"
+    assert isinstance(switch, RuleSettings)
+    fields_set = switch.fields_set()
+    settings.update(fields_set)
+    shown = ", ".join(f"{name}={value}" for name, value in fields_set.items()) or "no fields"
+    return True, f"on with {shown}"

@@ -1,0 +1,17 @@
+"""`Store`: the one storage contract, implemented by `SQLiteStore` and `PostgresStore`.
+
+Requests (get-or-create by thread_id + tool_call_id, drafts, decisions with quorum, expiry,
+cancel), execution records (claim, renew, finish, reset), settings (rule layers, groups,
+AskOnce memory) and the hash-chained audit log. Every state change and its audit entry commit
+together; waiters are woken after the commit.
+"""
+
+from __future__ import annotations
+
+from .execution_ops import ExecutionOps
+from .request_ops import RequestOps
+from .settings_ops import SettingsOps
+
+
+class Store(RequestOps, ExecutionOps, SettingsOps):
+    """Base class of the store backends. Use `open_store(url)` to get one."""

@@ -1,0 +1,201 @@
+"""What every store backend provides, and the I/O-free pieces all of them share.
+
+A backend (SQLite, PostgreSQL) supplies only: a write transaction and a read context that run
+named queries (`Tx`), its parameter and row conversions, and a source of cross-process
+wake-ups. Everything else — the request lifecycle, decisions, executions, settings, the audit
+chain — is written once, in the operation mixins, on top of `Tx`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .._util import from_iso, to_iso, utcnow
+from ..audit import AuditEntry, entry_hash
+from ..decisions import DecisionRecord, parse_decision
+from ..requests import Request, RequestStatus
+from ..rules.model import RequestRule
+from .wakeup import Waiter, WakeupHub
+
+
+@dataclass(frozen=True)
+class Json:
+    """Marks a parameter to be stored as JSON (text in SQLite, jsonb in PostgreSQL)."""
+
+    value: Any
+
+
+class Tx(Protocol):
+    """Named queries inside one transaction (or one read)."""
+
+    def one(self, query: str, /, **params: Any) -> dict[str, Any] | None: ...
+
+    def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]: ...
+
+    def run(self, query: str, /, **params: Any) -> int: ...
+
+
+@dataclass
+class Changes:
+    """Request ids a transaction changed: waiters are woken after it commits."""
+
+    request_ids: set[str] = field(default_factory=set)
+
+
+class StoreCore(ABC):
+    """The backend contract, plus shared helpers used by the operation mixins."""
+
+    url: str
+    hub: WakeupHub
+
+    @abstractmethod
+    def _write(self, changes: Changes) -> AbstractContextManager[Tx]:
+        """A write transaction; on commit, other processes are told about `changes` (if they can be)."""
+
+    @abstractmethod
+    def _read(self) -> AbstractContextManager[Tx]:
+        """A consistent read."""
+
+    @abstractmethod
+    def _start_wakeup_source(self) -> None:
+        """Start (once) whatever tells this process of changes committed by other processes."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    @abstractmethod
+    def groups_of(self, user: str) -> list[str]:
+        """The groups a user belongs to (for `group:NAME` approvers)."""
+
+    def __enter__(self) -> StoreCore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[tuple[Tx, Changes]]:
+        changes = Changes()
+        with self._write(changes) as tx:
+            yield tx, changes
+        if changes.request_ids:
+            self.hub.fire(changes.request_ids)
+
+    # -- wake-ups -----------------------------------------------------------------------------
+
+    def subscribe(self, request_id: str) -> Waiter:
+        """Be woken when the request changes; `unsubscribe` when done."""
+        self._start_wakeup_source()
+        return self.hub.subscribe(request_id)
+
+    def subscribe_async(self, request_id: str) -> Waiter:
+        self._start_wakeup_source()
+        return self.hub.subscribe(request_id, loop=asyncio.get_running_loop())
+
+    def unsubscribe(self, waiter: Waiter) -> None:
+        self.hub.unsubscribe(waiter)
+
+    # -- audit --------------------------------------------------------------------------------
+
+    def _audit(
+        self,
+        tx: Tx,
+        action: str,
+        *,
+        actor: str,
+        channel: str,
+        request_id: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> AuditEntry:
+        head = tx.one("audit_head")
+        assert head is not None, "audit_head row missing: the schema was not migrated"
+        seq = int(head["seq"]) + 1
+        fields = {
+            "seq": seq,
+            "at": to_iso(utcnow()),
+            "actor": actor,
+            "channel": channel,
+            "action": action,
+            "request_id": request_id,
+            "data": data or {},
+            "prev_hash": head["hash"],
+        }
+        digest = entry_hash(**fields)
+        tx.run("insert_audit", **{**fields, "data": Json(fields["data"]), "hash": digest})
+        tx.run("move_audit_head", seq=seq, hash=digest)
+        return AuditEntry(**fields, hash=digest)
+
+    # -- rows ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _request(row: dict[str, Any], approvals: tuple[str, ...] = ()) -> Request:
+        decision = None
+        stored = row.get("decision")
+        if stored and stored.get("type") in ("approve", "edit", "reject", "respond"):
+            payload = {
+                key: stored[key] for key in ("type", "args", "comment", "message", "value") if key in stored
+            }
+            decision = DecisionRecord(
+                id=stored["id"],
+                request_id=row["id"],
+                decision=parse_decision(payload),
+                actor=stored["actor"],
+                channel=stored["channel"],
+                created_at=from_iso(stored["at"]),
+            )
+        return Request(
+            id=row["id"],
+            thread_id=row["thread_id"],
+            tool_call_id=row["tool_call_id"],
+            kind=row["kind"],
+            tool_name=row["tool_name"],
+            tool_description=row["tool_description"],
+            args=row["args"],
+            args_schema=row["args_schema"],
+            answer_schema=row["answer_schema"],
+            agent=row["agent"],
+            app=row["app"],
+            requester=row["requester"],
+            status=RequestStatus(row["status"]),
+            description=row["description"],
+            rule=RequestRule.from_snapshot(row["rule"]),
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+            deadline=row["deadline"],
+            decided_at=row["decided_at"],
+            decision=decision,
+            final_args=row["final_args"],
+            resolution=stored,
+            approvals=approvals,
+        )
+
+    @staticmethod
+    def _decision_record(row: dict[str, Any]) -> DecisionRecord:
+        return DecisionRecord(
+            id=row["id"],
+            request_id=row["request_id"],
+            decision=parse_decision(row["payload"]),
+            actor=row["actor"],
+            channel=row["channel"],
+            created_at=row["created_at"],
+        )
+
+
+class BackgroundThread:
+    """A daemon thread running `target(stop_event)` until `stop()`."""
+
+    def __init__(self, name: str, target: Any) -> None:
+        self.stop_event = threading.Event()
+        self._thread = threading.Thread(target=target, args=(self.stop_event,), name=name, daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float = 2.0) -> None:
+        self.stop_event.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)

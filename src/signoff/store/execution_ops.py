@@ -1,0 +1,149 @@
+"""Execution records: claim, renew, finish; dead claims become in_doubt (DESIGN §7)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from .._util import utcnow
+from ..errors import RequestConflict, RequestNotFound
+from ..execution import Claim, current_owner, owner_is_alive
+from ..requests import Execution, ExecutionStatus
+from .core import Json, StoreCore, Tx
+
+
+class ExecutionOps(StoreCore):
+    def get_execution(self, request_id: str) -> Execution | None:
+        with self._read() as tx:
+            row = tx.one("get_execution", request_id=request_id)
+            return _execution(row) if row is not None else None
+
+    def claim_execution(self, request_id: str, *, lease: timedelta, idempotent: bool = False) -> Claim:
+        """Compare-and-set the execution to `running` for this process, if it may run.
+
+        Not started → claimed. Succeeded → the stored result. Running by a live process → busy.
+        Running by a dead process → marked in_doubt (audited). In doubt or failed → claimed
+        again only if the tool is idempotent.
+        """
+        owner = current_owner()
+        now = utcnow()
+        with self._transaction() as (tx, changes):
+            if tx.one("lock_request", id=request_id) is None:
+                raise RequestNotFound(f"no request with id {request_id!r}")
+            row = tx.one("get_execution", request_id=request_id)
+            params = {
+                "request_id": request_id,
+                "owner_token": owner["token"],
+                "owner": Json(owner),
+                "lease_until": now + lease,
+                "now": now,
+            }
+            if row is None:
+                tx.run("insert_execution", **params)
+                return self._claimed(tx, request_id, owner, attempt=1)
+            execution = _execution(row)
+            if execution.status is ExecutionStatus.SUCCEEDED:
+                return Claim("succeeded", execution)
+            if execution.status is ExecutionStatus.RUNNING:
+                if owner_is_alive(execution.owner, execution.lease_until, now):
+                    return Claim("busy", execution)
+                tx.run("abandon_execution", request_id=request_id, owner_token=row["owner_token"], now=now)
+                self._audit(
+                    tx,
+                    "execution.in_doubt",
+                    actor="system",
+                    channel="gate",
+                    request_id=request_id,
+                    data={"owner": execution.owner, "reason": "the running process died"},
+                )
+                changes.request_ids.add(request_id)
+                execution = _execution({**row, "status": ExecutionStatus.IN_DOUBT})
+            if execution.status is ExecutionStatus.NOT_STARTED or (
+                idempotent and execution.status in (ExecutionStatus.IN_DOUBT, ExecutionStatus.FAILED)
+            ):
+                tx.run("reclaim_execution", from_status=execution.status, **params)
+                return self._claimed(tx, request_id, owner, attempt=execution.attempts + 1)
+            return Claim("in_doubt" if execution.status is ExecutionStatus.IN_DOUBT else "failed", execution)
+
+    def _claimed(self, tx: Tx, request_id: str, owner: dict[str, Any], *, attempt: int) -> Claim:
+        self._audit(
+            tx,
+            "execution.started",
+            actor="agent",
+            channel="gate",
+            request_id=request_id,
+            data={"attempt": attempt, "host": owner["host"], "pid": owner["pid"]},
+        )
+        row = tx.one("get_execution", request_id=request_id)
+        assert row is not None
+        return Claim("claimed", _execution(row), owner["token"])
+
+    def renew_lease(self, request_id: str, token: str, *, lease: timedelta) -> bool:
+        now = utcnow()
+        with self._transaction() as (tx, _):
+            return (
+                tx.run(
+                    "renew_lease", request_id=request_id, owner_token=token, lease_until=now + lease, now=now
+                )
+                == 1
+            )
+
+    def finish_execution(
+        self, request_id: str, token: str, *, succeeded: bool, result: Any = None, error: str | None = None
+    ) -> Execution:
+        status = ExecutionStatus.SUCCEEDED if succeeded else ExecutionStatus.FAILED
+        with self._transaction() as (tx, changes):
+            updated = tx.run(
+                "finish_execution",
+                request_id=request_id,
+                owner_token=token,
+                status=status,
+                result=Json(result) if succeeded else None,
+                error=error,
+                now=utcnow(),
+            )
+            if updated != 1:
+                raise RequestConflict(
+                    f"the execution of request {request_id} is no longer held by this process"
+                )
+            self._audit(
+                tx,
+                f"execution.{status}",
+                actor="agent",
+                channel="gate",
+                request_id=request_id,
+                data={"error": error} if error else {},
+            )
+            changes.request_ids.add(request_id)
+            row = tx.one("get_execution", request_id=request_id)
+            assert row is not None
+            return _execution(row)
+
+    def reset_execution(self, request_id: str, *, actor: str, channel: str = "cli") -> Execution:
+        """A person says an in_doubt or failed call may run again (the next replay runs it)."""
+        with self._transaction() as (tx, changes):
+            if tx.run("reset_execution", request_id=request_id, now=utcnow()) != 1:
+                row = tx.one("get_execution", request_id=request_id)
+                state = row["status"] if row else "absent"
+                raise RequestConflict(
+                    f"the execution of request {request_id} is {state}; only in_doubt or failed can be reset"
+                )
+            self._audit(tx, "execution.reset", actor=actor, channel=channel, request_id=request_id)
+            changes.request_ids.add(request_id)
+            row = tx.one("get_execution", request_id=request_id)
+            assert row is not None
+            return _execution(row)
+
+
+def _execution(row: dict[str, Any]) -> Execution:
+    return Execution(
+        request_id=row["request_id"],
+        status=ExecutionStatus(row["status"]),
+        attempts=int(row["attempts"]),
+        owner=row["owner"],
+        lease_until=row["lease_until"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        result=row["result"],
+        error=row["error"],
+    )

@@ -1,0 +1,190 @@
+"""The PostgreSQL store: psycopg 3 with a connection pool; for several replicas sharing the work.
+
+A change to a request sends `NOTIFY signoff_requests, '<id>'` inside its transaction (delivered
+on commit); one listening connection per process wakes the local waiters. NOTIFY is only a hint,
+so waiters' requests are also re-read every `FALLBACK_POLL` seconds.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .._util import utcnow
+from ..errors import MigrationError, StoreError
+from .base import Store
+from .core import BackgroundThread, Changes, Json
+from .queries import load_queries, migration_files
+from .wakeup import WakeupHub
+
+try:
+    import psycopg
+    from psycopg import sql
+    from psycopg.rows import dict_row
+    from psycopg.types.json import Jsonb
+    from psycopg_pool import ConnectionPool
+except ImportError as exc:  # pragma: no cover - exercised only without the extra
+    raise ImportError("PostgreSQL support needs the extra: pip install 'signoff[postgres]'") from exc
+
+CHANNEL = "signoff_requests"
+FALLBACK_POLL = 2.0
+DECIDED_AMONG = "SELECT id FROM requests WHERE id = ANY(%s) AND status NOT IN ('pending', 'drafting')"
+_MIGRATION_LOCK = zlib.crc32(b"signoff-migrations")
+
+
+def _param(value: Any) -> Any:
+    if isinstance(value, Json):
+        return Jsonb(value.value)
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+class _PostgresTx:
+    def __init__(self, connection: psycopg.Connection[dict[str, Any]], queries: dict[str, str]) -> None:
+        self._connection = connection
+        self._queries = queries
+
+    def _execute(self, query: str, params: dict[str, Any]) -> psycopg.Cursor[dict[str, Any]]:
+        return self._connection.execute(
+            self._queries[query],
+            {key: _param(value) for key, value in params.items()},
+        )
+
+    def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:
+        cursor = self._execute(query, params)
+        return cursor.fetchone() if cursor.description else None
+
+    def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
+        return self._execute(query, params).fetchall()
+
+    def run(self, query: str, /, **params: Any) -> int:
+        return self._execute(query, params).rowcount
+
+
+class PostgresStore(Store):
+    """`PostgresStore("postgresql://user@host/db")`; `schema=` keeps signoff's tables in their own schema."""
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str | None = None,
+        min_size: int = 1,
+        max_size: int = 10,
+        migrate: bool = True,
+    ) -> None:
+        self.url = dsn
+        self.schema = schema
+        self.hub = WakeupHub()
+        self._queries = load_queries("postgres")
+        self._kwargs: dict[str, Any] = {"row_factory": dict_row}
+        if schema:
+            self._kwargs["options"] = f"-c search_path={schema}"
+        if schema and migrate:
+            self._create_schema(dsn, schema)
+        try:
+            self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
+                dsn, min_size=min_size, max_size=max_size, kwargs=self._kwargs, open=True, name="signoff"
+            )
+            self._pool.wait(timeout=10)
+        except (psycopg.Error, Exception) as exc:
+            raise StoreError(f"cannot connect to PostgreSQL: {exc}") from None
+        self._source: BackgroundThread | None = None
+        self._source_lock = threading.Lock()
+        self._closed = False
+        if migrate:
+            self.migrate()
+
+    @staticmethod
+    def _create_schema(dsn: str, schema: str) -> None:
+        with psycopg.connect(dsn, autocommit=True) as connection:
+            connection.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+
+    # -- transactions -------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self, changes: Changes) -> Iterator[_PostgresTx]:
+        self._ensure_open()
+        with self._pool.connection() as connection, connection.transaction():
+            yield _PostgresTx(connection, self._queries)
+            for request_id in changes.request_ids:
+                connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, request_id))
+
+    @contextmanager
+    def _read(self) -> Iterator[_PostgresTx]:
+        self._ensure_open()
+        with self._pool.connection() as connection:
+            yield _PostgresTx(connection, self._queries)
+
+    def _ensure_open(self) -> None:
+        if self._closed:
+            raise StoreError("the store is closed")
+
+    # -- migrations ---------------------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        applied: list[str] = []
+        with self._pool.connection() as connection, connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            connection.execute(
+                "CREATE TABLE IF NOT EXISTS signoff_migrations "
+                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
+            )
+            done = {row["version"] for row in connection.execute("SELECT version FROM signoff_migrations")}
+            for version, name, script in migration_files("postgres"):
+                if version in done:
+                    continue
+                try:
+                    with connection.transaction():
+                        connection.execute(script.encode())
+                        connection.execute(
+                            "INSERT INTO signoff_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
+                            (version, name, utcnow()),
+                        )
+                except psycopg.Error as exc:
+                    raise MigrationError(f"migration {name} failed: {exc}") from None
+                applied.append(name)
+        return applied
+
+    # -- cross-process wake-ups ---------------------------------------------------------------
+
+    def _start_wakeup_source(self) -> None:
+        if self._source is None:
+            with self._source_lock:
+                if self._source is None and not self._closed:
+                    self._source = BackgroundThread("signoff-pg-listen", self._listen)
+
+    def _listen(self, stop: threading.Event) -> None:
+        while not stop.is_set():
+            try:
+                with psycopg.connect(self.url, autocommit=True, **self._kwargs) as connection:
+                    connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
+                    self._relay(connection, stop)
+            except psycopg.Error:
+                if stop.wait(1.0):
+                    return
+
+    def _relay(self, connection: psycopg.Connection[dict[str, Any]], stop: threading.Event) -> None:
+        last_poll = time.monotonic()
+        while not stop.is_set():
+            for notify in connection.notifies(timeout=0.5):
+                self.hub.fire((notify.payload,))
+            if time.monotonic() - last_poll >= FALLBACK_POLL:
+                last_poll = time.monotonic()
+                watched = self.hub.watched()
+                if watched:
+                    rows = connection.execute(DECIDED_AMONG, (watched,)).fetchall()
+                    self.hub.fire(row["id"] for row in rows)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._source is not None:
+            self._source.stop()
+        self._pool.close()

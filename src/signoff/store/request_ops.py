@@ -1,0 +1,439 @@
+"""Requests in the store: get-or-create, drafts, decisions (with quorum), expiry, cancel."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from .._util import new_id, to_iso, utcnow
+from ..decisions import Decision, DecisionRecord, Edit, Respond, decision_to_dict
+from ..errors import (
+    AlreadyDecided,
+    DecisionNotAllowed,
+    InvalidDecision,
+    NotAnApprover,
+    RequestError,
+    RequestExpired,
+    RequestNotFound,
+    RequestNotReady,
+)
+from ..requests import STATUS_FOR_DECISION, NewRequest, Request, RequestStatus
+from ..templates import redact_args, render_description
+from ..validation import validate_args
+from .core import Json, StoreCore, Tx
+
+
+def principals_of(user: str, groups: list[str] | tuple[str, ...]) -> list[str]:
+    return [user, *(f"group:{group}" for group in groups)]
+
+
+def may_decide(request: Request, user: str, groups: list[str] | tuple[str, ...]) -> bool:
+    """Only a request's approvers may see and decide it; none named means anyone authenticated."""
+    if not request.rule.approvers:
+        return True
+    return any(principal in request.rule.approvers for principal in principals_of(user, groups))
+
+
+class RequestOps(StoreCore):
+    # -- create and read ----------------------------------------------------------------------
+
+    def create_request(self, new: NewRequest) -> tuple[Request, bool]:
+        """Get or create by (thread_id, tool_call_id). Returns the request and whether it is new."""
+        now = utcnow()
+        request_id = new_id("req")
+        with self._transaction() as (tx, changes):
+            row = tx.one(
+                "insert_request",
+                id=request_id,
+                thread_id=new.thread_id,
+                tool_call_id=new.tool_call_id,
+                kind=new.kind,
+                tool_name=new.tool_name,
+                tool_description=new.tool_description,
+                args=Json(new.args),
+                args_schema=Json(new.args_schema) if new.args_schema is not None else None,
+                answer_schema=Json(new.answer_schema) if new.answer_schema is not None else None,
+                agent=new.agent,
+                app=new.app,
+                requester=new.requester,
+                status=RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING,
+                description=new.description,
+                rule=Json(new.rule.snapshot()),
+                now=now,
+                deadline=new.deadline,
+            )
+            if row is None:
+                existing = tx.one("find_request", thread_id=new.thread_id, tool_call_id=new.tool_call_id)
+                assert existing is not None
+                return self._with_approvals(tx, existing), False
+            for principal in new.rule.approvers:
+                tx.run("insert_approver", request_id=request_id, principal=principal)
+            self._audit(
+                tx,
+                "request.created",
+                actor=new.actor,
+                channel=new.channel,
+                request_id=request_id,
+                data={
+                    "tool": new.tool_name,
+                    "thread_id": new.thread_id,
+                    "tool_call_id": new.tool_call_id,
+                    "args": redact_args(new.args, new.rule.redact),
+                    "agent": new.agent,
+                    "app": new.app,
+                    "requester": new.requester,
+                    "approvers": list(new.rule.approvers),
+                    "deadline": to_iso(new.deadline),
+                    "status": row["status"],
+                },
+            )
+            changes.request_ids.add(request_id)
+            return self._request(row), True
+
+    def get_request(self, request_id: str) -> Request:
+        with self._read() as tx:
+            row = tx.one("get_request", id=request_id)
+            if row is None:
+                raise RequestNotFound(f"no request with id {request_id!r}")
+            return self._with_approvals(tx, row)
+
+    def find_request(self, thread_id: str, tool_call_id: str) -> Request | None:
+        with self._read() as tx:
+            row = tx.one("find_request", thread_id=thread_id, tool_call_id=tool_call_id)
+            return self._with_approvals(tx, row) if row is not None else None
+
+    def list_requests(
+        self,
+        *,
+        status: str | list[str] | None = None,
+        tool: str | None = None,
+        agent: str | None = None,
+        app: str | None = None,
+        thread_id: str | None = None,
+        visible_to: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> list[Request]:
+        """Newest first. `visible_to` keeps only what that user may see; `cursor` is the last id seen."""
+        statuses = [status] if isinstance(status, str) else status
+        principals = principals_of(visible_to, self.groups_of(visible_to)) if visible_to is not None else None
+        with self._read() as tx:
+            rows = tx.all(
+                "list_requests",
+                status=statuses,
+                tool=tool,
+                agent=agent,
+                app=app,
+                thread_id=thread_id,
+                principals=principals,
+                cursor=cursor,
+                limit=max(1, min(limit, 1000)),
+            )
+            return [self._request(row) for row in rows]
+
+    def decisions(self, request_id: str) -> list[DecisionRecord]:
+        with self._read() as tx:
+            return [self._decision_record(row) for row in tx.all("decisions_for", request_id=request_id)]
+
+    def statuses(self, request_ids: list[str]) -> dict[str, RequestStatus]:
+        with self._read() as tx:
+            return {
+                row["id"]: RequestStatus(row["status"]) for row in tx.all("watched_statuses", ids=request_ids)
+            }
+
+    def open_requests_in_thread(self, thread_id: str) -> list[str]:
+        with self._read() as tx:
+            return [row["id"] for row in tx.all("open_in_thread", thread_id=thread_id)]
+
+    def _with_approvals(self, tx: Tx, row: dict[str, Any]) -> Request:
+        rule_quorum = int(row["rule"].get("quorum", 1))
+        approvals: tuple[str, ...] = ()
+        if rule_quorum > 1:
+            approvals = tuple(r["actor"] for r in tx.all("approvals_for", request_id=row["id"]))
+        return self._request(row, approvals)
+
+    # -- drafts -------------------------------------------------------------------------------
+
+    def update_draft(
+        self,
+        request_id: str,
+        *,
+        args: dict[str, Any] | None = None,
+        ready: bool = False,
+        actor: str = "agent",
+        channel: str = "gate",
+    ) -> Request:
+        """Merge streamed args into a drafting request; `ready=True` makes it pending (decidable)."""
+        with self._transaction() as (tx, changes):
+            request = self._locked(tx, request_id)
+            if request.status is not RequestStatus.DRAFTING:
+                raise AlreadyDecided(f"request {request_id} is {request.status}, not drafting")
+            merged = {**request.args, **(args or {})}
+            status = RequestStatus.PENDING if ready else RequestStatus.DRAFTING
+            description = render_description(
+                request.rule.description,
+                tool_name=request.tool_name,
+                args=merged,
+                redact=request.rule.redact,
+                prefix=request.rule.description_prefix,
+            )
+            tx.run(
+                "update_draft",
+                id=request_id,
+                args=Json(merged),
+                description=description,
+                status=status,
+                now=utcnow(),
+            )
+            if ready:
+                self._audit(
+                    tx,
+                    "request.ready",
+                    actor=actor,
+                    channel=channel,
+                    request_id=request_id,
+                    data={"args": redact_args(merged, request.rule.redact)},
+                )
+            changes.request_ids.add(request_id)
+            updated = tx.one("get_request", id=request_id)
+            assert updated is not None
+            return self._request(updated)
+
+    # -- decisions ----------------------------------------------------------------------------
+
+    def decide(
+        self,
+        request_id: str,
+        decision: Decision,
+        *,
+        actor: str,
+        channel: str = "api",
+        on_behalf: bool = False,
+    ) -> Request:
+        """Record a person's decision. The first decision wins; everything else is refused.
+
+        Raises RequestNotFound (404), NotAnApprover (403, audited), AlreadyDecided or
+        RequestNotReady (409), RequestExpired (410), DecisionNotAllowed or InvalidArguments (422).
+        A refused decision changes nothing but the audit log (and, past the deadline, the
+        expiry that was due anyway). `on_behalf` skips the approver check: for system actors.
+        """
+        if not actor or not isinstance(actor, str):
+            raise InvalidDecision("a decision needs an actor")
+        groups = self.groups_of(actor)
+        now = utcnow()
+        refusal: RequestError | None = None
+        with self._transaction() as (tx, changes):
+            request = self._locked(tx, request_id)
+            if request.status is RequestStatus.EXPIRED:
+                raise RequestExpired(f"request {request_id} expired at {to_iso(request.deadline)}")
+            if request.status is RequestStatus.DRAFTING:
+                raise RequestNotReady(
+                    f"request {request_id} is still drafting; its arguments are not complete"
+                )
+            if request.is_terminal:
+                raise AlreadyDecided(_already(request))
+            if request.deadline <= now:
+                self._expire_locked(tx, request, now)
+                changes.request_ids.add(request_id)
+                refusal = RequestExpired(f"request {request_id} expired at {to_iso(request.deadline)}")
+            elif not on_behalf and not may_decide(request, actor, groups):
+                self._audit(
+                    tx,
+                    "decision.refused",
+                    actor=actor,
+                    channel=channel,
+                    request_id=request_id,
+                    data={"type": decision.type, "reason": "not an approver"},
+                )
+                refusal = NotAnApprover(f"{actor} is not an approver of request {request_id}")
+            else:
+                self._check_decision(request, decision)
+                self._record_decision(tx, request, decision, actor=actor, channel=channel, now=now)
+                changes.request_ids.add(request_id)
+            if refusal is None:
+                row = tx.one("get_request", id=request_id)
+                assert row is not None
+                result = self._with_approvals(tx, row)
+        if refusal is not None:
+            raise refusal
+        return result
+
+    @staticmethod
+    def _check_decision(request: Request, decision: Decision) -> None:
+        rule = request.rule
+        if decision.type not in rule.allowed_decisions:
+            allowed = ", ".join(rule.allowed_decisions)
+            raise DecisionNotAllowed(
+                f"{decision.type!r} is not allowed for this request (allowed: {allowed})"
+            )
+        if rule.quorum > 1 and decision.type in ("edit", "respond"):
+            raise DecisionNotAllowed(
+                f"{decision.type!r} is not allowed when {rule.quorum} approvers must agree; approve or reject"
+            )
+        if isinstance(decision, Edit):
+            validate_args(request.args_schema, decision.args)
+        if isinstance(decision, Respond) and request.answer_schema is not None:
+            validate_args(request.answer_schema, decision.answer, what="answer")
+
+    def _record_decision(
+        self, tx: Tx, request: Request, decision: Decision, *, actor: str, channel: str, now: datetime
+    ) -> None:
+        if actor in request.approvals:
+            raise AlreadyDecided(
+                f"{actor} has already approved request {request.id}; "
+                f"{request.rule.quorum - len(request.approvals)} more approval(s) needed"
+            )
+        decision_id = new_id("dec")
+        payload = decision_to_dict(decision)
+        tx.run(
+            "insert_decision",
+            id=decision_id,
+            request_id=request.id,
+            type=decision.type,
+            actor=actor,
+            channel=channel,
+            payload=Json(payload),
+            now=now,
+        )
+        approvals = len(request.approvals) + 1 if decision.type == "approve" else 0
+        final = decision.type != "approve" or approvals >= request.rule.quorum
+        audit_data: dict[str, Any] = {
+            "type": decision.type,
+            "original_args": request.shown_args(),
+        }
+        if isinstance(decision, Edit):
+            audit_data["final_args"] = redact_args(decision.args, request.rule.redact)
+        for key in ("comment", "message"):
+            if payload.get(key) is not None:
+                audit_data[key] = payload[key]
+        if isinstance(decision, Respond) and decision.value is not None:
+            audit_data["value"] = decision.value
+        if not final:
+            audit_data["approvals"] = approvals
+            audit_data["quorum"] = request.rule.quorum
+            self._audit(
+                tx, "decision.vote", actor=actor, channel=channel, request_id=request.id, data=audit_data
+            )
+            return
+        final_args = None
+        if decision.type == "approve":
+            final_args = request.args
+        elif isinstance(decision, Edit):
+            final_args = decision.args
+        stored = {**payload, "id": decision_id, "actor": actor, "channel": channel, "at": to_iso(now)}
+        updated = tx.run(
+            "finish_request",
+            id=request.id,
+            status=STATUS_FOR_DECISION[decision.type],
+            decision=Json(stored),
+            final_args=Json(final_args) if final_args is not None else None,
+            now=now,
+        )
+        if updated != 1:
+            raise AlreadyDecided(f"request {request.id} was decided by someone else first")
+        self._audit(
+            tx, "request.decided", actor=actor, channel=channel, request_id=request.id, data=audit_data
+        )
+
+    # -- expiry and cancel --------------------------------------------------------------------
+
+    def expire(self, request_id: str) -> Request | None:
+        """Expire one request if its deadline has passed and it is still open; else None."""
+        now = utcnow()
+        with self._transaction() as (tx, changes):
+            request = self._locked(tx, request_id)
+            if request.is_terminal or request.deadline > now:
+                return None
+            self._expire_locked(tx, request, now)
+            changes.request_ids.add(request_id)
+            row = tx.one("get_request", id=request_id)
+            assert row is not None
+            return self._request(row)
+
+    def expire_due(self, *, limit: int = 500) -> list[Request]:
+        """Expire every open request past its deadline (the sweeper's job). Safe on several replicas."""
+        now = utcnow()
+        expired = []
+        with self._transaction() as (tx, changes):
+            for row in tx.all("due_requests", now=now, limit=limit):
+                request = self._locked(tx, row["id"])
+                if request.is_terminal:
+                    continue
+                self._expire_locked(tx, request, now)
+                changes.request_ids.add(request.id)
+                updated = tx.one("get_request", id=request.id)
+                assert updated is not None
+                expired.append(self._request(updated))
+        return expired
+
+    def _expire_locked(self, tx: Tx, request: Request, now: datetime) -> None:
+        if tx.run("expire_request", id=request.id, now=now) == 1:
+            self._audit(
+                tx,
+                "request.expired",
+                actor="system",
+                channel="sweeper",
+                request_id=request.id,
+                data={"deadline": to_iso(request.deadline), "on_expire": request.rule.on_expire},
+            )
+
+    def cancel(
+        self, request_id: str, *, actor: str, channel: str = "api", reason: str | None = None
+    ) -> Request:
+        """Cancel an open request (the agent aborted its run). Decided requests stay as they are."""
+        now = utcnow()
+        with self._transaction() as (tx, changes):
+            request = self._locked(tx, request_id)
+            if request.is_terminal:
+                raise AlreadyDecided(_already(request))
+            stored = {
+                "type": "cancel",
+                "actor": actor,
+                "channel": channel,
+                "at": to_iso(now),
+                "reason": reason,
+            }
+            tx.run("cancel_request", id=request_id, now=now, decision=Json(stored))
+            self._audit(
+                tx,
+                "request.cancelled",
+                actor=actor,
+                channel=channel,
+                request_id=request_id,
+                data={"reason": reason},
+            )
+            changes.request_ids.add(request_id)
+            row = tx.one("get_request", id=request_id)
+            assert row is not None
+            return self._request(row)
+
+    def cancel_thread(
+        self, thread_id: str, *, actor: str, channel: str = "api", reason: str | None = None
+    ) -> int:
+        """Cancel every open request of a run; returns how many were cancelled."""
+        cancelled = 0
+        for request_id in self.open_requests_in_thread(thread_id):
+            try:
+                self.cancel(request_id, actor=actor, channel=channel, reason=reason)
+                cancelled += 1
+            except AlreadyDecided:
+                continue
+        return cancelled
+
+    def count_auto_decisions(self, thread_id: str) -> int:
+        with self._read() as tx:
+            row = tx.one("count_auto_decisions", thread_id=thread_id)
+            return int(row["n"]) if row else 0
+
+    def _locked(self, tx: Tx, request_id: str) -> Request:
+        row = tx.one("lock_request", id=request_id)
+        if row is None:
+            raise RequestNotFound(f"no request with id {request_id!r}")
+        return self._with_approvals(tx, row)
+
+
+def _already(request: Request) -> str:
+    if request.status is RequestStatus.CANCELLED:
+        return f"request {request.id} was cancelled"
+    who = f" by {request.decision.actor}" if request.decision else ""
+    return f"request {request.id} was already {request.status}{who}"

@@ -1,0 +1,118 @@
+-- The first schema.
+
+CREATE TABLE requests (
+    id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'tool' CHECK (kind IN ('tool', 'input')),
+    tool_name TEXT NOT NULL,
+    tool_description TEXT,
+    args JSONB NOT NULL,
+    args_schema JSONB,
+    answer_schema JSONB,
+    agent TEXT,
+    app TEXT,
+    requester TEXT,
+    status TEXT NOT NULL CHECK (status IN
+        ('drafting', 'pending', 'approved', 'edited', 'rejected', 'responded', 'expired', 'cancelled')),
+    description TEXT NOT NULL,
+    rule JSONB NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    deadline TIMESTAMPTZ NOT NULL,
+    decided_at TIMESTAMPTZ,
+    decision JSONB,
+    final_args JSONB,
+    UNIQUE (thread_id, tool_call_id)
+);
+CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
+CREATE INDEX requests_by_thread ON requests (thread_id);
+
+CREATE TABLE request_approvers (
+    request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
+    principal TEXT NOT NULL,
+    PRIMARY KEY (request_id, principal)
+);
+CREATE INDEX request_approvers_by_principal ON request_approvers (principal);
+
+CREATE TABLE decisions (
+    id TEXT PRIMARY KEY,
+    request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
+    type TEXT NOT NULL CHECK (type IN ('approve', 'edit', 'reject', 'respond')),
+    actor TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    payload JSONB NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    UNIQUE (request_id, actor)
+);
+CREATE INDEX decisions_by_channel ON decisions (channel);
+
+CREATE TABLE executions (
+    request_id TEXT PRIMARY KEY REFERENCES requests (id) ON DELETE CASCADE,
+    status TEXT NOT NULL CHECK (status IN ('not_started', 'running', 'succeeded', 'failed', 'in_doubt')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    owner_token TEXT,
+    owner JSONB,
+    lease_until TIMESTAMPTZ,
+    started_at TIMESTAMPTZ,
+    finished_at TIMESTAMPTZ,
+    result JSONB,
+    error TEXT,
+    updated_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE policy_memory (
+    scope_key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (scope_key, fingerprint)
+);
+
+CREATE TABLE rule_layers (
+    kind TEXT NOT NULL CHECK (kind IN ('defaults', 'tool', 'service', 'agent', 'app')),
+    name TEXT NOT NULL,
+    data JSONB NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (kind, name)
+);
+
+CREATE TABLE group_members (
+    group_name TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    PRIMARY KEY (group_name, user_name)
+);
+CREATE INDEX group_members_by_user ON group_members (user_name);
+
+CREATE TABLE counters (
+    name TEXT PRIMARY KEY,
+    value BIGINT NOT NULL
+);
+
+CREATE TABLE audit_log (
+    seq BIGINT PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    action TEXT NOT NULL,
+    request_id TEXT,
+    data JSONB NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX audit_log_by_request ON audit_log (request_id);
+
+CREATE TABLE audit_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq BIGINT NOT NULL,
+    hash TEXT NOT NULL
+);
+INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
+
+CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'audit_log is append-only';
+END;
+$$;
+
+CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log
+FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();

@@ -1,0 +1,167 @@
+-- Named queries for SQLite. Each starts with `-- name: <name>`; parameters are `:name`.
+-- postgres/queries.sql has the same names.
+
+-- name: insert_request
+INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
+                      answer_schema, agent, app, requester, status, description, rule, created_at,
+                      updated_at, deadline)
+VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
+        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline)
+ON CONFLICT (thread_id, tool_call_id) DO NOTHING
+RETURNING *;
+
+-- name: insert_approver
+INSERT INTO request_approvers (request_id, principal) VALUES (:request_id, :principal)
+ON CONFLICT DO NOTHING;
+
+-- name: get_request
+SELECT * FROM requests WHERE id = :id;
+
+-- name: lock_request
+SELECT * FROM requests WHERE id = :id;
+
+-- name: find_request
+SELECT * FROM requests WHERE thread_id = :thread_id AND tool_call_id = :tool_call_id;
+
+-- name: list_requests
+SELECT r.* FROM requests r
+WHERE (:status IS NULL OR r.status IN (SELECT value FROM json_each(:status)))
+  AND (:tool IS NULL OR r.tool_name = :tool)
+  AND (:agent IS NULL OR r.agent = :agent)
+  AND (:app IS NULL OR r.app = :app)
+  AND (:thread_id IS NULL OR r.thread_id = :thread_id)
+  AND (:cursor IS NULL OR r.id < :cursor)
+  AND (:principals IS NULL
+       OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
+       OR EXISTS (SELECT 1 FROM request_approvers a
+                  WHERE a.request_id = r.id AND a.principal IN (SELECT value FROM json_each(:principals))))
+ORDER BY r.id DESC
+LIMIT :limit;
+
+-- name: watched_statuses
+SELECT id, status FROM requests WHERE id IN (SELECT value FROM json_each(:ids));
+
+-- name: update_draft
+UPDATE requests SET args = :args, description = :description, status = :status, updated_at = :now
+WHERE id = :id AND status = 'drafting';
+
+-- name: finish_request
+UPDATE requests
+SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
+WHERE id = :id AND status = 'pending';
+
+-- name: expire_request
+UPDATE requests SET status = 'expired', decided_at = :now, updated_at = :now
+WHERE id = :id AND status IN ('pending', 'drafting') AND deadline <= :now;
+
+-- name: cancel_request
+UPDATE requests SET status = 'cancelled', decided_at = :now, updated_at = :now, decision = :decision
+WHERE id = :id AND status IN ('pending', 'drafting');
+
+-- name: due_requests
+SELECT id FROM requests WHERE status IN ('pending', 'drafting') AND deadline <= :now ORDER BY deadline LIMIT :limit;
+
+-- name: open_in_thread
+SELECT id FROM requests WHERE thread_id = :thread_id AND status IN ('pending', 'drafting');
+
+-- name: insert_decision
+INSERT INTO decisions (id, request_id, type, actor, channel, payload, created_at)
+VALUES (:id, :request_id, :type, :actor, :channel, :payload, :now);
+
+-- name: decisions_for
+SELECT * FROM decisions WHERE request_id = :request_id ORDER BY created_at, id;
+
+-- name: approvals_for
+SELECT actor FROM decisions WHERE request_id = :request_id AND type = 'approve' ORDER BY created_at, id;
+
+-- name: count_auto_decisions
+SELECT count(*) AS n FROM decisions d JOIN requests r ON r.id = d.request_id
+WHERE r.thread_id = :thread_id AND d.channel = 'unattended';
+
+-- name: get_execution
+SELECT * FROM executions WHERE request_id = :request_id;
+
+-- name: insert_execution
+INSERT INTO executions (request_id, status, attempts, owner_token, owner, lease_until, started_at, updated_at)
+VALUES (:request_id, 'running', 1, :owner_token, :owner, :lease_until, :now, :now)
+ON CONFLICT (request_id) DO NOTHING;
+
+-- name: reclaim_execution
+UPDATE executions
+SET status = 'running', attempts = attempts + 1, owner_token = :owner_token, owner = :owner,
+    lease_until = :lease_until, started_at = :now, finished_at = NULL, error = NULL, updated_at = :now
+WHERE request_id = :request_id AND status = :from_status;
+
+-- name: renew_lease
+UPDATE executions SET lease_until = :lease_until, updated_at = :now
+WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_token;
+
+-- name: finish_execution
+UPDATE executions SET status = :status, result = :result, error = :error, finished_at = :now, updated_at = :now
+WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_token;
+
+-- name: abandon_execution
+UPDATE executions SET status = 'in_doubt', updated_at = :now
+WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_token;
+
+-- name: reset_execution
+UPDATE executions SET status = 'not_started', updated_at = :now
+WHERE request_id = :request_id AND status IN ('in_doubt', 'failed');
+
+-- name: remember
+INSERT INTO policy_memory (scope_key, fingerprint, created_at) VALUES (:scope_key, :fingerprint, :now)
+ON CONFLICT DO NOTHING;
+
+-- name: recall
+SELECT 1 AS found FROM policy_memory WHERE scope_key = :scope_key AND fingerprint = :fingerprint;
+
+-- name: list_layers
+SELECT kind, name, data FROM rule_layers ORDER BY kind, name;
+
+-- name: get_layer
+SELECT kind, name, data FROM rule_layers WHERE kind = :kind AND name = :name;
+
+-- name: upsert_layer
+INSERT INTO rule_layers (kind, name, data, updated_at) VALUES (:kind, :name, :data, :now)
+ON CONFLICT (kind, name) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at;
+
+-- name: delete_layer
+DELETE FROM rule_layers WHERE kind = :kind AND name = :name;
+
+-- name: delete_all_layers
+DELETE FROM rule_layers;
+
+-- name: bump_counter
+INSERT INTO counters (name, value) VALUES (:name, 1)
+ON CONFLICT (name) DO UPDATE SET value = counters.value + 1;
+
+-- name: get_counter
+SELECT value FROM counters WHERE name = :name;
+
+-- name: add_member
+INSERT INTO group_members (group_name, user_name) VALUES (:group_name, :user_name) ON CONFLICT DO NOTHING;
+
+-- name: remove_member
+DELETE FROM group_members WHERE group_name = :group_name AND user_name = :user_name;
+
+-- name: groups_of
+SELECT group_name FROM group_members WHERE user_name = :user_name ORDER BY group_name;
+
+-- name: list_members
+SELECT group_name, user_name FROM group_members ORDER BY group_name, user_name;
+
+-- name: audit_head
+SELECT seq, hash FROM audit_head WHERE id = 1;
+
+-- name: insert_audit
+INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
+VALUES (:seq, :at, :actor, :channel, :action, :request_id, :data, :prev_hash, :hash);
+
+-- name: move_audit_head
+UPDATE audit_head SET seq = :seq, hash = :hash WHERE id = 1;
+
+-- name: audit_rows
+SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM audit_log
+WHERE seq > :after AND (:request_id IS NULL OR request_id = :request_id)
+  AND (:action IS NULL OR action = :action) AND (:actor IS NULL OR actor = :actor)
+ORDER BY seq LIMIT :limit;

@@ -1,0 +1,120 @@
+-- The signoff schema as a fresh database has it. tests/test_migrations.py proves that applying
+-- migrations/ in order gives exactly this.
+
+CREATE TABLE requests (
+    id TEXT PRIMARY KEY,
+    thread_id TEXT NOT NULL,
+    tool_call_id TEXT NOT NULL,
+    kind TEXT NOT NULL DEFAULT 'tool' CHECK (kind IN ('tool', 'input')),
+    tool_name TEXT NOT NULL,
+    tool_description TEXT,
+    args TEXT NOT NULL,
+    args_schema TEXT,
+    answer_schema TEXT,
+    agent TEXT,
+    app TEXT,
+    requester TEXT,
+    status TEXT NOT NULL CHECK (status IN
+        ('drafting', 'pending', 'approved', 'edited', 'rejected', 'responded', 'expired', 'cancelled')),
+    description TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    deadline TEXT NOT NULL,
+    decided_at TEXT,
+    decision TEXT,
+    final_args TEXT,
+    UNIQUE (thread_id, tool_call_id)
+);
+CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
+CREATE INDEX requests_by_thread ON requests (thread_id);
+
+CREATE TABLE request_approvers (
+    request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
+    principal TEXT NOT NULL,
+    PRIMARY KEY (request_id, principal)
+);
+CREATE INDEX request_approvers_by_principal ON request_approvers (principal);
+
+CREATE TABLE decisions (
+    id TEXT PRIMARY KEY,
+    request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
+    type TEXT NOT NULL CHECK (type IN ('approve', 'edit', 'reject', 'respond')),
+    actor TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    UNIQUE (request_id, actor)
+);
+CREATE INDEX decisions_by_channel ON decisions (channel);
+
+CREATE TABLE executions (
+    request_id TEXT PRIMARY KEY REFERENCES requests (id) ON DELETE CASCADE,
+    status TEXT NOT NULL CHECK (status IN ('not_started', 'running', 'succeeded', 'failed', 'in_doubt')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    owner_token TEXT,
+    owner TEXT,
+    lease_until TEXT,
+    started_at TEXT,
+    finished_at TEXT,
+    result TEXT,
+    error TEXT,
+    updated_at TEXT NOT NULL
+);
+
+CREATE TABLE policy_memory (
+    scope_key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (scope_key, fingerprint)
+);
+
+CREATE TABLE rule_layers (
+    kind TEXT NOT NULL CHECK (kind IN ('defaults', 'tool', 'service', 'agent', 'app')),
+    name TEXT NOT NULL,
+    data TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (kind, name)
+);
+
+CREATE TABLE group_members (
+    group_name TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    PRIMARY KEY (group_name, user_name)
+);
+CREATE INDEX group_members_by_user ON group_members (user_name);
+
+CREATE TABLE counters (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+
+CREATE TABLE audit_log (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    action TEXT NOT NULL,
+    request_id TEXT,
+    data TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX audit_log_by_request ON audit_log (request_id);
+
+CREATE TABLE audit_head (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    seq INTEGER NOT NULL,
+    hash TEXT NOT NULL
+);
+INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
+
+CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
+BEGIN
+    SELECT RAISE(ABORT, 'audit_log is append-only');
+END;
+
+CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
+BEGIN
+    SELECT RAISE(ABORT, 'audit_log is append-only');
+END;

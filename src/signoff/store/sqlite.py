@@ -1,0 +1,241 @@
+"""The embedded SQLite store: one file, WAL, `synchronous=FULL`, `BEGIN IMMEDIATE` for writes.
+
+Other processes' commits are noticed through `PRAGMA data_version`, checked every few
+milliseconds by one thread, and only while somebody in this process is waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .._util import canonical_json, from_iso, to_iso
+from ..errors import MigrationError, StoreError
+from .base import Store
+from .core import BackgroundThread, Changes, Json
+from .queries import load_queries, migration_files
+from .wakeup import WakeupHub
+
+JSON_COLUMNS = frozenset(
+    {
+        "args",
+        "args_schema",
+        "answer_schema",
+        "rule",
+        "decision",
+        "final_args",
+        "payload",
+        "owner",
+        "result",
+        "data",
+    }
+)
+TIME_COLUMNS = frozenset(
+    {"created_at", "updated_at", "deadline", "decided_at", "lease_until", "started_at", "finished_at"}
+)
+CHANGE_CHECK_INTERVAL = 0.003
+"""Seconds between `PRAGMA data_version` checks while somebody waits."""
+BUSY_TIMEOUT_MS = 10_000
+WATCHED_STATE = "SELECT id, status, updated_at FROM requests WHERE id IN (SELECT value FROM json_each(?))"
+
+
+def _param(value: Any) -> Any:
+    if isinstance(value, Json):
+        return canonical_json(value.value)
+    if isinstance(value, datetime):
+        return to_iso(value)
+    if isinstance(value, list | tuple):
+        return json.dumps(list(value))
+    return value
+
+
+def _row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
+    row = {}
+    for (name, *_), value in zip(cursor.description, values, strict=True):
+        if value is not None:
+            if name in JSON_COLUMNS:
+                value = json.loads(value)
+            elif name in TIME_COLUMNS:
+                value = from_iso(value)
+        row[name] = value
+    return row
+
+
+class _SQLiteTx:
+    def __init__(self, connection: sqlite3.Connection, queries: dict[str, str]) -> None:
+        self._connection = connection
+        self._queries = queries
+
+    def _execute(self, query: str, params: dict[str, Any]) -> sqlite3.Cursor:
+        return self._connection.execute(
+            self._queries[query], {key: _param(value) for key, value in params.items()}
+        )
+
+    def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:
+        cursor = self._execute(query, params)
+        values = cursor.fetchone()
+        result = _row(cursor, values) if values is not None else None
+        cursor.close()
+        return result
+
+    def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
+        cursor = self._execute(query, params)
+        return [_row(cursor, values) for values in cursor.fetchall()]
+
+    def run(self, query: str, /, **params: Any) -> int:
+        return self._execute(query, params).rowcount
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    connection = sqlite3.connect(
+        path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
+    )
+    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = FULL")
+    connection.execute("PRAGMA foreign_keys = ON")
+    return connection
+
+
+class SQLiteStore(Store):
+    """`SQLiteStore("path/to/signoff.db")`. Safe to share between threads and processes."""
+
+    def __init__(self, path: str | Path, *, migrate: bool = True) -> None:
+        self.path = str(path)
+        if self.path == ":memory:" or self.path.startswith("file::memory:"):
+            raise StoreError("signoff needs a database file (other connections and processes must see it)")
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self.url = f"sqlite:///{Path(self.path).resolve()}"
+        self.hub = WakeupHub()
+        self._queries = load_queries("sqlite")
+        self._lock = threading.RLock()
+        try:
+            self._connection = _connect(self.path)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from None
+        self._source: BackgroundThread | None = None
+        self._source_lock = threading.Lock()
+        self._closed = False
+        if migrate:
+            self.migrate()
+
+    # -- transactions -------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self, changes: Changes) -> Iterator[_SQLiteTx]:
+        with self._lock:
+            self._ensure_open()
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                yield _SQLiteTx(self._connection, self._queries)
+            except BaseException:
+                self._connection.execute("ROLLBACK")
+                raise
+            self._connection.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[_SQLiteTx]:
+        with self._lock:
+            self._ensure_open()
+            yield _SQLiteTx(self._connection, self._queries)
+
+    def _ensure_open(self) -> None:
+        if self._closed:
+            raise StoreError("the store is closed")
+
+    # -- migrations ---------------------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        """Apply the migrations this database lacks, in order. Returns their names."""
+        applied: list[str] = []
+        with self._lock:
+            self._connection.execute(
+                "CREATE TABLE IF NOT EXISTS signoff_migrations "
+                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+            for version, name, sql in migration_files("sqlite"):
+                self._connection.execute("BEGIN IMMEDIATE")
+                try:
+                    done = self._connection.execute(
+                        "SELECT 1 FROM signoff_migrations WHERE version = ?", (version,)
+                    ).fetchone()
+                    if done is None:
+                        for statement in split_statements(sql):
+                            self._connection.execute(statement)
+                        self._connection.execute(
+                            "INSERT INTO signoff_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                            (version, name, to_iso(datetime.now().astimezone())),
+                        )
+                        applied.append(name)
+                except sqlite3.Error as exc:
+                    self._connection.execute("ROLLBACK")
+                    raise MigrationError(f"migration {name} failed: {exc}") from None
+                self._connection.execute("COMMIT")
+        return applied
+
+    # -- cross-process wake-ups ---------------------------------------------------------------
+
+    def _start_wakeup_source(self) -> None:
+        if self._source is None:
+            with self._source_lock:
+                if self._source is None and not self._closed:
+                    self._source = BackgroundThread("signoff-sqlite-changes", self._watch_changes)
+
+    def _watch_changes(self, stop: threading.Event) -> None:
+        connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        seen: dict[str, tuple[str, str]] = {}
+        try:
+            version = None
+            while not stop.is_set():
+                if not self.hub.wait_for_watchers(0.5):
+                    seen.clear()
+                    continue
+                current = connection.execute("PRAGMA data_version").fetchone()[0]
+                watched = self.hub.watched()
+                if current != version or any(rid not in seen for rid in watched):
+                    version = current
+                    rows = connection.execute(WATCHED_STATE, (json.dumps(watched),)).fetchall()
+                    state = {row[0]: (row[1], row[2]) for row in rows}
+                    self.hub.fire(rid for rid, now in state.items() if seen.get(rid) != now)
+                    seen = state
+                time.sleep(CHANGE_CHECK_INTERVAL)
+        except sqlite3.Error:
+            if not stop.is_set():
+                raise
+        finally:
+            connection.close()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._source is not None:
+            self.hub.wake_sources()
+            self._source.stop()
+        with self._lock:
+            self._connection.close()
+
+
+def split_statements(script: str) -> list[str]:
+    """Split a SQL script into complete statements (triggers' inner `;` included)."""
+    statements: list[str] = []
+    current: list[str] = []
+    for line in script.splitlines():
+        if not current and (not line.strip() or line.lstrip().startswith("--")):
+            continue
+        current.append(line)
+        text = "\n".join(current)
+        if sqlite3.complete_statement(text):
+            statements.append(text.strip())
+            current = []
+    if current and "\n".join(current).strip():
+        statements.append("\n".join(current).strip())
+    return statements

@@ -1,0 +1,98 @@
+"""Waking waiters when a request changes (DESIGN §6).
+
+Waiters subscribe to a request id and sleep on an event; nobody polls per waiter. The store fires
+the hub after its own commits (in-process), and a backend source fires it for changes made by
+other processes: PostgreSQL LISTEN/NOTIFY, or SQLite's `PRAGMA data_version` checked at a short
+interval by one thread per store. An async waiter is woken through its loop, so a thousand
+waiting coroutines need no thread each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Iterable
+
+
+class Waiter:
+    """One subscription to one request. `wait()` for threads, `wait_async()` for coroutines."""
+
+    def __init__(self, request_id: str, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        self.request_id = request_id
+        self._event = threading.Event()
+        self._loop = loop
+        self._async_event = asyncio.Event() if loop is not None else None
+
+    def fire(self) -> None:
+        self._event.set()
+        if self._loop is not None and self._async_event is not None:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
+                self._loop.call_soon_threadsafe(self._async_event.set)
+
+    def clear(self) -> None:
+        self._event.clear()
+        if self._async_event is not None:
+            self._async_event.clear()
+
+    @property
+    def fired(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None) -> bool:
+        return self._event.wait(timeout)
+
+    async def wait_async(self, timeout: float | None) -> bool:
+        assert self._async_event is not None, "subscribe with a loop to wait asynchronously"
+        if self._event.is_set():
+            return True
+        try:
+            await asyncio.wait_for(self._async_event.wait(), timeout)
+        except TimeoutError:
+            return self._event.is_set()
+        return True
+
+
+class WakeupHub:
+    """Who waits for which request. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiters: dict[str, set[Waiter]] = {}
+        self._changed = threading.Condition(self._lock)
+
+    def subscribe(self, request_id: str, *, loop: asyncio.AbstractEventLoop | None = None) -> Waiter:
+        waiter = Waiter(request_id, loop)
+        with self._lock:
+            self._waiters.setdefault(request_id, set()).add(waiter)
+            self._changed.notify_all()
+        return waiter
+
+    def unsubscribe(self, waiter: Waiter) -> None:
+        with self._lock:
+            waiters = self._waiters.get(waiter.request_id)
+            if waiters is not None:
+                waiters.discard(waiter)
+                if not waiters:
+                    del self._waiters[waiter.request_id]
+
+    def fire(self, request_ids: Iterable[str]) -> None:
+        with self._lock:
+            targets = [waiter for rid in request_ids for waiter in self._waiters.get(rid, ())]
+        for waiter in targets:
+            waiter.fire()
+
+    def watched(self) -> list[str]:
+        with self._lock:
+            return list(self._waiters)
+
+    def wait_for_watchers(self, timeout: float) -> bool:
+        """Block until somebody subscribes (or the timeout passes); True if anyone is waiting."""
+        with self._lock:
+            if not self._waiters:
+                self._changed.wait(timeout)
+            return bool(self._waiters)
+
+    def wake_sources(self) -> None:
+        with self._lock:
+            self._changed.notify_all()

@@ -1,0 +1,71 @@
+"""Texts: card descriptions (with redaction) and what the model is told about a decision."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ._util import display_json
+
+REDACTED = "***"
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.\-]*)\}")
+
+
+def fill(template: str, values: Mapping[str, Any]) -> str:
+    """Replace `{name}` for the names given; any other placeholder is left as written.
+
+    Strings are inserted as they are, other values as JSON. Never raises on a template.
+    """
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            return match.group(0)
+        value = values[name]
+        return value if isinstance(value, str) else display_json(value)
+
+    return _PLACEHOLDER.sub(replace, template)
+
+
+def redact_args(args: Mapping[str, Any], redact: tuple[str, ...] | list[str]) -> dict[str, Any]:
+    """A copy of `args` with the named arguments masked (top-level names)."""
+    if not redact:
+        return dict(args)
+    return {key: (REDACTED if key in redact else value) for key, value in args.items()}
+
+
+def render_description(
+    template: str,
+    *,
+    tool_name: str,
+    args: Mapping[str, Any],
+    redact: tuple[str, ...] | list[str] = (),
+    prefix: str = "",
+) -> str:
+    """The card text: `{tool_name}`, `{tool_args}` (JSON), `{<arg>}`, `{prefix}`; redacted args masked."""
+    shown = redact_args(args, redact)
+    values: dict[str, Any] = dict(shown)
+    values.update(tool_name=tool_name, tool_args=display_json(shown), prefix=prefix)
+    return fill(template, values)
+
+
+def rejection_text(template: str, feedback_template: str, *, tool_name: str, feedback: str | None) -> str:
+    text = fill(template, {"tool_name": tool_name})
+    if feedback:
+        text += " " + fill(feedback_template, {"feedback": feedback})
+    return text
+
+
+def modification_text(
+    template: str,
+    feedback_template: str,
+    *,
+    tool_name: str,
+    final_args: Mapping[str, Any],
+    feedback: str | None,
+) -> str:
+    text = fill(template, {"tool_name": tool_name, "final_tool_params": display_json(dict(final_args))})
+    if feedback:
+        text += " " + fill(feedback_template, {"feedback": feedback})
+    return text
