@@ -1,0 +1,79 @@
+"""Shared fixtures: a fresh SQLite file or a fresh PostgreSQL schema per test.
+
+PostgreSQL tests need `SIGNOFF_TEST_POSTGRES_DSN` (CI sets it); elsewhere they skip, saying so.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from signoff.store import SQLiteStore, Store
+
+POSTGRES_DSN = os.environ.get("SIGNOFF_TEST_POSTGRES_DSN")
+NO_POSTGRES = "PostgreSQL tests need SIGNOFF_TEST_POSTGRES_DSN (e.g. postgresql://postgres@127.0.0.1:5432/test)"
+
+
+def new_pg_schema() -> str:
+    return f"signoff_test_{uuid.uuid4().hex[:12]}"
+
+
+def drop_pg_schema(schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    assert POSTGRES_DSN is not None
+    with psycopg.connect(POSTGRES_DSN, autocommit=True) as connection:
+        connection.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture
+def sqlite_path(tmp_path: Path) -> Path:
+    return tmp_path / "signoff.db"
+
+
+@pytest.fixture
+def sqlite_store(sqlite_path: Path) -> Iterator[SQLiteStore]:
+    store = SQLiteStore(sqlite_path)
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[str]:
+    if not POSTGRES_DSN:
+        pytest.skip(NO_POSTGRES)
+    schema = new_pg_schema()
+    yield schema
+    drop_pg_schema(schema)
+
+
+@pytest.fixture
+def pg_store(pg_schema: str) -> Iterator[Store]:
+    from signoff.store.postgres import PostgresStore
+
+    assert POSTGRES_DSN is not None
+    store = PostgresStore(POSTGRES_DSN, schema=pg_schema, max_size=4)
+    yield store
+    store.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest) -> Store:
+    """The same test against both backends."""
+    name = "sqlite_store" if request.param == "sqlite" else "pg_store"
+    store: Store = request.getfixturevalue(name)
+    return store
+
+
+def url_for(store: Store) -> str:
+    """How another process opens the same database (PostgreSQL: with the test's schema)."""
+    from signoff.store.postgres import PostgresStore
+
+    if isinstance(store, PostgresStore):
+        return f"{store.url}?options=-csearch_path%3D{store.schema}"
+    return store.url
