@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -12,9 +13,23 @@ from typing import Any
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 
+_last_id = [0, 0]
+_id_lock = threading.Lock()
+
+
 def new_id(prefix: str) -> str:
-    """A sortable unique id: `prefix_` + 26 Crockford base32 chars (48-bit ms time + 80 random bits)."""
-    value = (int(time.time() * 1000) << 80) | int.from_bytes(os.urandom(10), "big")
+    """A sortable unique id: `prefix_` + 26 Crockford base32 chars (48-bit ms time + 80 random bits).
+
+    Ids made by one process in the same millisecond still sort in creation order.
+    """
+    millis = int(time.time() * 1000)
+    with _id_lock:
+        if millis <= _last_id[0]:
+            millis, randomness = _last_id[0], _last_id[1] + 1
+        else:
+            randomness = int.from_bytes(os.urandom(10), "big") >> 1
+        _last_id[:] = [millis, randomness]
+    value = (millis << 80) | (randomness & ((1 << 80) - 1))
     chars = []
     for _ in range(26):
         chars.append(_CROCKFORD[value & 31])

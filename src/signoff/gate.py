@@ -30,7 +30,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._util import canonical_json, parse_duration, utcnow
+from ._util import parse_duration, utcnow
 from .calls import Scope, ToolCall
 from .decisions import Approve, Decision, Reject
 from .errors import (
@@ -668,7 +668,7 @@ async def _maybe_await(value: Any) -> Any:
 
 def _jsonable(value: Any) -> Any:
     """`value` as JSON would give it back (non-JSON leaves become their `str`)."""
-    return json.loads(canonical_json(value))
+    return json.loads(json.dumps(value, default=str))
 
 
 def _is_json(value: Any) -> bool:

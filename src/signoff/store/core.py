@@ -26,7 +26,7 @@ from .wakeup import Waiter, WakeupHub
 
 @dataclass(frozen=True)
 class Json:
-    """Marks a parameter to be stored as JSON (text in SQLite, jsonb in PostgreSQL)."""
+    """Marks a parameter to be stored as JSON (text in SQLite, json in PostgreSQL; key order kept)."""
 
     value: Any
 

@@ -25,7 +25,7 @@ try:
     import psycopg
     from psycopg import sql
     from psycopg.rows import dict_row
-    from psycopg.types.json import Jsonb
+    from psycopg.types.json import Json as PgJson
     from psycopg_pool import ConnectionPool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("PostgreSQL support needs the extra: pip install 'signoff[postgres]'") from exc
@@ -38,7 +38,7 @@ _MIGRATION_LOCK = zlib.crc32(b"signoff-migrations")
 
 def _param(value: Any) -> Any:
     if isinstance(value, Json):
-        return Jsonb(value.value)
+        return PgJson(value.value)
     if isinstance(value, tuple):
         return list(value)
     return value

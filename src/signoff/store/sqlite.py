@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .._util import canonical_json, from_iso, to_iso
+from .._util import from_iso, to_iso
 from ..errors import MigrationError, StoreError
 from .base import Store
 from .core import BackgroundThread, Changes, Json
@@ -48,7 +48,7 @@ WATCHED_STATE = "SELECT id, status, updated_at FROM requests WHERE id IN (SELECT
 
 def _param(value: Any) -> Any:
     if isinstance(value, Json):
-        return canonical_json(value.value)
+        return json.dumps(value.value, ensure_ascii=False, separators=(",", ":"), default=str)
     if isinstance(value, datetime):
         return to_iso(value)
     if isinstance(value, list | tuple):

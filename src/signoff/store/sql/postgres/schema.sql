@@ -8,22 +8,22 @@ CREATE TABLE requests (
     kind TEXT NOT NULL DEFAULT 'tool' CHECK (kind IN ('tool', 'input')),
     tool_name TEXT NOT NULL,
     tool_description TEXT,
-    args JSONB NOT NULL,
-    args_schema JSONB,
-    answer_schema JSONB,
+    args JSON NOT NULL,
+    args_schema JSON,
+    answer_schema JSON,
     agent TEXT,
     app TEXT,
     requester TEXT,
     status TEXT NOT NULL CHECK (status IN
         ('drafting', 'pending', 'approved', 'edited', 'rejected', 'responded', 'expired', 'cancelled')),
     description TEXT NOT NULL,
-    rule JSONB NOT NULL,
+    rule JSON NOT NULL,
     created_at TIMESTAMPTZ NOT NULL,
     updated_at TIMESTAMPTZ NOT NULL,
     deadline TIMESTAMPTZ NOT NULL,
     decided_at TIMESTAMPTZ,
-    decision JSONB,
-    final_args JSONB,
+    decision JSON,
+    final_args JSON,
     UNIQUE (thread_id, tool_call_id)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
@@ -42,7 +42,7 @@ CREATE TABLE decisions (
     type TEXT NOT NULL CHECK (type IN ('approve', 'edit', 'reject', 'respond')),
     actor TEXT NOT NULL,
     channel TEXT NOT NULL,
-    payload JSONB NOT NULL,
+    payload JSON NOT NULL,
     created_at TIMESTAMPTZ NOT NULL,
     UNIQUE (request_id, actor)
 );
@@ -53,11 +53,11 @@ CREATE TABLE executions (
     status TEXT NOT NULL CHECK (status IN ('not_started', 'running', 'succeeded', 'failed', 'in_doubt')),
     attempts INTEGER NOT NULL DEFAULT 0,
     owner_token TEXT,
-    owner JSONB,
+    owner JSON,
     lease_until TIMESTAMPTZ,
     started_at TIMESTAMPTZ,
     finished_at TIMESTAMPTZ,
-    result JSONB,
+    result JSON,
     error TEXT,
     updated_at TIMESTAMPTZ NOT NULL
 );
@@ -72,7 +72,7 @@ CREATE TABLE policy_memory (
 CREATE TABLE rule_layers (
     kind TEXT NOT NULL CHECK (kind IN ('defaults', 'tool', 'service', 'agent', 'app')),
     name TEXT NOT NULL,
-    data JSONB NOT NULL,
+    data JSON NOT NULL,
     updated_at TIMESTAMPTZ NOT NULL,
     PRIMARY KEY (kind, name)
 );
@@ -96,7 +96,7 @@ CREATE TABLE audit_log (
     channel TEXT NOT NULL,
     action TEXT NOT NULL,
     request_id TEXT,
-    data JSONB NOT NULL,
+    data JSON NOT NULL,
     prev_hash TEXT NOT NULL,
     hash TEXT NOT NULL
 );

@@ -1,0 +1,26 @@
+"""The public API is a curated, sorted `__all__` (httpx's tests/test_exported_members.py)."""
+
+from __future__ import annotations
+
+import inspect
+
+import signoff
+
+
+def test_all_is_sorted() -> None:
+    assert signoff.__all__ == sorted(signoff.__all__)
+
+
+def test_all_names_exist_and_nothing_public_is_missing() -> None:
+    exported = set(signoff.__all__)
+    public = {name for name in dir(signoff) if not name.startswith("_")}
+    modules = {name for name in public if type(getattr(signoff, name)).__name__ == "module"}
+    assert exported - set(dir(signoff)) == set(), "names in __all__ that don't exist"
+    assert public - modules - exported == set(), "public names missing from __all__"
+
+
+def test_exported_members_claim_the_package() -> None:
+    for name in signoff.__all__:
+        member = getattr(signoff, name)
+        if inspect.isclass(member) or inspect.isfunction(member):
+            assert member.__module__.startswith("signoff."), f"{name} comes from {member.__module__}"

@@ -1,0 +1,92 @@
+"""Unattended runs (cron): auto-decisions, audited, capped per run."""
+
+from __future__ import annotations
+
+import pytest
+
+from signoff import (
+    ApprovalRequiredUnattended,
+    AutoResumeExceeded,
+    Gate,
+    RuleSet,
+    Scope,
+    Store,
+    ToolCall,
+)
+
+RULES = RuleSet.from_yaml(
+    """
+tools:
+  nightly_cleanup: {requires_approval: true}
+  purge: {requires_approval: true, unattended: reject}
+  wire_money: {requires_approval: true, unattended: fail}
+"""
+)
+CRON = Scope(thread_id="cron-1", agent="janitor", unattended=True)
+
+
+def test_auto_approve_runs_the_tool_and_is_audited(store: Store) -> None:
+    gate = Gate(store, rules=RULES)
+    ran: list[int] = []
+    reply = gate.run(ToolCall(name="nightly_cleanup", args={"days": 30}), lambda days: ran.append(days) or "ok", CRON)
+    assert ran == [30]
+    assert reply.content == "ok"
+    [request] = store.list_requests(thread_id="cron-1")
+    assert request.status == "approved"
+    assert request.decision is not None
+    assert (request.decision.actor, request.decision.channel) == ("unattended", "unattended")
+    decided = [e for e in store.audit_entries(request_id=request.id) if e.action == "request.decided"]
+    assert [(e.actor, e.data["comment"]) for e in decided] == [("unattended", "auto-approved: unattended")]
+
+
+def test_unattended_reject_mode(store: Store) -> None:
+    gate = Gate(store, rules=RULES)
+    reply = gate.run(ToolCall(name="purge", args={}), lambda: "should not run", CRON)
+    assert reply.is_error
+    assert reply.content == (
+        "Tool execution for 'purge' was rejected by the user. With user feedback: auto-rejected: unattended"
+    )
+
+
+def test_unattended_fail_mode(store: Store) -> None:
+    gate = Gate(store, rules=RULES)
+    with pytest.raises(ApprovalRequiredUnattended, match="'wire_money' needs approval and this run is unattended"):
+        gate.review(ToolCall(name="wire_money", args={}), CRON)
+    assert store.list_requests(thread_id="cron-1") == []
+
+
+def test_the_cap_fails_the_run_with_its_text(store: Store) -> None:
+    gate = Gate(store, rules=RULES, max_auto_resume=3)
+    for n in range(3):
+        assert gate.review(ToolCall(name="nightly_cleanup", args={"n": n}), CRON).execute
+    with pytest.raises(AutoResumeExceeded, match="^auto-resume exceeded 3 attempts$"):
+        gate.review(ToolCall(name="nightly_cleanup", args={"n": 3}), CRON)
+    # replays of calls already decided don't count again
+    assert gate.review(ToolCall(name="nightly_cleanup", args={"n": 0}), CRON).execute
+    # another run has its own budget
+    assert gate.review(ToolCall(name="nightly_cleanup", args={"n": 0}), Scope(thread_id="cron-2", unattended=True)).execute
+
+
+def test_the_cap_comes_from_the_environment(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIGNOFF_UNATTENDED_MAX_AUTO_RESUME", "1")
+    gate = Gate(store, rules=RULES)
+    assert gate.max_auto_resume() == 1
+    gate.review(ToolCall(name="nightly_cleanup", args={"n": 1}), CRON)
+    with pytest.raises(AutoResumeExceeded, match="auto-resume exceeded 1 attempts"):
+        gate.review(ToolCall(name="nightly_cleanup", args={"n": 2}), CRON)
+
+
+def test_the_default_cap_is_ten(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SIGNOFF_UNATTENDED_MAX_AUTO_RESUME", raising=False)
+    gate = Gate(store, rules=RULES)
+    assert gate.max_auto_resume() == 10
+    for n in range(10):
+        gate.review(ToolCall(name="nightly_cleanup", args={"n": n}), CRON)
+    with pytest.raises(AutoResumeExceeded, match="auto-resume exceeded 10 attempts"):
+        gate.review(ToolCall(name="nightly_cleanup", args={"n": 10}), CRON)
+
+
+def test_the_rules_can_set_the_cap(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SIGNOFF_UNATTENDED_MAX_AUTO_RESUME", "50")
+    rules = RuleSet.from_dict({**RULES.to_dict(), "defaults": {"max_auto_resume": 2}})
+    assert Gate(store, rules=rules).max_auto_resume() == 2

@@ -1,0 +1,137 @@
+"""Waiting for a person: push wake-ups (in-process and across processes), deadlines, timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from signoff import (
+    Approve,
+    Gate,
+    Pending,
+    RequestExpired,
+    RequestStatus,
+    ReviewTimeout,
+    RuleSet,
+    Scope,
+    Store,
+    ToolCall,
+)
+from tests.conftest import url_for
+from tests.helpers import person_deciding
+
+ROOT = Path(__file__).resolve().parent.parent
+
+RULES = RuleSet.from_yaml(
+    """
+tools:
+  deploy: {requires_approval: true}
+  short_lived: {requires_approval: true, deadline: 0.4s}
+  short_lived_approve: {requires_approval: true, deadline: 0.4s, on_expire: approve}
+  short_lived_fail: {requires_approval: true, deadline: 0.4s, on_expire: fail}
+"""
+)
+
+# A huge poll interval: if a waiter wakes, it was pushed.
+PUSH_ONLY = 3600.0
+
+
+def test_an_in_process_decision_wakes_the_waiter(store: Store) -> None:
+    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+    with person_deciding(store, Approve()):
+        outcome = gate.review(ToolCall(name="deploy", args={"env": "prod"}), Scope(thread_id="w1"), timeout=30)
+    assert outcome.execute and outcome.status == "approved"
+
+
+def test_a_decision_from_another_process_wakes_the_waiter(store: Store) -> None:
+    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+    call = ToolCall(name="deploy", args={"env": "prod"}, id="x1")
+    pending = gate.submit(call, Scope(thread_id="w2"))
+    assert isinstance(pending, Pending)
+    decider = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from signoff import open_store, Approve; time.sleep(0.5); "
+            "open_store(sys.argv[1]).decide(sys.argv[2], Approve(), actor='bob', channel='cli')",
+            url_for(store),
+            pending.request_id,
+        ],
+        cwd=ROOT,
+    )
+    try:
+        outcome = gate.review(call, Scope(thread_id="w2"), timeout=30)
+    finally:
+        decider.wait(30)
+    assert outcome.actor == "bob"
+    assert outcome.execute
+
+
+def test_many_async_waiters_hold_no_thread_each(store: Store) -> None:
+    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+    waiters = 200
+
+    async def scenario() -> list[str]:
+        tasks = [
+            asyncio.create_task(gate.areview(ToolCall(name="deploy", args={"n": n}, id=f"a{n}"), Scope(thread_id="many")))
+            for n in range(waiters)
+        ]
+        while len(store.hub.watched()) < waiters:
+            await asyncio.sleep(0.01)
+        threads_while_waiting = threading.active_count()
+        assert threads_while_waiting < 20, f"{threads_while_waiting} threads for {waiters} waiters"
+        for request in store.list_requests(thread_id="many", limit=1000):
+            await asyncio.to_thread(store.decide, request.id, Approve(), actor="alice")
+        outcomes = await asyncio.wait_for(asyncio.gather(*tasks), 60)
+        return [outcome.status for outcome in outcomes]
+
+    assert asyncio.run(scenario()) == ["approved"] * waiters
+
+
+@pytest.mark.parametrize(
+    ("tool", "execute", "text"),
+    [
+        ("short_lived", False, "The approval request expired."),
+        ("short_lived_approve", True, None),
+    ],
+)
+def test_the_waiting_agent_gets_the_on_expire_outcome_at_the_deadline(
+    store: Store, tool: str, execute: bool, text: str | None
+) -> None:
+    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+    outcome = gate.review(ToolCall(name=tool, args={}), Scope(thread_id="exp"), timeout=30)
+    assert outcome.status == "expired"
+    assert outcome.execute is execute
+    assert outcome.model_text == text
+    [request] = store.list_requests(thread_id="exp")
+    assert request.status is RequestStatus.EXPIRED
+    assert [e.action for e in store.audit_entries(request_id=request.id)] == ["request.created", "request.expired"]
+
+
+def test_on_expire_fail_raises(store: Store) -> None:
+    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+    with pytest.raises(RequestExpired, match="expired before anyone decided"):
+        gate.review(ToolCall(name="short_lived_fail", args={}), Scope(thread_id="exp-fail"), timeout=30)
+
+
+def test_async_waiters_expire_at_the_deadline_too(store: Store) -> None:
+    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+    outcome = asyncio.run(gate.areview(ToolCall(name="short_lived", args={}), Scope(thread_id="aexp"), timeout=30))
+    assert outcome.status == "expired" and outcome.is_error
+
+
+def test_a_review_timeout_leaves_the_request_pending_for_a_replay(store: Store) -> None:
+    gate = Gate(store, rules=RULES)
+    call = ToolCall(name="deploy", args={"env": "staging"}, id="slow-person")
+    with pytest.raises(ReviewTimeout, match="stays pending"):
+        gate.review(call, Scope(thread_id="to"), timeout=0.2)
+    [request] = store.list_requests(thread_id="to")
+    assert request.status is RequestStatus.PENDING
+    store.decide(request.id, Approve(), actor="alice")
+    assert gate.review(call, Scope(thread_id="to"), timeout=5).status == "approved"
+    assert len(store.list_requests(thread_id="to")) == 1
