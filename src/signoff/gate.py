@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import json
 import os
 import threading
 import time
@@ -37,24 +36,20 @@ from .errors import (
     AlreadyDecided,
     ApprovalRequiredUnattended,
     AutoResumeExceeded,
-    ExecutionInDoubt,
-    ExecutionInProgress,
-    InvalidDecision,
-    NotAnApprover,
     RequestConflict,
     RequestExpired,
-    ReviewTimeout,
-    ToolFailed,
 )
-from .execution import DEFAULT_LEASE, Claim, _idempotency_key
+from .execution import DEFAULT_LEASE
 from .outcome import Outcome, Reply, not_required, outcome_for
 from .policies import AlwaysAsk, Policy
 from .requests import NewRequest, Request, RequestStatus
 from .rules.model import DEFAULT_MAX_AUTO_RESUME, RequestRule, Rule, RuleSet, ToolEntry
 from .rules.resolve import Explanation, Resolver
+from .running import arun_once, jsonable, run_once
 from .scopes import ScopeState, current_scope
 from .store import Store, open_store
 from .templates import render_description
+from .waiting import present, wait_async, wait_blocking
 
 if TYPE_CHECKING:
     from .console import ConfirmationUI
@@ -213,9 +208,9 @@ class Gate:
             return planned
         request = planned
         if not request.is_terminal and self.ui is not None:
-            request = self._present(request)
+            request = present(self.store, self.ui, request, actor=self.actor)
         if not request.is_terminal:
-            request = self._wait(request, timeout)
+            request = wait_blocking(self.store, request, timeout=timeout, poll_interval=self.poll_interval)
         return self._finish(request, call, state.scope)
 
     async def areview(
@@ -229,9 +224,9 @@ class Gate:
             return planned
         request = planned
         if not request.is_terminal and self.ui is not None:
-            request = await asyncio.to_thread(self._present, request)
+            request = await asyncio.to_thread(present, self.store, self.ui, request, actor=self.actor)
         if not request.is_terminal:
-            request = await self._await(request, timeout)
+            request = await wait_async(self.store, request, timeout=timeout, poll_interval=self.poll_interval)
         return await asyncio.to_thread(self._finish, request, call, state.scope)
 
     def submit(self, call: ToolCall, scope: Scope | None = None) -> Outcome | Pending:
@@ -281,7 +276,7 @@ class Gate:
             thread_id=scope.thread_id,
             tool_call_id=call.id,
             tool_name=call.name,
-            args=_jsonable(call.args),
+            args=jsonable(call.args),
             description=render_description(
                 rule.description,
                 tool_name=call.name,
@@ -348,97 +343,6 @@ class Gate:
         except AlreadyDecided:
             return self.store.get_request(request.id)
 
-    # -- presenting and waiting ---------------------------------------------------------------
-
-    def _present(self, request: Request) -> Request:
-        """Show the request on this process's UI until someone (here or elsewhere) decides."""
-        assert self.ui is not None
-        stop = threading.Event()
-        waiter = self.store.subscribe(request.id)
-
-        def watch() -> None:
-            while not stop.is_set():
-                if utcnow() >= request.deadline:
-                    stop.set()
-                    return
-                if waiter.wait(0.2):
-                    waiter.clear()
-                    if self.store.get_request(request.id).is_terminal:
-                        stop.set()
-                        return
-
-        watcher = threading.Thread(target=watch, name="signoff-ui-watch", daemon=True)
-        watcher.start()
-        error: str | None = None
-        try:
-            while not stop.is_set():
-                decision = self.ui.get_decision(request, stop=stop, error=error)
-                if decision is None:
-                    break
-                try:
-                    return self.store.decide(request.id, decision, actor=self.actor, channel=self.ui.channel)
-                except InvalidDecision as exc:
-                    error = exc.message
-                except NotAnApprover as exc:
-                    self.ui.show_message(f"{exc.message}; waiting for an approver to decide elsewhere.")
-                    break
-                except (AlreadyDecided, RequestExpired):
-                    break
-        finally:
-            stop.set()
-            watcher.join()
-            self.store.unsubscribe(waiter)
-        current = self.store.get_request(request.id)
-        if current.is_terminal:
-            self.ui.show_decided(current)
-        return current
-
-    def _wait(self, request: Request, timeout: float | None) -> Request:
-        waiter = self.store.subscribe(request.id)
-        give_up = None if timeout is None else time.monotonic() + timeout
-        try:
-            while True:
-                waiter.clear()
-                current = self.store.get_request(request.id)
-                delay = self._next_wait(current, give_up)
-                if delay is None:
-                    return current if current.is_terminal else self.store.get_request(request.id)
-                waiter.wait(delay)
-        finally:
-            self.store.unsubscribe(waiter)
-
-    async def _await(self, request: Request, timeout: float | None) -> Request:
-        waiter = self.store.subscribe_async(request.id)
-        give_up = None if timeout is None else time.monotonic() + timeout
-        try:
-            while True:
-                waiter.clear()
-                current = await asyncio.to_thread(self.store.get_request, request.id)
-                delay = await asyncio.to_thread(self._next_wait, current, give_up)
-                if delay is None:
-                    if current.is_terminal:
-                        return current
-                    return await asyncio.to_thread(self.store.get_request, request.id)
-                await waiter.wait_async(delay)
-        finally:
-            self.store.unsubscribe(waiter)
-
-    def _next_wait(self, current: Request, give_up: float | None) -> float | None:
-        """Seconds to sleep before looking again, or None when done waiting (terminal or expired)."""
-        if current.is_terminal:
-            return None
-        until_deadline = (current.deadline - utcnow()).total_seconds()
-        if until_deadline <= 0:
-            self.store.expire(current.id)
-            return None
-        delay = min(until_deadline, self.poll_interval)
-        if give_up is not None:
-            remaining = give_up - time.monotonic()
-            if remaining <= 0:
-                raise ReviewTimeout(f"no decision on request {current.id} yet; it stays pending")
-            delay = min(delay, remaining)
-        return delay
-
     # -- input requests -----------------------------------------------------------------------
 
     def ask(
@@ -475,9 +379,9 @@ class Gate:
                 )
             )
         if not request.is_terminal and self.ui is not None:
-            request = self._present(request)
+            request = present(self.store, self.ui, request, actor=self.actor)
         if not request.is_terminal:
-            request = self._wait(request, timeout)
+            request = wait_blocking(self.store, request, timeout=timeout, poll_interval=self.poll_interval)
         return self._finish(request, call, state.scope)
 
     def cancel(self, thread_id: str, *, reason: str | None = None) -> int:
@@ -503,30 +407,11 @@ class Gate:
         """
         state = self._scope_state(scope)
         call = self._with_id(call, state)
-        outcome = self._outcome_or_suspend(call, state, timeout, suspend)
-        if not outcome.execute:
-            return Reply(outcome=outcome, value=outcome.tool_result)
-        if outcome.request_id is None:
-            return Reply(outcome=outcome, value=fn(**(outcome.final_tool_params or {})), executed=True)
-        claim = self.store.claim_execution(outcome.request_id, lease=self.lease, idempotent=idempotent)
-        if claim.kind != "claimed":
-            return self._claimed_elsewhere(outcome, claim)
-        assert claim.token is not None
-        with self._heartbeat(outcome.request_id, claim.token):
-            key = _idempotency_key.set(outcome.request_id)
-            try:
-                value = fn(**(outcome.final_tool_params or {}))
-            except Exception as exc:
-                self.store.finish_execution(
-                    outcome.request_id, claim.token, succeeded=False, error=_describe(exc)
-                )
-                raise
-            finally:
-                _idempotency_key.reset(key)
-        stored = self.store.finish_execution(
-            outcome.request_id, claim.token, succeeded=True, result=_jsonable(value)
-        )
-        return Reply(outcome=outcome, value=value if _is_json(value) else stored.result, executed=True)
+        if suspend:
+            outcome = _or_suspend(self.submit(call, state.scope))
+        else:
+            outcome = self.review(call, state.scope, timeout=timeout)
+        return run_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
 
     async def arun(
         self,
@@ -542,86 +427,10 @@ class Gate:
         state = self._scope_state(scope)
         call = self._with_id(call, state)
         if suspend:
-            found = await self.asubmit(call, state.scope)
-            if isinstance(found, Pending):
-                raise Suspended(found)
-            outcome = found
+            outcome = _or_suspend(await self.asubmit(call, state.scope))
         else:
             outcome = await self.areview(call, state.scope, timeout=timeout)
-        if not outcome.execute:
-            return Reply(outcome=outcome, value=outcome.tool_result)
-        args = outcome.final_tool_params or {}
-        if outcome.request_id is None:
-            return Reply(outcome=outcome, value=await _maybe_await(fn(**args)), executed=True)
-        request_id = outcome.request_id
-        claim = await asyncio.to_thread(
-            lambda: self.store.claim_execution(request_id, lease=self.lease, idempotent=idempotent)
-        )
-        if claim.kind != "claimed":
-            return self._claimed_elsewhere(outcome, claim)
-        token = claim.token
-        assert token is not None
-        with self._heartbeat(request_id, token):
-            key = _idempotency_key.set(request_id)
-            try:
-                value = await _maybe_await(fn(**args))
-            except Exception as exc:
-                error = _describe(exc)
-                await asyncio.to_thread(
-                    lambda: self.store.finish_execution(request_id, token, succeeded=False, error=error)
-                )
-                raise
-            finally:
-                _idempotency_key.reset(key)
-        stored = await asyncio.to_thread(
-            lambda: self.store.finish_execution(request_id, token, succeeded=True, result=_jsonable(value))
-        )
-        return Reply(outcome=outcome, value=value if _is_json(value) else stored.result, executed=True)
-
-    def _outcome_or_suspend(
-        self, call: ToolCall, state: ScopeState, timeout: float | None, suspend: bool
-    ) -> Outcome:
-        if not suspend:
-            return self.review(call, state.scope, timeout=timeout)
-        found = self.submit(call, state.scope)
-        if isinstance(found, Pending):
-            raise Suspended(found)
-        return found
-
-    @staticmethod
-    def _claimed_elsewhere(outcome: Outcome, claim: Claim) -> Reply:
-        execution = claim.execution
-        if claim.kind == "succeeded":
-            return Reply(outcome=outcome, value=execution.result, replayed=True)
-        if claim.kind == "busy":
-            raise ExecutionInProgress(f"request {outcome.request_id} is being run by another live process")
-        if claim.kind == "in_doubt":
-            raise ExecutionInDoubt(
-                f"request {outcome.request_id} was running when its process died; it may or may not have "
-                f"taken effect. Declare the tool idempotent, or reset it: signoff rerun {outcome.request_id}"
-            )
-        raise ToolFailed(
-            f"request {outcome.request_id} failed earlier ({execution.error}); "
-            f"to run it again: signoff rerun {outcome.request_id}"
-        )
-
-    @contextmanager
-    def _heartbeat(self, request_id: str, token: str) -> Iterator[None]:
-        """Renew the claim's lease while the tool runs, so other hosts don't think we died."""
-        stop = threading.Event()
-        interval = max(self.lease.total_seconds() / 3, 0.05)
-
-        def beat() -> None:
-            while not stop.wait(interval):
-                self.store.renew_lease(request_id, token, lease=self.lease)
-
-        thread = threading.Thread(target=beat, name="signoff-lease", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
+        return await arun_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
 
     # -- the decorator ------------------------------------------------------------------------
 
@@ -660,27 +469,10 @@ class Gate:
         return decorate(fn) if fn is not None else decorate
 
 
-async def _maybe_await(value: Any) -> Any:
-    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
-        return await value
-    return value
-
-
-def _jsonable(value: Any) -> Any:
-    """`value` as JSON would give it back (non-JSON leaves become their `str`)."""
-    return json.loads(json.dumps(value, default=str))
-
-
-def _is_json(value: Any) -> bool:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _describe(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
+def _or_suspend(found: Outcome | Pending) -> Outcome:
+    if isinstance(found, Pending):
+        raise Suspended(found)
+    return found
 
 
 def _os_user() -> str:

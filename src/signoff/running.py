@@ -1,0 +1,149 @@
+"""Running a tool exactly once (DESIGN §7): claim, run with the idempotency key, store the result.
+
+Asking again after a success gives the stored result and never calls the tool. A claim left
+`running` by a dead process becomes `in_doubt`; it and a failed run are run again only for
+idempotent tools, or after a person resets them (`signoff rerun ID`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+from .errors import ExecutionInDoubt, ExecutionInProgress, ToolFailed
+from .execution import Claim, _idempotency_key
+from .outcome import Outcome, Reply
+from .store import Store
+
+
+def run_once(
+    store: Store, outcome: Outcome, fn: Callable[..., Any], *, idempotent: bool, lease: timedelta
+) -> Reply:
+    if not outcome.execute:
+        return Reply(outcome=outcome, value=outcome.tool_result)
+    args = outcome.final_tool_params or {}
+    if outcome.request_id is None:
+        return Reply(outcome=outcome, value=fn(**args), executed=True)
+    request_id = outcome.request_id
+    claim = store.claim_execution(request_id, lease=lease, idempotent=idempotent)
+    if claim.kind != "claimed":
+        return claimed_elsewhere(outcome, claim)
+    token = claim.token
+    assert token is not None
+    with heartbeat(store, request_id, token, lease), idempotency_key_set(request_id):
+        try:
+            value = fn(**args)
+        except Exception as exc:
+            store.finish_execution(request_id, token, succeeded=False, error=describe(exc))
+            raise
+    stored = store.finish_execution(request_id, token, succeeded=True, result=jsonable(value))
+    return Reply(outcome=outcome, value=value if is_json(value) else stored.result, executed=True)
+
+
+async def arun_once(
+    store: Store,
+    outcome: Outcome,
+    fn: Callable[..., Awaitable[Any]] | Callable[..., Any],
+    *,
+    idempotent: bool,
+    lease: timedelta,
+) -> Reply:
+    if not outcome.execute:
+        return Reply(outcome=outcome, value=outcome.tool_result)
+    args = outcome.final_tool_params or {}
+    if outcome.request_id is None:
+        return Reply(outcome=outcome, value=await maybe_await(fn(**args)), executed=True)
+    request_id = outcome.request_id
+    claim = await asyncio.to_thread(
+        lambda: store.claim_execution(request_id, lease=lease, idempotent=idempotent)
+    )
+    if claim.kind != "claimed":
+        return claimed_elsewhere(outcome, claim)
+    token = claim.token
+    assert token is not None
+    with heartbeat(store, request_id, token, lease), idempotency_key_set(request_id):
+        try:
+            value = await maybe_await(fn(**args))
+        except Exception as exc:
+            error = describe(exc)
+            await asyncio.to_thread(
+                lambda: store.finish_execution(request_id, token, succeeded=False, error=error)
+            )
+            raise
+    stored = await asyncio.to_thread(
+        lambda: store.finish_execution(request_id, token, succeeded=True, result=jsonable(value))
+    )
+    return Reply(outcome=outcome, value=value if is_json(value) else stored.result, executed=True)
+
+
+def claimed_elsewhere(outcome: Outcome, claim: Claim) -> Reply:
+    execution = claim.execution
+    if claim.kind == "succeeded":
+        return Reply(outcome=outcome, value=execution.result, replayed=True)
+    if claim.kind == "busy":
+        raise ExecutionInProgress(f"request {outcome.request_id} is being run by another live process")
+    if claim.kind == "in_doubt":
+        raise ExecutionInDoubt(
+            f"request {outcome.request_id} was running when its process died; it may or may not have "
+            f"taken effect. Declare the tool idempotent, or reset it: signoff rerun {outcome.request_id}"
+        )
+    raise ToolFailed(
+        f"request {outcome.request_id} failed earlier ({execution.error}); "
+        f"to run it again: signoff rerun {outcome.request_id}"
+    )
+
+
+@contextmanager
+def heartbeat(store: Store, request_id: str, token: str, lease: timedelta) -> Iterator[None]:
+    """Renew the claim's lease while the tool runs, so other hosts don't think we died."""
+    stop = threading.Event()
+    interval = max(lease.total_seconds() / 3, 0.05)
+
+    def beat() -> None:
+        while not stop.wait(interval):
+            store.renew_lease(request_id, token, lease=lease)
+
+    thread = threading.Thread(target=beat, name="signoff-lease", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+@contextmanager
+def idempotency_key_set(request_id: str) -> Iterator[None]:
+    token = _idempotency_key.set(request_id)
+    try:
+        yield
+    finally:
+        _idempotency_key.reset(token)
+
+
+async def maybe_await(value: Any) -> Any:
+    if asyncio.iscoroutine(value) or isinstance(value, asyncio.Future):
+        return await value
+    return value
+
+
+def jsonable(value: Any) -> Any:
+    """`value` as JSON would give it back (non-JSON leaves become their `str`)."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def is_json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
