@@ -15,7 +15,9 @@ import pytest
 from signoff.store import SQLiteStore, Store
 
 POSTGRES_DSN = os.environ.get("SIGNOFF_TEST_POSTGRES_DSN")
-NO_POSTGRES = "PostgreSQL tests need SIGNOFF_TEST_POSTGRES_DSN (e.g. postgresql://postgres@127.0.0.1:5432/test)"
+NO_POSTGRES = (
+    "PostgreSQL tests need SIGNOFF_TEST_POSTGRES_DSN (e.g. postgresql://postgres@127.0.0.1:5432/test)"
+)
 
 
 def new_pg_schema() -> str:

@@ -17,7 +17,9 @@ RULES = RuleSet.from_yaml("tools: {refund: {requires_approval: true, redact: [ca
 def fill_log(store: Store, calls: int = 3) -> None:
     gate = Gate(store, rules=RULES)
     for n in range(calls):
-        pending = gate.submit(ToolCall(name="refund", args={"n": n, "card": "4242"}, id=f"r{n}"), Scope(thread_id="a"))
+        pending = gate.submit(
+            ToolCall(name="refund", args={"n": n, "card": "4242"}, id=f"r{n}"), Scope(thread_id="a")
+        )
         store.decide(pending.request_id, Approve(), actor="alice")  # type: ignore[union-attr]
 
 
@@ -81,12 +83,18 @@ def test_an_edited_entry_is_detected(store: Store) -> None:
     tamper(store, "UPDATE audit_log SET actor = 'mallory' WHERE seq = 2")
     report = store.verify_audit()
     assert not report.ok
-    assert [(p.seq, p.problem) for p in report.problems] == [(2, "was edited: its hash does not match its contents")]
+    assert [(p.seq, p.problem) for p in report.problems] == [
+        (2, "was edited: its hash does not match its contents")
+    ]
 
 
 def test_an_edited_payload_is_detected(store: Store) -> None:
     fill_log(store)
-    column = "data = '{\"type\": \"reject\"}'" if isinstance(store, SQLiteStore) else "data = '{\"type\": \"reject\"}'::json"
+    column = (
+        'data = \'{"type": "reject"}\''
+        if isinstance(store, SQLiteStore)
+        else 'data = \'{"type": "reject"}\'::json'
+    )
     tamper(store, f"UPDATE audit_log SET {column} WHERE seq = 4")
     assert [p.seq for p in store.verify_audit().problems] == [4]
 

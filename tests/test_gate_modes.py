@@ -118,7 +118,9 @@ def test_cancel_ends_a_runs_open_requests_and_the_waiter_learns(store: Store) ->
 
 
 def test_a_reused_call_id_for_another_tool_is_refused(store: Store) -> None:
-    gate = Gate(store, rules=RuleSet.from_yaml("tools: {a: {requires_approval: true}, b: {requires_approval: true}}"))
+    gate = Gate(
+        store, rules=RuleSet.from_yaml("tools: {a: {requires_approval: true}, b: {requires_approval: true}}")
+    )
     gate.submit(ToolCall(name="a", args={}, id="same"), Scope(thread_id="t"))
     with pytest.raises(RequestConflict, match="already belongs to a call of 'a'"):
         gate.submit(ToolCall(name="b", args={}, id="same"), Scope(thread_id="t"))

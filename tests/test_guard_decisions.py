@@ -87,7 +87,10 @@ def test_edit_runs_with_the_edited_args_and_tells_the_model(gate: Gate, store: S
 
 def test_reject_does_not_run_and_returns_an_error_result(gate: Gate, store: Store) -> None:
     sent, send_email, _ = make_tools(gate)
-    with gate.scope(thread_id="t-reject"), person_deciding(store, Reject(message="Never email customers directly")):
+    with (
+        gate.scope(thread_id="t-reject"),
+        person_deciding(store, Reject(message="Never email customers directly")),
+    ):
         reply = send_email(to="alice@example.com", subject="Hello")  # type: ignore[operator]
     assert sent == []
     assert reply.is_error

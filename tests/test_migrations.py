@@ -21,7 +21,9 @@ def sqlite_schema(path: Path) -> list[tuple[Any, ...]]:
         "WHERE name NOT LIKE 'sqlite_%' AND name != 'signoff_migrations' ORDER BY type, name"
     ).fetchall()
     columns = []
-    tables = "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'signoff_migrations' ORDER BY name"
+    tables = (
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'signoff_migrations' ORDER BY name"
+    )
     for (table,) in connection.execute(tables):
         columns.extend((table, *info) for info in connection.execute(f"PRAGMA table_info({table})"))
     connection.close()
@@ -59,7 +61,8 @@ def test_both_dialects_have_the_same_named_queries() -> None:
 
 
 PG_CATALOG = """
-SELECT 'column', table_name, column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '')
+SELECT 'column', table_name,
+       column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '')
 FROM information_schema.columns WHERE table_schema = %(schema)s AND table_name != 'signoff_migrations'
 UNION ALL
 SELECT 'index', tablename, indexdef FROM pg_indexes WHERE schemaname = %(schema)s

@@ -34,7 +34,7 @@ apps:
 
 
 def approve_if_pending(store: Store, gate: Gate, call: ToolCall, scope: Scope) -> bool:
-    """Submit; if a person is asked, approve and let the agent pick it up. Returns whether anyone was asked."""
+    """Submit; if a person is asked, approve and let the agent pick it up. True if anyone was asked."""
     found = gate.submit(call, scope)
     if isinstance(found, Pending):
         store.decide(found.request_id, Approve(), actor="alice")
@@ -73,7 +73,9 @@ def test_ask_once_remembers_approvals_across_restarts(sqlite_path: Path) -> None
     restarted = SQLiteStore(sqlite_path)
     gate = Gate(restarted, rules=RULES, policy=AskOnce())
     next_run = Scope(thread_id="t2", agent="support", requester="carol")
-    assert not approve_if_pending(restarted, gate, email("x@example.com", 4), next_run), "memory survived restart"
+    assert not approve_if_pending(restarted, gate, email("x@example.com", 4), next_run), (
+        "memory survived restart"
+    )
     other_user = Scope(thread_id="t3", agent="support", requester="dave")
     assert approve_if_pending(restarted, gate, email("x@example.com", 5), other_user), "scoped per requester"
     restarted.close()

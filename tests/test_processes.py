@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from signoff import Approve, ExecutionInDoubt, ExecutionStatus, Gate, RequestStatus, RuleSet, Scope, Store
+from signoff import Approve, ExecutionStatus, Gate, RequestStatus, RuleSet, Scope, Store
 from signoff._util import utcnow
 from tests.conftest import url_for
 
@@ -147,7 +147,9 @@ def test_processes_deciding_at_once_exactly_one_wins(store: Store, tmp_path: Pat
     assert results.count("WON") == 1, outputs
     assert all(r == "WON" or r.startswith("LOST AlreadyDecided") for r in results), outputs
     assert len(store.decisions(request_id)) == 1
-    decided = [entry for entry in store.audit_entries(request_id=request_id) if entry.action == "request.decided"]
+    decided = [
+        entry for entry in store.audit_entries(request_id=request_id) if entry.action == "request.decided"
+    ]
     assert len(decided) == 1
     assert store.get_request(request_id).decided_at is not None
     assert store.get_request(request_id).decided_at <= utcnow()  # type: ignore[operator]

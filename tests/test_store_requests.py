@@ -104,7 +104,9 @@ def test_an_edit_breaking_the_schema_is_refused_and_changes_nothing(store: Store
     with pytest.raises(InvalidArguments, match="to: 'not-an-address' is not a 'email'"):
         store.decide(request.id, Edit(args={"to": "not-an-address", "subject": "x"}), actor="alice")
     with pytest.raises(InvalidArguments, match="Additional properties"):
-        store.decide(request.id, Edit(args={"to": "b@example.com", "subject": "x", "bcc": "c"}), actor="alice")
+        store.decide(
+            request.id, Edit(args={"to": "b@example.com", "subject": "x", "bcc": "c"}), actor="alice"
+        )
     assert store.get_request(request.id).status is RequestStatus.PENDING
     edited = store.decide(request.id, Edit(args={"to": "bob@example.com", "subject": "new"}), actor="alice")
     assert edited.status is RequestStatus.EDITED
@@ -117,7 +119,9 @@ def test_only_approvers_decide_and_refusals_are_audited(store: Store) -> None:
     with pytest.raises(NotAnApprover, match="mallory is not an approver"):
         store.decide(request.id, Approve(), actor="mallory")
     assert store.get_request(request.id).status is RequestStatus.PENDING
-    refused = [entry for entry in store.audit_entries(request_id=request.id) if entry.action == "decision.refused"]
+    refused = [
+        entry for entry in store.audit_entries(request_id=request.id) if entry.action == "decision.refused"
+    ]
     assert [(entry.actor, entry.data["reason"]) for entry in refused] == [("mallory", "not an approver")]
     store.add_group_member("ops", "olga", actor="admin")
     assert store.decide(request.id, Approve(), actor="olga").status is RequestStatus.APPROVED
@@ -126,7 +130,9 @@ def test_only_approvers_decide_and_refusals_are_audited(store: Store) -> None:
 def test_visibility_follows_approvers(store: Store) -> None:
     mine, _ = store.create_request(new_request(tool_call_id="a", rule=RequestRule(approvers=("alice",))))
     anyones, _ = store.create_request(new_request(tool_call_id="b"))
-    groups, _ = store.create_request(new_request(tool_call_id="c", rule=RequestRule(approvers=("group:ops",))))
+    groups, _ = store.create_request(
+        new_request(tool_call_id="c", rule=RequestRule(approvers=("group:ops",)))
+    )
     store.add_group_member("ops", "olga", actor="admin")
     assert {r.id for r in store.list_requests(visible_to="alice")} == {mine.id, anyones.id}
     assert {r.id for r in store.list_requests(visible_to="olga")} == {anyones.id, groups.id}
@@ -135,7 +141,10 @@ def test_visibility_follows_approvers(store: Store) -> None:
 
 
 def test_list_filters_and_cursor(store: Store) -> None:
-    ids = [store.create_request(new_request(tool_call_id=f"c{n}", agent="bot" if n % 2 else "other"))[0].id for n in range(5)]
+    ids = [
+        store.create_request(new_request(tool_call_id=f"c{n}", agent="bot" if n % 2 else "other"))[0].id
+        for n in range(5)
+    ]
     store.decide(ids[0], Approve(), actor="alice")
     page = store.list_requests(limit=2)
     assert [r.id for r in page] == [ids[4], ids[3]]
@@ -199,8 +208,12 @@ def test_past_the_deadline_a_decision_expires_the_request(store: Store) -> None:
 
 
 def test_expire_due_expires_only_overdue_open_requests(store: Store) -> None:
-    overdue, _ = store.create_request(new_request(tool_call_id="late", deadline=utcnow() - timedelta(seconds=1)))
-    decided, _ = store.create_request(new_request(tool_call_id="done", deadline=utcnow() + timedelta(seconds=1)))
+    overdue, _ = store.create_request(
+        new_request(tool_call_id="late", deadline=utcnow() - timedelta(seconds=1))
+    )
+    decided, _ = store.create_request(
+        new_request(tool_call_id="done", deadline=utcnow() + timedelta(seconds=1))
+    )
     store.decide(decided.id, Approve(), actor="alice")
     fresh, _ = store.create_request(new_request(tool_call_id="fresh"))
     expired = store.expire_due()
@@ -233,7 +246,9 @@ def test_respond_with_a_structured_answer_is_validated(store: Store) -> None:
             rule=RequestRule(allowed_decisions=("respond", "reject")),
         )
     )
-    with pytest.raises(InvalidArguments, match="answer do not match the schema: .*0 is less than the minimum of 1"):
+    with pytest.raises(
+        InvalidArguments, match=r"answer do not match the schema: .*0 is less than the minimum of 1"
+    ):
         store.decide(request.id, Respond(value=0), actor="alice")
     with pytest.raises(InvalidArguments, match="is not of type 'integer'"):
         store.decide(request.id, Respond(message="three"), actor="alice")

@@ -28,7 +28,9 @@ CRON = Scope(thread_id="cron-1", agent="janitor", unattended=True)
 def test_auto_approve_runs_the_tool_and_is_audited(store: Store) -> None:
     gate = Gate(store, rules=RULES)
     ran: list[int] = []
-    reply = gate.run(ToolCall(name="nightly_cleanup", args={"days": 30}), lambda days: ran.append(days) or "ok", CRON)
+    reply = gate.run(
+        ToolCall(name="nightly_cleanup", args={"days": 30}), lambda days: ran.append(days) or "ok", CRON
+    )
     assert ran == [30]
     assert reply.content == "ok"
     [request] = store.list_requests(thread_id="cron-1")
@@ -50,7 +52,9 @@ def test_unattended_reject_mode(store: Store) -> None:
 
 def test_unattended_fail_mode(store: Store) -> None:
     gate = Gate(store, rules=RULES)
-    with pytest.raises(ApprovalRequiredUnattended, match="'wire_money' needs approval and this run is unattended"):
+    with pytest.raises(
+        ApprovalRequiredUnattended, match="'wire_money' needs approval and this run is unattended"
+    ):
         gate.review(ToolCall(name="wire_money", args={}), CRON)
     assert store.list_requests(thread_id="cron-1") == []
 
@@ -59,12 +63,14 @@ def test_the_cap_fails_the_run_with_its_text(store: Store) -> None:
     gate = Gate(store, rules=RULES, max_auto_resume=3)
     for n in range(3):
         assert gate.review(ToolCall(name="nightly_cleanup", args={"n": n}), CRON).execute
-    with pytest.raises(AutoResumeExceeded, match="^auto-resume exceeded 3 attempts$"):
+    with pytest.raises(AutoResumeExceeded, match=r"^auto-resume exceeded 3 attempts$"):
         gate.review(ToolCall(name="nightly_cleanup", args={"n": 3}), CRON)
     # replays of calls already decided don't count again
     assert gate.review(ToolCall(name="nightly_cleanup", args={"n": 0}), CRON).execute
     # another run has its own budget
-    assert gate.review(ToolCall(name="nightly_cleanup", args={"n": 0}), Scope(thread_id="cron-2", unattended=True)).execute
+    assert gate.review(
+        ToolCall(name="nightly_cleanup", args={"n": 0}), Scope(thread_id="cron-2", unattended=True)
+    ).execute
 
 
 def test_the_cap_comes_from_the_environment(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -44,7 +44,9 @@ PUSH_ONLY = 3600.0
 def test_an_in_process_decision_wakes_the_waiter(store: Store) -> None:
     gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
     with person_deciding(store, Approve()):
-        outcome = gate.review(ToolCall(name="deploy", args={"env": "prod"}), Scope(thread_id="w1"), timeout=30)
+        outcome = gate.review(
+            ToolCall(name="deploy", args={"env": "prod"}), Scope(thread_id="w1"), timeout=30
+        )
     assert outcome.execute and outcome.status == "approved"
 
 
@@ -78,7 +80,9 @@ def test_many_async_waiters_hold_no_thread_each(store: Store) -> None:
 
     async def scenario() -> list[str]:
         tasks = [
-            asyncio.create_task(gate.areview(ToolCall(name="deploy", args={"n": n}, id=f"a{n}"), Scope(thread_id="many")))
+            asyncio.create_task(
+                gate.areview(ToolCall(name="deploy", args={"n": n}, id=f"a{n}"), Scope(thread_id="many"))
+            )
             for n in range(waiters)
         ]
         while len(store.hub.watched()) < waiters:
@@ -110,7 +114,10 @@ def test_the_waiting_agent_gets_the_on_expire_outcome_at_the_deadline(
     assert outcome.model_text == text
     [request] = store.list_requests(thread_id="exp")
     assert request.status is RequestStatus.EXPIRED
-    assert [e.action for e in store.audit_entries(request_id=request.id)] == ["request.created", "request.expired"]
+    assert [e.action for e in store.audit_entries(request_id=request.id)] == [
+        "request.created",
+        "request.expired",
+    ]
 
 
 def test_on_expire_fail_raises(store: Store) -> None:
@@ -121,7 +128,9 @@ def test_on_expire_fail_raises(store: Store) -> None:
 
 def test_async_waiters_expire_at_the_deadline_too(store: Store) -> None:
     gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
-    outcome = asyncio.run(gate.areview(ToolCall(name="short_lived", args={}), Scope(thread_id="aexp"), timeout=30))
+    outcome = asyncio.run(
+        gate.areview(ToolCall(name="short_lived", args={}), Scope(thread_id="aexp"), timeout=30)
+    )
     assert outcome.status == "expired" and outcome.is_error
 
 

@@ -16,7 +16,7 @@ from signoff import Approve, Reject, SignoffError, open_store
 def main() -> int:
     url, request_id, actor, go_file = sys.argv[1:5]
     store = open_store(url)
-    decision = Approve() if actor.endswith("0") or actor.endswith("2") else Reject(message=f"no from {actor}")
+    decision = Approve() if actor.endswith(("0", "2")) else Reject(message=f"no from {actor}")
     try:
         while not Path(go_file).exists():
             time.sleep(0.001)
