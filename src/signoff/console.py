@@ -15,6 +15,7 @@ import os
 import select
 import sys
 import threading
+import weakref
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
@@ -83,7 +84,10 @@ class _StdinLines:
         return line.decode("utf-8", errors="replace")
 
 
-_stdin_readers: dict[int, _StdinLines] = {}
+# One reader per stream (its buffer outlives a prompt), forgotten with the stream: keyed by
+# file descriptor, a closed stream's reader (at EOF) would be handed to the next stream that
+# reuses the number.
+_stdin_readers: weakref.WeakKeyDictionary[IO[str], _StdinLines] = weakref.WeakKeyDictionary()
 
 
 def _default_reader(stream: IO[str]) -> Callable[[threading.Event], str] | None:
@@ -91,8 +95,18 @@ def _default_reader(stream: IO[str]) -> Callable[[threading.Event], str] | None:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):
         return None
-    reader = _stdin_readers.setdefault(fd, _StdinLines(fd))
+    reader = _stdin_readers.get(stream)
+    if reader is None or reader.fd != fd:
+        reader = _stdin_readers[stream] = _StdinLines(fd)
     return reader.readline
+
+
+def _read_line(stream: IO[str]) -> str:
+    """A line from a stream without a file descriptor (a StringIO, say)."""
+    line = stream.readline()
+    if not line:
+        raise EOFError("no more input")
+    return line.rstrip("\r\n")
 
 
 class _ConsoleUI:
@@ -110,12 +124,15 @@ class _ConsoleUI:
         raise NotImplementedError
 
     def _ask(self, prompt: str, stop: threading.Event) -> str:
+        if stop.is_set():
+            raise PromptInterrupted
         self._write_prompt(prompt)
         if self._input is not None:
             return self._input("")
-        reader = _default_reader(self._stdin or sys.stdin)
+        stream = self._stdin or sys.stdin
+        reader = _default_reader(stream)
         if reader is None:
-            return input()
+            return _read_line(stream)
         return reader(stop)
 
     def _write_prompt(self, prompt: str) -> None:
@@ -140,6 +157,8 @@ class _ConsoleUI:
 
     def _choose(self, request: Request, stop: threading.Event) -> Decision:
         allowed = [kind for kind in CHOICES if kind in request.rule.allowed_decisions]
+        if request.rule.quorum > 1:  # several approvers must agree: approve or reject only
+            allowed = [kind for kind in allowed if kind in ("approve", "reject")]
         by_key = {key: kind for kind in allowed for key in CHOICES[kind][0]}
         hint = " / ".join(CHOICES[kind][1] for kind in allowed)
         while True:

@@ -43,6 +43,11 @@ def is_glob(key: str) -> bool:
     return key != "*" and any(char in _GLOB_CHARS for char in key)
 
 
+def literal_chars(key: str) -> int:
+    """How specific a glob is: its characters that are not wildcards."""
+    return sum(1 for char in key if char not in _GLOB_CHARS)
+
+
 @dataclass(frozen=True)
 class Match(Generic[V]):
     key: str
@@ -70,8 +75,7 @@ class KeyIndex(Generic[V]):
             elif key == "*":
                 self._wildcard = Match("*", "wildcard", value)
             elif is_glob(key):
-                literal = sum(1 for char in key if char not in _GLOB_CHARS)
-                self._globs.append((-literal, position, key, Match(key, "glob", value)))
+                self._globs.append((-literal_chars(key), position, key, Match(key, "glob", value)))
             else:
                 self._exact[key] = Match(key, "exact", value)
         self._globs.sort(key=lambda item: (item[0], item[1]))

@@ -26,7 +26,7 @@ from .._util import format_duration, parse_duration
 from ..decisions import DECISION_TYPES, DecisionType
 from ..errors import ConfigError
 from .conditions import compile_condition
-from .keys import parse_key
+from .keys import format_key, parse_key
 
 DEFAULT_DESCRIPTION_PREFIX = "Tool execution requires approval"
 DEFAULT_DESCRIPTION = "{prefix}\n\nTool: {tool_name}\nArgs: {tool_args}"
@@ -84,7 +84,11 @@ class RuleSettings(_Strict):
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
-            compile_condition(value)
+            try:
+                compile_condition(value)
+            except ConfigError as exc:
+                # as a ValueError, so that the message says which entry holds the condition
+                raise ValueError(exc.message) from None
         return value
 
     def fields_set(self) -> dict[str, Any]:
@@ -121,6 +125,11 @@ class AgentEntry(_Strict):
     hitl_disabled: bool = False
     interrupt_on: dict[str, ToolSwitch] = Field(default_factory=dict)
 
+    @field_validator("interrupt_on", mode="before")
+    @classmethod
+    def _tuple_keys(cls, value: Any) -> Any:
+        return _encode_tuple_keys(value)
+
     @field_validator("interrupt_on")
     @classmethod
     def _keys(cls, value: dict[str, ToolSwitch]) -> dict[str, ToolSwitch]:
@@ -133,6 +142,11 @@ class AppEntry(_Strict):
     hitl_disabled: bool = False
     interrupt_overrides: dict[str, ToolSwitch] = Field(default_factory=dict)
     hitl_required: list[str] = Field(default_factory=list)
+
+    @field_validator("interrupt_overrides", mode="before")
+    @classmethod
+    def _tuple_keys(cls, value: Any) -> Any:
+        return _encode_tuple_keys(value)
 
     @field_validator("interrupt_overrides")
     @classmethod
@@ -154,6 +168,14 @@ class Defaults(_Strict):
     """None: the env var SIGNOFF_UNATTENDED_MAX_AUTO_RESUME, else 10."""
 
 
+def _encode_tuple_keys(value: Any) -> Any:
+    """Python callers may key a mapping by a tuple of tool names (Haystack's form); keep it as
+    the JSON-array string that YAML, JSON and the store use (`keys.format_key`)."""
+    if isinstance(value, Mapping):
+        return {format_key(key) if isinstance(key, tuple) else key: item for key, item in value.items()}
+    return value
+
+
 def _check_keys(value: dict[str, ToolSwitch]) -> dict[str, ToolSwitch]:
     for key in value:
         if not key.strip():
@@ -170,6 +192,11 @@ class RuleSet(_Strict):
     services: dict[str, ServiceEntry] = Field(default_factory=dict)
     agents: dict[str, AgentEntry] = Field(default_factory=dict)
     apps: dict[str, AppEntry] = Field(default_factory=dict)
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tuple_keys(cls, value: Any) -> Any:
+        return _encode_tuple_keys(value)
 
     @classmethod
     def from_dict(cls, data: Any) -> RuleSet:
@@ -197,7 +224,9 @@ class RuleSet(_Strict):
         return cls.from_yaml(text)
 
     def to_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json", exclude_defaults=True)
+        # exclude_unset, not exclude_defaults: a value written explicitly can matter even when it
+        # equals the default (a tool entry's `requires_approval: false` overrides its service).
+        return self.model_dump(mode="json", exclude_unset=True)
 
     def to_yaml(self) -> str:
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
@@ -205,7 +234,7 @@ class RuleSet(_Strict):
     def layers(self) -> list[tuple[LayerKind, str, dict[str, Any]]]:
         """One (kind, name, data) row per entry: how the store keeps a rule set."""
         rows: list[tuple[LayerKind, str, dict[str, Any]]] = []
-        defaults = self.defaults.model_dump(mode="json", exclude_defaults=True)
+        defaults = self.defaults.model_dump(mode="json", exclude_unset=True)
         if defaults:
             rows.append(("defaults", "", defaults))
         groups: tuple[tuple[LayerKind, Mapping[str, BaseModel]], ...] = (
@@ -216,7 +245,7 @@ class RuleSet(_Strict):
         )
         for kind, entries in groups:
             for name, entry in entries.items():
-                rows.append((kind, name, entry.model_dump(mode="json", exclude_defaults=True)))
+                rows.append((kind, name, entry.model_dump(mode="json", exclude_unset=True)))
         return rows
 
     @classmethod
@@ -247,13 +276,16 @@ def validate_entry(kind: LayerKind, data: dict[str, Any]) -> dict[str, Any]:
         model = entry_model(kind).model_validate(data)
     except pydantic.ValidationError as exc:
         raise ConfigError(f"invalid {kind} settings: {_describe(exc)}") from None
-    return model.model_dump(mode="json", exclude_defaults=True)
+    return model.model_dump(mode="json", exclude_unset=True)
 
 
 def _describe(exc: pydantic.ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(part) for part in error['loc']) or 'rules'}: {error['msg']}" for error in exc.errors()
-    )
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"]) or "rules"
+        got = f" (got {error['input']!r})" if error["type"] == "literal_error" else ""
+        problems.append(f"{where}: {error['msg']}{got}")
+    return "; ".join(problems)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..decisions import DECISION_TYPES
 from .conditions import evaluate_condition
-from .keys import KeyIndex
+from .keys import KeyIndex, Match, literal_chars
 from .model import AgentEntry, AppEntry, Rule, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
 
 
@@ -144,15 +144,20 @@ class Resolver:
         tool_match = self._tools.match(tool)
         if tool_match is not None:
             entry_t = tool_match.value
-            settings.update(entry_t.fields_set())
-            if "requires_approval" in entry_t.model_fields_set or service is None:
-                on = entry_t.requires_approval
-                layer = "tool"
-            trace.append(
-                TraceStep(
-                    "tool", tool_match.key, f"requires_approval={str(entry_t.requires_approval).lower()}"
-                )
-            )
+            said = f"requires_approval={str(entry_t.requires_approval).lower()}"
+            if service is None or _more_specific_than_service(tool_match, service[0]):
+                settings.update(entry_t.fields_set())
+                if "requires_approval" in entry_t.model_fields_set or service is None:
+                    on = entry_t.requires_approval
+                    layer = "tool"
+                else:
+                    said = "no requires_approval: the service decides"
+            else:
+                # `*` (or a looser glob) names the service's tools less precisely than the
+                # service does: its settings lie beneath the service's, and it doesn't switch.
+                settings = {**entry_t.fields_set(), **settings}
+                said += f" (less specific than service {service[0]!r}, which decides)"
+            trace.append(TraceStep("tool", tool_match.key, said))
 
         agent = self._lookup(self._agents, agent_name)
         if agent is not None:
@@ -223,6 +228,16 @@ class Resolver:
         if name is not None and name in table:
             return table[name]
         return table.get("*")
+
+
+def _more_specific_than_service(match: Match[ToolEntry], service: str) -> bool:
+    """A service names its tools like the glob `SERVICE.*`: an exact or list key, or a glob at
+    least as literal, is more specific; `*` never is."""
+    if match.kind in ("exact", "list"):
+        return True
+    if match.kind == "glob":
+        return literal_chars(match.key) >= len(service) + 1
+    return False
 
 
 def _service_says(tool: str, service: str, entry: ServiceEntry) -> tuple[bool, str]:
