@@ -219,7 +219,6 @@ class RequestOps(StoreCore):
         """
         if not actor or not isinstance(actor, str):
             raise InvalidDecision("a decision needs an actor")
-        groups = self.groups_of(actor)
         now = utcnow()
         refusal: RequestError | None = None
         with self._transaction() as (tx, changes):
@@ -236,7 +235,7 @@ class RequestOps(StoreCore):
                 self._expire_locked(tx, request, now)
                 changes.request_ids.add(request_id)
                 refusal = RequestExpired(f"request {request_id} expired at {to_iso(request.deadline)}")
-            elif not on_behalf and not may_decide(request, actor, groups):
+            elif not on_behalf and not self._may_decide(tx, request, actor):
                 self._audit(
                     tx,
                     "decision.refused",
@@ -257,6 +256,14 @@ class RequestOps(StoreCore):
         if refusal is not None:
             raise refusal
         return result
+
+    @staticmethod
+    def _may_decide(tx: Tx, request: Request, actor: str) -> bool:
+        """`may_decide`; the actor's groups are read (in this transaction) only if it names approvers."""
+        if not request.rule.approvers:
+            return True
+        groups = [row["group_name"] for row in tx.all("groups_of", user_name=actor)]
+        return may_decide(request, actor, groups)
 
     @staticmethod
     def _check_decision(request: Request, decision: Decision) -> None:
