@@ -14,12 +14,15 @@ import pydantic
 
 from .errors import InvalidDecision
 
+_FORBID_EXTRA = pydantic.ConfigDict(extra="forbid")
+
 DecisionType: TypeAlias = Literal["approve", "edit", "reject", "respond"]
 DECISION_TYPES: tuple[DecisionType, ...] = ("approve", "edit", "reject", "respond")
 
 
 @dataclass(frozen=True, kw_only=True)
 class Approve:
+    __pydantic_config__ = _FORBID_EXTRA
     """Run the tool with the original arguments."""
 
     type: Literal["approve"] = "approve"
@@ -28,6 +31,7 @@ class Approve:
 
 @dataclass(frozen=True, kw_only=True)
 class Edit:
+    __pydantic_config__ = _FORBID_EXTRA
     """Run the tool with these arguments (the full object) instead."""
 
     type: Literal["edit"] = "edit"
@@ -38,6 +42,7 @@ class Edit:
 
 @dataclass(frozen=True, kw_only=True)
 class Reject:
+    __pydantic_config__ = _FORBID_EXTRA
     """Don't run the tool; tell the model why."""
 
     type: Literal["reject"] = "reject"
@@ -46,6 +51,7 @@ class Reject:
 
 @dataclass(frozen=True, kw_only=True)
 class Respond:
+    __pydantic_config__ = _FORBID_EXTRA
     """Don't run the tool; answer in its place with a message or a structured value."""
 
     type: Literal["respond"] = "respond"
@@ -53,7 +59,7 @@ class Respond:
     value: Any = None
 
     def __post_init__(self) -> None:
-        if self.message is None and self.value is None:
+        if not self.message and self.value is None:
             raise ValueError("respond needs a message or a value")
 
     @property
@@ -87,7 +93,9 @@ def parse_decision(data: Any, *, tool_name: str | None = None) -> Decision:
         name = action.get("name")
         if name is not None and tool_name is not None and name != tool_name:
             raise InvalidDecision(f"an edit cannot change the tool (from {tool_name!r} to {name!r})")
-        data.setdefault("args", action.get("args"))
+        if "args" in data:
+            raise InvalidDecision("an edit gives its args once: in 'args' or in 'edited_action', not both")
+        data["args"] = action.get("args")
     try:
         return _decision_adapter.validate_python(data)
     except pydantic.ValidationError as exc:
