@@ -423,6 +423,23 @@ def test_parse_does_not_change_its_input() -> None:
             "invalid approve decision: comment",
             id="approve-bad-comment",
         ),
+        pytest.param(
+            {"type": "reject", "mesage": "typo"},
+            "invalid reject decision: mesage: Unexpected keyword argument",
+            id="unknown-field",
+        ),
+        pytest.param(
+            {"type": "respond", "message": ""}, "respond needs a message or a value", id="respond-blank"
+        ),
+        pytest.param(
+            {
+                "type": "edit",
+                "args": {"to": "a"},
+                "edited_action": {"name": "send_email", "args": {"to": "b"}},
+            },
+            "an edit gives its args once",
+            id="edit-args-twice",
+        ),
     ],
 )
 def test_parse_bad_decisions(data: Any, message: str) -> None:
