@@ -126,3 +126,16 @@ class DecisionRecord:
     channel: str
     created_at: datetime
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, redact: tuple[str, ...] = ()) -> dict[str, Any]:
+        """JSON-ready; edited args named in `redact` are masked."""
+        fields = decision_to_dict(self.decision)
+        if "args" in fields and redact:
+            fields["args"] = {key: "***" if key in redact else value for key, value in fields["args"].items()}
+        return {
+            "id": self.id,
+            **fields,
+            "actor": self.actor,
+            "channel": self.channel,
+            "at": self.created_at.isoformat(),
+        }

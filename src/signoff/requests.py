@@ -115,6 +115,33 @@ class Request:
         """The args as cards, notifications and logs may show them (redacted)."""
         return redact_args(self.args, self.rule.redact)
 
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready, as people may see it: redacted args."""
+        rule = self.rule
+        return {
+            "id": self.id,
+            "status": self.status.value,
+            "kind": self.kind,
+            "tool": self.tool_name,
+            "description": self.description,
+            "args": self.shown_args(),
+            "final_args": redact_args(self.final_args, rule.redact) if self.final_args is not None else None,
+            "thread_id": self.thread_id,
+            "tool_call_id": self.tool_call_id,
+            "agent": self.agent,
+            "app": self.app,
+            "requester": self.requester,
+            "approvers": list(rule.approvers),
+            "allowed_decisions": list(rule.allowed_decisions),
+            "quorum": rule.quorum,
+            "approvals": list(self.approvals),
+            "created_at": _iso(self.created_at),
+            "deadline": _iso(self.deadline),
+            "decided_at": _iso(self.decided_at),
+            "decision": self.decision.to_dict(rule.redact) if self.decision else None,
+            "resolution": self.resolution,
+        }
+
 
 @dataclass(frozen=True, kw_only=True)
 class Execution:
@@ -127,3 +154,18 @@ class Execution:
     finished_at: datetime | None = None
     result: Any = None
     error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status.value,
+            "attempts": self.attempts,
+            "started_at": _iso(self.started_at),
+            "finished_at": _iso(self.finished_at),
+            "lease_until": _iso(self.lease_until),
+            "result": self.result,
+            "error": self.error,
+        }
+
+
+def _iso(moment: datetime | None) -> str | None:
+    return moment.isoformat() if moment is not None else None
