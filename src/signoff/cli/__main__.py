@@ -1,0 +1,5 @@
+"""`python -m signoff.cli`: the same as the `signoff` command."""
+
+from . import main
+
+main()

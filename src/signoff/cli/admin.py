@@ -1,0 +1,160 @@
+"""Looking after the installation: rules files, the audit log, approver groups."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from ..rules import RuleSet
+from . import render
+from .options import AsUser, JsonFlag
+from .state import CliError, acting_user, store_of
+
+config_app = typer.Typer(help="Import or export all rule layers as YAML.", no_args_is_help=True)
+audit_app = typer.Typer(help="The hash-chained audit log.", no_args_is_help=True)
+groups_app = typer.Typer(help="Approver groups (name them in rules as group:NAME).", no_args_is_help=True)
+
+
+# -- config ----------------------------------------------------------------------------------
+
+
+@config_app.command("import")
+def config_import(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="A rules YAML file.")],
+    as_user: AsUser = None,
+) -> None:
+    """Make the stored rules exactly those of FILE (all layers are replaced)."""
+    rules = RuleSet.from_file(file)
+    store_of(ctx).replace_rules(rules, actor=acting_user(as_user), channel="cli")
+    counts = ", ".join(
+        f"{len(entries)} {label}"
+        for label, entries in (
+            ("tools", rules.tools),
+            ("services", rules.services),
+            ("agents", rules.agents),
+            ("apps", rules.apps),
+        )
+    )
+    render.console().print(f"Imported {file}: {counts}.")
+
+
+@config_app.command("export")
+def config_export(
+    ctx: typer.Context,
+    file: Annotated[Path | None, typer.Argument(help="Write here (default: standard output).")] = None,
+) -> None:
+    """The stored rules as YAML (`config import` reads it back)."""
+    text = store_of(ctx).load_rules().to_yaml()
+    if file is None:
+        typer.echo(text, nl=False)
+        return
+    try:
+        file.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot write {file}: {exc.strerror}") from None
+    render.console().print(f"Exported the rules to {file}.")
+
+
+# -- audit -----------------------------------------------------------------------------------
+
+
+@audit_app.command("verify")
+def audit_verify(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """Check the hash chain; exit code 1 if an entry was edited, deleted or cut off."""
+    report = store_of(ctx).verify_audit()
+    if as_json:
+        render.print_json(report.to_dict())
+    elif report.ok:
+        render.console().print(f"ok, {report.entries} entries")
+    else:
+        out = render.console()
+        out.print(
+            f"[bold red]BROKEN[/bold red]: {len(report.problems)} problem(s) in {report.entries} entries"
+        )
+        for problem in report.problems:
+            out.print(f"  entry {problem.seq}: {problem.problem}")
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+@audit_app.command("export")
+def audit_export(
+    ctx: typer.Context,
+    out: Annotated[Path | None, typer.Option("--out", help="Write here (default: standard output).")] = None,
+    request: Annotated[str | None, typer.Option("--request", help="Only this request's entries.")] = None,
+) -> None:
+    """The log as JSON Lines, one entry per line, oldest first."""
+    store = store_of(ctx)
+    if request is not None:
+        store.get_request(request)
+    lines = (
+        json.dumps(entry.to_dict(), ensure_ascii=False) + "\n"
+        for entry in store.audit_entries(request_id=request)
+    )
+    if out is None:
+        for line in lines:
+            typer.echo(line, nl=False)
+        return
+    try:
+        with out.open("w", encoding="utf-8") as stream:
+            count = sum(1 for line in lines if stream.write(line))
+    except OSError as exc:
+        raise CliError(f"cannot write {out}: {exc.strerror}") from None
+    render.console().print(f"Wrote {count} entries to {out}.")
+
+
+# -- groups ----------------------------------------------------------------------------------
+
+
+@groups_app.command("add")
+def groups_add(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="The group (without group:).")],
+    user: Annotated[str, typer.Argument(help="The user to add.")],
+    as_user: AsUser = None,
+) -> None:
+    """Add USER to GROUP."""
+    store_of(ctx).add_group_member(_group_name(group), user, actor=acting_user(as_user), channel="cli")
+    render.console().print(f"{user} is in group {_group_name(group)}.")
+
+
+@groups_app.command("remove")
+def groups_remove(
+    ctx: typer.Context,
+    group: Annotated[str, typer.Argument(help="The group (without group:).")],
+    user: Annotated[str, typer.Argument(help="The user to remove.")],
+    as_user: AsUser = None,
+) -> None:
+    """Remove USER from GROUP."""
+    name = _group_name(group)
+    if not store_of(ctx).remove_group_member(name, user, actor=acting_user(as_user), channel="cli"):
+        raise CliError(f"{user} is not in group {name}")
+    render.console().print(f"{user} is no longer in group {name}.")
+
+
+@groups_app.command("list")
+def groups_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """Every group and its members."""
+    members = store_of(ctx).group_members()
+    if as_json:
+        render.print_json(members)
+        return
+    if not members:
+        render.console().print("No groups.")
+        return
+    table = Table("group", "members")
+    for group, users in sorted(members.items()):
+        table.add_row(f"group:{group}", ", ".join(sorted(users)))
+    render.console().print(table)
+
+
+def _group_name(group: str) -> str:
+    name = group.strip().removeprefix("group:")
+    if not name:
+        raise CliError("a group needs a name")
+    return name

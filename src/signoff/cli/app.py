@@ -1,0 +1,96 @@
+"""The root `signoff` command: global options, the sub-commands, and one-line errors."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+from .. import __version__
+from ..errors import SignoffError
+from ..store import DB_ENV
+from . import admin, decide, demo, explain, layers, requests
+from .state import CliError, CliState
+
+
+class SignoffGroup(TyperGroup):
+    """Turns a user's mistake into `Error: ...` on stderr and a non-zero exit, never a traceback."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (SignoffError, CliError) as exc:
+            _fail(str(exc), getattr(exc, "exit_code", 1))
+        except OSError as exc:
+            _fail(f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", 1)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    typer.echo(f"Error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+app = typer.Typer(
+    name="signoff",
+    cls=SignoffGroup,
+    help="The human approval layer for AI agents' tool calls.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"signoff {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            envvar=DB_ENV,
+            help="The database: sqlite:///relative.db, sqlite:////abs/path.db, a file path, or "
+            "postgresql://… (default: a SQLite file in your user data directory).",
+            show_default=False,
+        ),
+    ] = None,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    state = CliState(db_url=db)
+    ctx.obj = state
+    ctx.call_on_close(state.close)
+
+
+COMMANDS = (
+    requests.pending,
+    requests.show,
+    decide.approve,
+    decide.reject,
+    decide.edit,
+    decide.respond,
+    requests.cancel,
+    requests.rerun,
+    requests.sweep,
+    explain.explain,
+    demo.demo,
+)
+GROUPS = {
+    "tool": layers.tool_app,
+    "service": layers.service_app,
+    "agent": layers.agent_app,
+    "app": layers.app_app,
+    "config": admin.config_app,
+    "audit": admin.audit_app,
+    "groups": admin.groups_app,
+}
+for command in COMMANDS:
+    app.command()(command)
+for name, group in GROUPS.items():
+    app.add_typer(group, name=name)

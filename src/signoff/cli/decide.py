@@ -1,0 +1,81 @@
+"""Deciding from the terminal: approve, reject, edit, respond (all through `store.decide`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..decisions import Approve, Decision, Edit, Reject, Respond
+from . import render
+from .options import AsUser, RequestId
+from .parsing import apply_sets, parse_json, parse_json_object
+from .state import CliInputError, acting_user, store_of
+
+Comment = Annotated[str | None, typer.Option(help="A note kept with the decision.")]
+
+
+def _decide(ctx: typer.Context, request_id: str, decision: Decision, as_user: str | None) -> None:
+    request = store_of(ctx).decide(request_id, decision, actor=acting_user(as_user), channel="cli")
+    render.decided(request)
+
+
+def approve(
+    ctx: typer.Context, request_id: RequestId, comment: Comment = None, as_user: AsUser = None
+) -> None:
+    """Run the tool with its original arguments."""
+    _decide(ctx, request_id, Approve(comment=comment), as_user)
+
+
+def reject(
+    ctx: typer.Context,
+    request_id: RequestId,
+    message: Annotated[str | None, typer.Option(help="Why; the model is told.")] = None,
+    as_user: AsUser = None,
+) -> None:
+    """Don't run the tool; the model is told it was rejected (and why)."""
+    _decide(ctx, request_id, Reject(message=message), as_user)
+
+
+def edit(
+    ctx: typer.Context,
+    request_id: RequestId,
+    args: Annotated[str | None, typer.Option("--args", help="The full new arguments, a JSON object.")] = None,
+    assignments: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--set",
+            help="key=value, repeatable; starts from the current arguments. "
+            "String arguments take the value as typed, others as JSON.",
+        ),
+    ] = None,
+    comment: Annotated[str | None, typer.Option(help="Feedback for the model, after the change.")] = None,
+    as_user: AsUser = None,
+) -> None:
+    """Run the tool with changed arguments (checked against the tool's JSON Schema)."""
+    if (args is None) == (not assignments):
+        raise CliInputError("give either --args JSON or one or more --set key=value")
+    if args is not None:
+        new_args = parse_json_object(args, option="--args")
+    else:
+        request = store_of(ctx).get_request(request_id)
+        new_args = apply_sets(request.args, assignments or [], request.args_schema)
+    _decide(ctx, request_id, Edit(args=new_args, comment=comment), as_user)
+
+
+def respond(
+    ctx: typer.Context,
+    request_id: RequestId,
+    message: Annotated[
+        str | None, typer.Option(help="The answer the model gets in the tool's place.")
+    ] = None,
+    value: Annotated[str | None, typer.Option(help="A structured answer instead, as JSON.")] = None,
+    as_user: AsUser = None,
+) -> None:
+    """Don't run the tool; answer in its place."""
+    if message is None and value is None:
+        raise CliInputError("give --message TEXT or --value JSON")
+    parsed = parse_json(value, option="--value") if value is not None else None
+    if message is None and parsed is None:
+        raise CliInputError("--value null is no answer; give a message or a value")
+    _decide(ctx, request_id, Respond(message=message, value=parsed), as_user)

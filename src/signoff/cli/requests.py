@@ -1,0 +1,97 @@
+"""Looking at requests and looking after them: pending, show, cancel, rerun, sweep."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..requests import RequestStatus
+from . import render
+from .options import AsUser, JsonFlag, RequestId
+from .state import acting_user, store_of
+
+OPEN_STATUSES = [RequestStatus.PENDING.value, RequestStatus.DRAFTING.value]
+
+
+def pending(
+    ctx: typer.Context,
+    tool: Annotated[str | None, typer.Option(help="Only this tool.")] = None,
+    agent: Annotated[str | None, typer.Option(help="Only this agent.")] = None,
+    app: Annotated[str | None, typer.Option(help="Only this app.")] = None,
+    thread: Annotated[str | None, typer.Option(help="Only this thread (run).")] = None,
+    as_user: AsUser = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many.")] = 50,
+    as_json: JsonFlag = False,
+) -> None:
+    """Open requests (pending and drafting) that you may decide, newest first."""
+    requests = store_of(ctx).list_requests(
+        status=OPEN_STATUSES,
+        tool=tool,
+        agent=agent,
+        app=app,
+        thread_id=thread,
+        visible_to=acting_user(as_user),
+        limit=limit,
+    )
+    if as_json:
+        render.print_json([request.to_dict() for request in requests])
+    else:
+        render.pending_table(requests)
+
+
+def show(
+    ctx: typer.Context,
+    request_id: RequestId,
+    as_json: JsonFlag = False,
+) -> None:
+    """A request, its decisions, its execution and its audit trail."""
+    store = store_of(ctx)
+    request = store.get_request(request_id)
+    decisions = store.decisions(request_id)
+    execution = store.get_execution(request_id)
+    audit = list(store.audit_entries(request_id=request_id))
+    if as_json:
+        render.print_json(
+            {
+                "request": request.to_dict(),
+                "decisions": [record.to_dict(request.rule.redact) for record in decisions],
+                "execution": execution.to_dict() if execution is not None else None,
+                "audit": [entry.to_dict() for entry in audit],
+            }
+        )
+    else:
+        render.request_details(request, decisions, execution, audit)
+
+
+def cancel(
+    ctx: typer.Context,
+    request_id: RequestId,
+    reason: Annotated[str | None, typer.Option(help="Why; the model is told.")] = None,
+    as_user: AsUser = None,
+) -> None:
+    """Cancel an open request (the run it belongs to is abandoned)."""
+    request = store_of(ctx).cancel(request_id, actor=acting_user(as_user), channel="cli", reason=reason)
+    render.decided(request)
+
+
+def rerun(
+    ctx: typer.Context,
+    request_id: RequestId,
+    as_user: AsUser = None,
+) -> None:
+    """Let an in_doubt or failed execution run again: the next replay of the call runs the tool."""
+    execution = store_of(ctx).reset_execution(request_id, actor=acting_user(as_user), channel="cli")
+    render.console().print(
+        f"Execution of {request_id} is now {execution.status.value} "
+        f"(attempts so far: {execution.attempts}); the next replay of the call runs the tool again."
+    )
+
+
+def sweep(ctx: typer.Context) -> None:
+    """Expire every open request whose deadline has passed."""
+    expired = store_of(ctx).expire_due()
+    out = render.console()
+    out.print(f"Expired {len(expired)} request(s).")
+    for request in expired:
+        out.print(f"  {request.id}  {request.tool_name}  (on_expire: {request.rule.on_expire})")
