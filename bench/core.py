@@ -282,7 +282,6 @@ CREATE TABLE raw_requests (
 )"""
 RAW_INDEXES = (
     "CREATE INDEX raw_requests_open_by_deadline ON raw_requests (status, deadline)",
-    "CREATE INDEX raw_requests_by_thread ON raw_requests (thread_id)",
 )
 """The same indexes as signoff's `requests` table, so both sides maintain the same table shape."""
 RAW_INSERT = "INSERT INTO raw_requests ({}) VALUES ({})".format(

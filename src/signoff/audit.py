@@ -42,19 +42,18 @@ class AuditEntry:
         }
 
 
-def entry_hash(
-    *,
-    seq: int,
-    at: str,
-    actor: str,
-    channel: str,
-    action: str,
-    request_id: str | None,
-    data: dict[str, Any],
-    prev_hash: str,
+def entry_payload(
+    *, at: str, actor: str, channel: str, action: str, request_id: str | None, data: dict[str, Any]
 ) -> str:
-    payload = canonical_json([seq, at, actor, channel, action, request_id, data, prev_hash])
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    """The canonical text of an entry's own fields."""
+    return canonical_json([at, actor, channel, action, request_id, data])
+
+
+def entry_hash(*, seq: int, prev_hash: str, payload: str) -> str:
+    """sha256 of `seq|prev_hash|payload`, hex. The stores compute the same in SQL when appending
+    (PostgreSQL's sha256(), a registered function in SQLite), so the chain is extended in one
+    statement under the head row's lock."""
+    return hashlib.sha256(f"{seq}|{prev_hash}|{payload}".encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -95,16 +94,15 @@ def verify_chain(entries: Iterable[AuditEntry], *, head_seq: int, head_hash: str
             report.problems.append(AuditProblem(entry.seq, f"entries {missing} are missing (deleted)"))
         if entry.prev_hash != prev_hash:
             report.problems.append(AuditProblem(entry.seq, "does not link to the entry before it"))
-        recomputed = entry_hash(
-            seq=entry.seq,
+        payload = entry_payload(
             at=entry.at,
             actor=entry.actor,
             channel=entry.channel,
             action=entry.action,
             request_id=entry.request_id,
             data=entry.data,
-            prev_hash=entry.prev_hash,
         )
+        recomputed = entry_hash(seq=entry.seq, prev_hash=entry.prev_hash, payload=payload)
         if recomputed != entry.hash:
             report.problems.append(
                 AuditProblem(entry.seq, "was edited: its hash does not match its contents")

@@ -13,7 +13,7 @@ A `RuleSet` is what a YAML file holds and what the store keeps, one row per laye
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
@@ -343,5 +343,9 @@ class RequestRule:
         return cls(**values)
 
     def snapshot(self) -> dict[str, Any]:
-        data = asdict(self)
-        return {key: list(value) if isinstance(value, tuple) else value for key, value in data.items()}
+        """The fields that differ from the defaults (stored with every request, so kept small)."""
+        return {
+            item.name: list(value) if isinstance(value, tuple) else value
+            for item in fields(self)
+            if (value := getattr(self, item.name)) != item.default
+        }

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from .._util import from_iso, to_iso, utcnow
-from ..audit import AuditEntry, entry_hash
+from ..audit import AuditEntry, entry_payload
 from ..decisions import DecisionRecord, parse_decision
 from ..requests import Request, RequestStatus
 from ..rules.model import RequestRule
@@ -39,6 +39,23 @@ class Tx(Protocol):
     def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]: ...
 
     def run(self, query: str, /, **params: Any) -> int: ...
+
+    def send(self, query: str, /, **params: Any) -> None:
+        """Run a statement whose result is not needed now (PostgreSQL pipelines it to the commit)."""
+
+
+@dataclass(frozen=True)
+class AuditNote:
+    """An audit entry to append with the change it records."""
+
+    action: str
+    actor: str
+    channel: str
+    request_id: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def params(self) -> dict[str, Any]:
+        return _audit_params(self.action, self.actor, self.channel, self.request_id, self.data)
 
 
 @dataclass
@@ -101,7 +118,49 @@ class StoreCore(ABC):
     def unsubscribe(self, waiter: Waiter) -> None:
         self.hub.unsubscribe(waiter)
 
+    # -- the two hot writes: a backend may fuse each into one statement -----------------------
+
+    def _insert_request_audited(
+        self, params: dict[str, Any], approvers: list[str], note: AuditNote
+    ) -> dict[str, Any] | None:
+        """Insert a request with its approvers and audit entry; None if its key already exists."""
+        with self._transaction() as (tx, changes):
+            row = tx.one("insert_request", **params)
+            if row is None:
+                return None
+            for principal in approvers:
+                tx.send("insert_approver", request_id=row["id"], principal=principal)
+            tx.send("append_audit", **note.params())
+            changes.request_ids.add(row["id"])
+            return row
+
+    def _finish_request_audited(self, params: dict[str, Any], note: AuditNote) -> dict[str, Any] | None:
+        """Compare-and-set a pending request (before its deadline) to its decision, with the audit
+        entry; None if it was no longer pending."""
+        with self._transaction() as (tx, changes):
+            row = tx.one("finish_request", **params)
+            if row is None:
+                return None
+            tx.send("append_audit", **note.params())
+            changes.request_ids.add(row["id"])
+            return row
+
     # -- audit --------------------------------------------------------------------------------
+
+    def record(
+        self,
+        action: str,
+        *,
+        actor: str,
+        channel: str,
+        request_id: str | None = None,
+        data: dict[str, Any] | None = None,
+    ) -> AuditEntry:
+        """Append an entry of your own to the audit log."""
+        with self._transaction() as (tx, _):
+            return self._audit_entry(
+                tx, action, actor=actor, channel=channel, request_id=request_id, data=data
+            )
 
     def _audit(
         self,
@@ -112,24 +171,35 @@ class StoreCore(ABC):
         channel: str,
         request_id: str | None = None,
         data: dict[str, Any] | None = None,
+    ) -> None:
+        """Append to the hash chain in the same transaction as the change it records."""
+        tx.send("append_audit", **_audit_params(action, actor, channel, request_id, data))
+
+    def _audit_entry(
+        self,
+        tx: Tx,
+        action: str,
+        *,
+        actor: str,
+        channel: str,
+        request_id: str | None = None,
+        data: dict[str, Any] | None = None,
     ) -> AuditEntry:
-        head = tx.one("audit_head")
-        assert head is not None, "audit_head row missing: the schema was not migrated"
-        seq = int(head["seq"]) + 1
-        fields = {
-            "seq": seq,
-            "at": to_iso(utcnow()),
-            "actor": actor,
-            "channel": channel,
-            "action": action,
-            "request_id": request_id,
-            "data": data or {},
-            "prev_hash": head["hash"],
-        }
-        digest = entry_hash(**fields)
-        tx.run("insert_audit", **{**fields, "data": Json(fields["data"]), "hash": digest})
-        tx.run("move_audit_head", seq=seq, hash=digest)
-        return AuditEntry(**fields, hash=digest)
+        """`_audit`, waiting for the stored entry."""
+        params = _audit_params(action, actor, channel, request_id, data)
+        row = tx.one("append_audit", **params)
+        assert row is not None, "audit_head row missing: the schema was not migrated"
+        return AuditEntry(
+            seq=int(row["seq"]),
+            at=params["at"],
+            actor=actor,
+            channel=channel,
+            action=action,
+            request_id=request_id,
+            data=params["data_json"].value,
+            prev_hash=row["prev_hash"],
+            hash=row["hash"],
+        )
 
     # -- rows ---------------------------------------------------------------------------------
 
@@ -185,6 +255,25 @@ class StoreCore(ABC):
             channel=row["channel"],
             created_at=row["created_at"],
         )
+
+
+def _audit_params(
+    action: str, actor: str, channel: str, request_id: str | None, data: dict[str, Any] | None
+) -> dict[str, Any]:
+    at = to_iso(utcnow())
+    data = data or {}
+    payload = entry_payload(
+        at=at, actor=actor, channel=channel, action=action, request_id=request_id, data=data
+    )
+    return {
+        "at": at,
+        "actor": actor,
+        "channel": channel,
+        "action": action,
+        "request_id": request_id,
+        "data_json": Json(data),
+        "payload": payload,
+    }
 
 
 class BackgroundThread:

@@ -1,7 +1,7 @@
 """The PostgreSQL store: psycopg 3 with a connection pool; for several replicas sharing the work.
 
-A change to a request sends `NOTIFY signoff_requests, '<id>'` inside its transaction (delivered
-on commit); one listening connection per process wakes the local waiters. NOTIFY is only a hint,
+A change to a request sends `NOTIFY signoff_requests, '<id>'` from a trigger (delivered on
+commit); one listening connection per process wakes the local waiters. NOTIFY is only a hint,
 so waiters' requests are also re-read every `FALLBACK_POLL` seconds.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 from .._util import utcnow
 from ..errors import MigrationError, StoreError
 from .base import Store
-from .core import BackgroundThread, Changes, Json
+from .core import AuditNote, BackgroundThread, Changes, Json
 from .queries import load_queries, migration_files
 from .wakeup import WakeupHub
 
@@ -56,14 +56,16 @@ class _PostgresTx:
         )
 
     def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:
-        cursor = self._execute(query, params)
-        return cursor.fetchone() if cursor.description else None
+        return self._execute(query, params).fetchone()
 
     def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
         return self._execute(query, params).fetchall()
 
     def run(self, query: str, /, **params: Any) -> int:
         return self._execute(query, params).rowcount
+
+    def send(self, query: str, /, **params: Any) -> None:
+        self._execute(query, params)
 
 
 class PostgresStore(Store):
@@ -82,7 +84,7 @@ class PostgresStore(Store):
         self.schema = schema
         self.hub = WakeupHub()
         self._queries = load_queries("postgres")
-        self._kwargs: dict[str, Any] = {"row_factory": dict_row}
+        self._kwargs: dict[str, Any] = {"row_factory": dict_row, "autocommit": True}
         if schema:
             self._kwargs["options"] = f"-c search_path={schema}"
         if schema and migrate:
@@ -110,16 +112,37 @@ class PostgresStore(Store):
     @contextmanager
     def _write(self, changes: Changes) -> Iterator[_PostgresTx]:
         self._ensure_open()
+        # The pool's connections are in autocommit mode: reads cost one round trip, and writes
+        # open an explicit transaction. Other processes learn of changes from the requests_notify
+        # trigger.
         with self._pool.connection() as connection, connection.transaction():
             yield _PostgresTx(connection, self._queries)
-            for request_id in changes.request_ids:
-                connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, request_id))
 
     @contextmanager
     def _read(self) -> Iterator[_PostgresTx]:
         self._ensure_open()
         with self._pool.connection() as connection:
             yield _PostgresTx(connection, self._queries)
+
+    def _insert_request_audited(
+        self, params: dict[str, Any], approvers: list[str], note: AuditNote
+    ) -> dict[str, Any] | None:
+        row = self._fused("insert_request_audited", {**params, "approvers": approvers, **note.params()})
+        if row is not None:
+            self.hub.fire((row["id"],))
+        return row
+
+    def _finish_request_audited(self, params: dict[str, Any], note: AuditNote) -> dict[str, Any] | None:
+        row = self._fused("finish_request_audited", {**params, **note.params()})
+        if row is not None:
+            self.hub.fire((row["id"],))
+        return row
+
+    def _fused(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
+        """One statement in autocommit: its own transaction, one round trip."""
+        self._ensure_open()
+        with self._pool.connection() as connection:
+            return _PostgresTx(connection, self._queries).one(query, **params)
 
     def _ensure_open(self) -> None:
         if self._closed:
@@ -162,7 +185,7 @@ class PostgresStore(Store):
     def _listen(self, stop: threading.Event) -> None:
         while not stop.is_set():
             try:
-                with psycopg.connect(self.url, autocommit=True, **self._kwargs) as connection:
+                with psycopg.connect(self.url, **self._kwargs) as connection:
                     connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
                     self._relay(connection, stop)
             except psycopg.Error:

@@ -12,7 +12,6 @@ from ..errors import (
     DecisionNotAllowed,
     InvalidDecision,
     NotAnApprover,
-    RequestError,
     RequestExpired,
     RequestNotFound,
     RequestNotReady,
@@ -20,7 +19,7 @@ from ..errors import (
 from ..requests import STATUS_FOR_DECISION, NewRequest, Request, RequestStatus
 from ..templates import redact_args, render_description
 from ..validation import validate_args
-from .core import Json, StoreCore, Tx
+from .core import AuditNote, Json, StoreCore, Tx
 
 
 def principals_of(user: str, groups: list[str] | tuple[str, ...]) -> list[str]:
@@ -39,56 +38,51 @@ class RequestOps(StoreCore):
 
     def create_request(self, new: NewRequest) -> tuple[Request, bool]:
         """Get or create by (thread_id, tool_call_id). Returns the request and whether it is new."""
-        now = utcnow()
         request_id = new_id("req")
-        with self._transaction() as (tx, changes):
-            row = tx.one(
-                "insert_request",
-                id=request_id,
-                thread_id=new.thread_id,
-                tool_call_id=new.tool_call_id,
-                kind=new.kind,
-                tool_name=new.tool_name,
-                tool_description=new.tool_description,
-                args=Json(new.args),
-                args_schema=Json(new.args_schema) if new.args_schema is not None else None,
-                answer_schema=Json(new.answer_schema) if new.answer_schema is not None else None,
-                agent=new.agent,
-                app=new.app,
-                requester=new.requester,
-                status=RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING,
-                description=new.description,
-                rule=Json(new.rule.snapshot()),
-                now=now,
-                deadline=new.deadline,
-            )
-            if row is None:
-                existing = tx.one("find_request", thread_id=new.thread_id, tool_call_id=new.tool_call_id)
-                assert existing is not None
-                return self._with_approvals(tx, existing), False
-            for principal in new.rule.approvers:
-                tx.run("insert_approver", request_id=request_id, principal=principal)
-            self._audit(
-                tx,
-                "request.created",
-                actor=new.actor,
-                channel=new.channel,
-                request_id=request_id,
-                data={
-                    "tool": new.tool_name,
-                    "thread_id": new.thread_id,
-                    "tool_call_id": new.tool_call_id,
-                    "args": redact_args(new.args, new.rule.redact),
-                    "agent": new.agent,
-                    "app": new.app,
-                    "requester": new.requester,
-                    "approvers": list(new.rule.approvers),
-                    "deadline": to_iso(new.deadline),
-                    "status": row["status"],
-                },
-            )
-            changes.request_ids.add(request_id)
+        status = RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING
+        params = {
+            "id": request_id,
+            "thread_id": new.thread_id,
+            "tool_call_id": new.tool_call_id,
+            "kind": new.kind,
+            "tool_name": new.tool_name,
+            "tool_description": new.tool_description,
+            "args": Json(new.args),
+            "args_schema": Json(new.args_schema) if new.args_schema is not None else None,
+            "answer_schema": Json(new.answer_schema) if new.answer_schema is not None else None,
+            "agent": new.agent,
+            "app": new.app,
+            "requester": new.requester,
+            "status": status,
+            "description": new.description,
+            "rule": Json(new.rule.snapshot()),
+            "now": utcnow(),
+            "deadline": new.deadline,
+        }
+        note = AuditNote(
+            "request.created",
+            actor=new.actor,
+            channel=new.channel,
+            request_id=request_id,
+            data={
+                "tool": new.tool_name,
+                "thread_id": new.thread_id,
+                "tool_call_id": new.tool_call_id,
+                "args": redact_args(new.args, new.rule.redact),
+                "agent": new.agent,
+                "app": new.app,
+                "requester": new.requester,
+                "approvers": list(new.rule.approvers),
+                "deadline": to_iso(new.deadline),
+                "status": status.value,
+            },
+        )
+        row = self._insert_request_audited(params, list(new.rule.approvers), note)
+        if row is not None:
             return self._request(row), True
+        existing = self.find_request(new.thread_id, new.tool_call_id)
+        assert existing is not None, "the conflicting request vanished"
+        return existing, False
 
     def get_request(self, request_id: str) -> Request:
         with self._read() as tx:
@@ -132,8 +126,16 @@ class RequestOps(StoreCore):
             return [self._request(row) for row in rows]
 
     def decisions(self, request_id: str) -> list[DecisionRecord]:
+        """Every decision on the request: a quorum's votes in order, or the one decision."""
         with self._read() as tx:
-            return [self._decision_record(row) for row in tx.all("decisions_for", request_id=request_id)]
+            votes = [self._decision_record(row) for row in tx.all("decisions_for", request_id=request_id)]
+            if votes:
+                return votes
+            row = tx.one("get_request", id=request_id)
+        if row is None:
+            raise RequestNotFound(f"no request with id {request_id!r}")
+        decision = self._request(row).decision
+        return [decision] if decision is not None else []
 
     def statuses(self, request_ids: list[str]) -> dict[str, RequestStatus]:
         with self._read() as tx:
@@ -219,51 +221,84 @@ class RequestOps(StoreCore):
         """
         if not actor or not isinstance(actor, str):
             raise InvalidDecision("a decision needs an actor")
+        request = self.get_request(request_id)
+        _refuse_if_closed(request)
+        if request.deadline <= utcnow():
+            self.expire(request_id)
+            raise RequestExpired(f"request {request_id} expired at {to_iso(request.deadline)}")
+        if not on_behalf and request.rule.approvers and not may_decide(request, actor, self.groups_of(actor)):
+            self.record(
+                "decision.refused",
+                actor=actor,
+                channel=channel,
+                request_id=request_id,
+                data={"type": decision.type, "reason": "not an approver"},
+            )
+            raise NotAnApprover(f"{actor} is not an approver of request {request_id}")
+        self._check_decision(request, decision)
+        if request.rule.quorum > 1:
+            return self._vote(request_id, decision, actor=actor, channel=channel)
         now = utcnow()
-        refusal: RequestError | None = None
+        row = self._finish_request_audited(
+            _finish_params(request, decision, new_id("dec"), actor, channel, now),
+            AuditNote(
+                "request.decided",
+                actor=actor,
+                channel=channel,
+                request_id=request_id,
+                data=_decision_audit(request, decision),
+            ),
+        )
+        if row is not None:
+            return self._request(row)
+        # someone else decided, cancelled or expired it since we read it
+        current = self.get_request(request_id)
+        _refuse_if_closed(current)
+        self.expire(request_id)
+        raise RequestExpired(f"request {request_id} expired at {to_iso(current.deadline)}")
+
+    def _vote(self, request_id: str, decision: Decision, *, actor: str, channel: str) -> Request:
+        """A quorum's vote, counted under the request's lock; the last approval (or any reject) ends it."""
+        now = utcnow()
         with self._transaction() as (tx, changes):
             request = self._locked(tx, request_id)
-            if request.status is RequestStatus.EXPIRED:
-                raise RequestExpired(f"request {request_id} expired at {to_iso(request.deadline)}")
-            if request.status is RequestStatus.DRAFTING:
-                raise RequestNotReady(
-                    f"request {request_id} is still drafting; its arguments are not complete"
-                )
-            if request.is_terminal:
-                raise AlreadyDecided(_already(request))
+            _refuse_if_closed(request)
             if request.deadline <= now:
-                self._expire_locked(tx, request, now)
-                changes.request_ids.add(request_id)
-                refusal = RequestExpired(f"request {request_id} expired at {to_iso(request.deadline)}")
-            elif not on_behalf and not self._may_decide(tx, request, actor):
-                self._audit(
-                    tx,
-                    "decision.refused",
-                    actor=actor,
-                    channel=channel,
-                    request_id=request_id,
-                    data={"type": decision.type, "reason": "not an approver"},
+                raise RequestExpired(f"request {request_id} expired at {to_iso(request.deadline)}")
+            if actor in request.approvals:
+                raise AlreadyDecided(
+                    f"{actor} has already approved request {request.id}; "
+                    f"{request.rule.quorum - len(request.approvals)} more approval(s) needed"
                 )
-                refusal = NotAnApprover(f"{actor} is not an approver of request {request_id}")
-            else:
-                self._check_decision(request, decision)
-                self._record_decision(tx, request, decision, actor=actor, channel=channel, now=now)
-                changes.request_ids.add(request_id)
-            if refusal is None:
-                row = tx.one("get_request", id=request_id)
-                assert row is not None
-                result = self._with_approvals(tx, row)
-        if refusal is not None:
-            raise refusal
-        return result
-
-    @staticmethod
-    def _may_decide(tx: Tx, request: Request, actor: str) -> bool:
-        """`may_decide`; the actor's groups are read (in this transaction) only if it names approvers."""
-        if not request.rule.approvers:
-            return True
-        groups = [row["group_name"] for row in tx.all("groups_of", user_name=actor)]
-        return may_decide(request, actor, groups)
+            decision_id = new_id("dec")
+            tx.send(
+                "insert_decision",
+                id=decision_id,
+                request_id=request.id,
+                type=decision.type,
+                actor=actor,
+                channel=channel,
+                payload=Json(decision_to_dict(decision)),
+                now=now,
+            )
+            changes.request_ids.add(request_id)
+            audit = _decision_audit(request, decision)
+            approvals = len(request.approvals) + 1
+            if decision.type == "approve" and approvals < request.rule.quorum:
+                audit.update(approvals=approvals, quorum=request.rule.quorum)
+                self._audit(
+                    tx, "decision.vote", actor=actor, channel=channel, request_id=request_id, data=audit
+                )
+                return self._locked(tx, request_id)
+            row = tx.one(
+                "finish_request", **_finish_params(request, decision, decision_id, actor, channel, now)
+            )
+            if row is None:
+                raise AlreadyDecided(f"request {request.id} was decided by someone else first")
+            self._audit(
+                tx, "request.decided", actor=actor, channel=channel, request_id=request_id, data=audit
+            )
+            return self._with_approvals(tx, row)
 
     @staticmethod
     def _check_decision(request: Request, decision: Decision) -> None:
@@ -281,66 +316,6 @@ class RequestOps(StoreCore):
             validate_args(request.args_schema, decision.args)
         if isinstance(decision, Respond) and request.answer_schema is not None:
             validate_args(request.answer_schema, decision.answer, what="answer")
-
-    def _record_decision(
-        self, tx: Tx, request: Request, decision: Decision, *, actor: str, channel: str, now: datetime
-    ) -> None:
-        if actor in request.approvals:
-            raise AlreadyDecided(
-                f"{actor} has already approved request {request.id}; "
-                f"{request.rule.quorum - len(request.approvals)} more approval(s) needed"
-            )
-        decision_id = new_id("dec")
-        payload = decision_to_dict(decision)
-        tx.run(
-            "insert_decision",
-            id=decision_id,
-            request_id=request.id,
-            type=decision.type,
-            actor=actor,
-            channel=channel,
-            payload=Json(payload),
-            now=now,
-        )
-        approvals = len(request.approvals) + 1 if decision.type == "approve" else 0
-        final = decision.type != "approve" or approvals >= request.rule.quorum
-        audit_data: dict[str, Any] = {
-            "type": decision.type,
-            "original_args": request.shown_args(),
-        }
-        if isinstance(decision, Edit):
-            audit_data["final_args"] = redact_args(decision.args, request.rule.redact)
-        for key in ("comment", "message"):
-            if payload.get(key) is not None:
-                audit_data[key] = payload[key]
-        if isinstance(decision, Respond) and decision.value is not None:
-            audit_data["value"] = decision.value
-        if not final:
-            audit_data["approvals"] = approvals
-            audit_data["quorum"] = request.rule.quorum
-            self._audit(
-                tx, "decision.vote", actor=actor, channel=channel, request_id=request.id, data=audit_data
-            )
-            return
-        final_args = None
-        if decision.type == "approve":
-            final_args = request.args
-        elif isinstance(decision, Edit):
-            final_args = decision.args
-        stored = {**payload, "id": decision_id, "actor": actor, "channel": channel, "at": to_iso(now)}
-        updated = tx.run(
-            "finish_request",
-            id=request.id,
-            status=STATUS_FOR_DECISION[decision.type],
-            decision=Json(stored),
-            final_args=Json(final_args) if final_args is not None else None,
-            now=now,
-        )
-        if updated != 1:
-            raise AlreadyDecided(f"request {request.id} was decided by someone else first")
-        self._audit(
-            tx, "request.decided", actor=actor, channel=channel, request_id=request.id, data=audit_data
-        )
 
     # -- expiry and cancel --------------------------------------------------------------------
 
@@ -437,6 +412,49 @@ class RequestOps(StoreCore):
         if row is None:
             raise RequestNotFound(f"no request with id {request_id!r}")
         return self._with_approvals(tx, row)
+
+
+def _refuse_if_closed(request: Request) -> None:
+    if request.status is RequestStatus.EXPIRED:
+        raise RequestExpired(f"request {request.id} expired at {to_iso(request.deadline)}")
+    if request.status is RequestStatus.DRAFTING:
+        raise RequestNotReady(f"request {request.id} is still drafting; its arguments are not complete")
+    if request.is_terminal:
+        raise AlreadyDecided(_already(request))
+
+
+def _finish_params(
+    request: Request, decision: Decision, decision_id: str, actor: str, channel: str, now: datetime
+) -> dict[str, Any]:
+    """The compare-and-set that ends a pending request with `decision`."""
+    final_args = None
+    if decision.type == "approve":
+        final_args = request.args
+    elif isinstance(decision, Edit):
+        final_args = decision.args
+    said = decision_to_dict(decision)
+    stored = {**said, "id": decision_id, "actor": actor, "channel": channel, "at": to_iso(now)}
+    return {
+        "id": request.id,
+        "status": STATUS_FOR_DECISION[decision.type],
+        "decision": Json(stored),
+        "final_args": Json(final_args) if final_args is not None else None,
+        "now": now,
+    }
+
+
+def _decision_audit(request: Request, decision: Decision) -> dict[str, Any]:
+    """What the audit log keeps of a decision: original and final args (redacted), the words said."""
+    data: dict[str, Any] = {"type": decision.type, "original_args": request.shown_args()}
+    if isinstance(decision, Edit):
+        data["final_args"] = redact_args(decision.args, request.rule.redact)
+    said = decision_to_dict(decision)
+    for key in ("comment", "message"):
+        if said.get(key) is not None:
+            data[key] = said[key]
+    if isinstance(decision, Respond) and decision.value is not None:
+        data["value"] = decision.value
+    return data
 
 
 def _already(request: Request) -> str:

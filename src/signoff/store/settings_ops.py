@@ -120,19 +120,6 @@ class SettingsOps(StoreCore):
 
     # -- audit --------------------------------------------------------------------------------
 
-    def record(
-        self,
-        action: str,
-        *,
-        actor: str,
-        channel: str,
-        request_id: str | None = None,
-        data: dict[str, Any] | None = None,
-    ) -> AuditEntry:
-        """Append an entry of your own to the audit log."""
-        with self._transaction() as (tx, _):
-            return self._audit(tx, action, actor=actor, channel=channel, request_id=request_id, data=data)
-
     def audit_entries(
         self,
         *,

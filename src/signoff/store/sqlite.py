@@ -6,6 +6,7 @@ milliseconds by one thread, and only while somebody in this process is waiting.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -92,11 +93,19 @@ class _SQLiteTx:
     def run(self, query: str, /, **params: Any) -> int:
         return self._execute(query, params).rowcount
 
+    def send(self, query: str, /, **params: Any) -> None:
+        self._execute(query, params)
+
+
+def _sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
 
 def _connect(path: str) -> sqlite3.Connection:
     connection = sqlite3.connect(
         path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
     )
+    connection.create_function("signoff_sha256", 1, _sha256_hex, deterministic=True)
     connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = FULL")

@@ -48,7 +48,8 @@ WHERE id = :id AND status = 'drafting';
 -- name: finish_request
 UPDATE requests
 SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
-WHERE id = :id AND status = 'pending';
+WHERE id = :id AND status = 'pending' AND deadline > :now
+RETURNING *;
 
 -- name: expire_request
 UPDATE requests SET status = 'expired', decided_at = :now, updated_at = :now
@@ -76,8 +77,8 @@ SELECT * FROM decisions WHERE request_id = :request_id ORDER BY created_at, id;
 SELECT actor FROM decisions WHERE request_id = :request_id AND type = 'approve' ORDER BY created_at, id;
 
 -- name: count_auto_decisions
-SELECT count(*) AS n FROM decisions d JOIN requests r ON r.id = d.request_id
-WHERE r.thread_id = :thread_id AND d.channel = 'unattended';
+SELECT count(*) AS n FROM requests
+WHERE thread_id = :thread_id AND decision ->> 'channel' = 'unattended';
 
 -- name: get_execution
 SELECT * FROM executions WHERE request_id = :request_id;
@@ -152,17 +153,57 @@ SELECT group_name FROM group_members WHERE user_name = :user_name ORDER BY group
 SELECT group_name, user_name FROM group_members ORDER BY group_name, user_name;
 
 -- name: audit_head
-SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE;
+SELECT seq, hash FROM audit_head WHERE id = 1;
 
--- name: insert_audit
+-- name: append_audit
+-- extends the hash chain under the head row's lock; the trigger audit_log_moves_head moves it along
 INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
-VALUES (:seq, :at, :actor, :channel, :action, :request_id, :data, :prev_hash, :hash);
-
--- name: move_audit_head
-UPDATE audit_head SET seq = :seq, hash = :hash WHERE id = 1;
+SELECT seq + 1, :at, :actor, :channel, :action, :request_id, :data_json, hash,
+       encode(sha256(convert_to(CAST(seq + 1 AS text) || '|' || hash || '|' || :payload, 'UTF8')), 'hex')
+FROM (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
+RETURNING seq, prev_hash, hash;
 
 -- name: audit_rows
 SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM audit_log
 WHERE seq > :after AND (CAST(:request_id AS text) IS NULL OR request_id = :request_id)
   AND (CAST(:action AS text) IS NULL OR action = :action) AND (CAST(:actor AS text) IS NULL OR actor = :actor)
 ORDER BY seq LIMIT :limit;
+
+-- PostgreSQL fuses the two hot writes into one statement each, run in autocommit: one round trip
+-- instead of BEGIN, several statements and COMMIT. SQLite runs the same steps in a transaction.
+
+-- name: insert_request_audited
+WITH inserted AS (
+    INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
+                          answer_schema, agent, app, requester, status, description, rule, created_at,
+                          updated_at, deadline)
+    VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
+            :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline)
+    ON CONFLICT (thread_id, tool_call_id) DO NOTHING
+    RETURNING *
+), approvers AS (
+    INSERT INTO request_approvers (request_id, principal)
+    SELECT inserted.id, principal FROM inserted, unnest(CAST(:approvers AS text[])) AS principal
+), audited AS (
+    INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
+    SELECT head.seq + 1, :at, :actor, :channel, :action, :request_id, :data_json, head.hash,
+           encode(sha256(convert_to(CAST(head.seq + 1 AS text) || '|' || head.hash || '|' || :payload, 'UTF8')),
+                  'hex')
+    FROM inserted, (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
+)
+SELECT * FROM inserted;
+
+-- name: finish_request_audited
+WITH finished AS (
+    UPDATE requests
+    SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
+    WHERE id = :id AND status = 'pending' AND deadline > :now
+    RETURNING *
+), audited AS (
+    INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
+    SELECT head.seq + 1, :at, :actor, :channel, :action, :request_id, :data_json, head.hash,
+           encode(sha256(convert_to(CAST(head.seq + 1 AS text) || '|' || head.hash || '|' || :payload, 'UTF8')),
+                  'hex')
+    FROM finished, (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
+)
+SELECT * FROM finished;

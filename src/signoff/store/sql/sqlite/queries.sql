@@ -48,7 +48,8 @@ WHERE id = :id AND status = 'drafting';
 -- name: finish_request
 UPDATE requests
 SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
-WHERE id = :id AND status = 'pending';
+WHERE id = :id AND status = 'pending' AND deadline > :now
+RETURNING *;
 
 -- name: expire_request
 UPDATE requests SET status = 'expired', decided_at = :now, updated_at = :now
@@ -75,8 +76,8 @@ SELECT * FROM decisions WHERE request_id = :request_id ORDER BY created_at, id;
 SELECT actor FROM decisions WHERE request_id = :request_id AND type = 'approve' ORDER BY created_at, id;
 
 -- name: count_auto_decisions
-SELECT count(*) AS n FROM decisions d JOIN requests r ON r.id = d.request_id
-WHERE r.thread_id = :thread_id AND d.channel = 'unattended';
+SELECT count(*) AS n FROM requests
+WHERE thread_id = :thread_id AND json_extract(decision, '$.channel') = 'unattended';
 
 -- name: get_execution
 SELECT * FROM executions WHERE request_id = :request_id;
@@ -153,12 +154,13 @@ SELECT group_name, user_name FROM group_members ORDER BY group_name, user_name;
 -- name: audit_head
 SELECT seq, hash FROM audit_head WHERE id = 1;
 
--- name: insert_audit
+-- name: append_audit
+-- extends the hash chain; the trigger audit_log_moves_head moves audit_head along
 INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
-VALUES (:seq, :at, :actor, :channel, :action, :request_id, :data, :prev_hash, :hash);
-
--- name: move_audit_head
-UPDATE audit_head SET seq = :seq, hash = :hash WHERE id = 1;
+SELECT seq + 1, :at, :actor, :channel, :action, :request_id, :data_json, hash,
+       signoff_sha256((seq + 1) || '|' || hash || '|' || :payload)
+FROM audit_head WHERE id = 1
+RETURNING seq, prev_hash, hash;
 
 -- name: audit_rows
 SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM audit_log

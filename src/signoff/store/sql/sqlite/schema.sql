@@ -27,7 +27,6 @@ CREATE TABLE requests (
     UNIQUE (thread_id, tool_call_id)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
-CREATE INDEX requests_by_thread ON requests (thread_id);
 
 CREATE TABLE request_approvers (
     request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
@@ -37,16 +36,15 @@ CREATE TABLE request_approvers (
 CREATE INDEX request_approvers_by_principal ON request_approvers (principal);
 
 CREATE TABLE decisions (
-    id TEXT PRIMARY KEY,
+    id TEXT NOT NULL,
     request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
     type TEXT NOT NULL CHECK (type IN ('approve', 'edit', 'reject', 'respond')),
     actor TEXT NOT NULL,
     channel TEXT NOT NULL,
     payload TEXT NOT NULL,
     created_at TEXT NOT NULL,
-    UNIQUE (request_id, actor)
-);
-CREATE INDEX decisions_by_channel ON decisions (channel);
+    PRIMARY KEY (request_id, actor)
+) WITHOUT ROWID;
 
 CREATE TABLE executions (
     request_id TEXT PRIMARY KEY REFERENCES requests (id) ON DELETE CASCADE,
@@ -108,6 +106,11 @@ CREATE TABLE audit_head (
     hash TEXT NOT NULL
 );
 INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
+
+CREATE TRIGGER audit_log_moves_head AFTER INSERT ON audit_log
+BEGIN
+    UPDATE audit_head SET seq = NEW.seq, hash = NEW.hash WHERE id = 1;
+END;
 
 CREATE TRIGGER audit_log_no_update BEFORE UPDATE ON audit_log
 BEGIN

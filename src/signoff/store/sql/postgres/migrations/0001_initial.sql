@@ -26,7 +26,6 @@ CREATE TABLE requests (
     UNIQUE (thread_id, tool_call_id)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
-CREATE INDEX requests_by_thread ON requests (thread_id);
 
 CREATE TABLE request_approvers (
     request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
@@ -36,16 +35,15 @@ CREATE TABLE request_approvers (
 CREATE INDEX request_approvers_by_principal ON request_approvers (principal);
 
 CREATE TABLE decisions (
-    id TEXT PRIMARY KEY,
+    id TEXT NOT NULL,
     request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
     type TEXT NOT NULL CHECK (type IN ('approve', 'edit', 'reject', 'respond')),
     actor TEXT NOT NULL,
     channel TEXT NOT NULL,
     payload JSON NOT NULL,
     created_at TIMESTAMPTZ NOT NULL,
-    UNIQUE (request_id, actor)
+    PRIMARY KEY (request_id, actor)
 );
-CREATE INDEX decisions_by_channel ON decisions (channel);
 
 CREATE TABLE executions (
     request_id TEXT PRIMARY KEY REFERENCES requests (id) ON DELETE CASCADE,
@@ -116,3 +114,24 @@ $$;
 
 CREATE TRIGGER audit_log_no_change BEFORE UPDATE OR DELETE ON audit_log
 FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+
+CREATE FUNCTION audit_log_move_head() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE audit_head SET seq = NEW.seq, hash = NEW.hash WHERE id = 1;
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER audit_log_moves_head AFTER INSERT ON audit_log
+FOR EACH ROW EXECUTE FUNCTION audit_log_move_head();
+
+-- Waiters in other processes LISTEN on this channel; the payload is only the request id.
+CREATE FUNCTION requests_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('signoff_requests', NEW.id);
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER requests_notify AFTER INSERT OR UPDATE ON requests
+FOR EACH ROW EXECUTE FUNCTION requests_notify();
