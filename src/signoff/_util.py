@@ -15,6 +15,7 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 
 _last_id = [0, 0]
 _id_lock = threading.Lock()
+_PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]
 
 
 def new_id(prefix: str) -> str:
@@ -28,13 +29,10 @@ def new_id(prefix: str) -> str:
             millis, randomness = _last_id[0], _last_id[1] + 1
         else:
             randomness = int.from_bytes(os.urandom(10), "big") >> 1
-        _last_id[:] = [millis, randomness]
+        _last_id[0], _last_id[1] = millis, randomness
     value = (millis << 80) | (randomness & ((1 << 80) - 1))
-    chars = []
-    for _ in range(26):
-        chars.append(_CROCKFORD[value & 31])
-        value >>= 5
-    return f"{prefix}_{''.join(reversed(chars))}"
+    pairs = _PAIRS
+    return prefix + "_" + "".join(pairs[(value >> shift) & 1023] for shift in range(120, -10, -10))
 
 
 def utcnow() -> datetime:
@@ -43,7 +41,7 @@ def utcnow() -> datetime:
 
 def to_iso(moment: datetime) -> str:
     """Fixed-width UTC ISO 8601, so that text comparison orders moments."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def from_iso(text: str) -> datetime:

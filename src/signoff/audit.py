@@ -43,10 +43,10 @@ class AuditEntry:
 
 
 def entry_payload(
-    *, at: str, actor: str, channel: str, action: str, request_id: str | None, data: dict[str, Any]
+    *, at: str, actor: str, channel: str, action: str, request_id: str | None, data_text: str
 ) -> str:
-    """The canonical text of an entry's own fields."""
-    return canonical_json([at, actor, channel, action, request_id, data])
+    """The canonical text of an entry's own fields; `data_text` is `canonical_json(data)`."""
+    return canonical_json([at, actor, channel, action, request_id])[:-1] + "," + data_text + "]"
 
 
 def entry_hash(*, seq: int, prev_hash: str, payload: str) -> str:
@@ -100,7 +100,7 @@ def verify_chain(entries: Iterable[AuditEntry], *, head_seq: int, head_hash: str
             channel=entry.channel,
             action=entry.action,
             request_id=entry.request_id,
-            data=entry.data,
+            data_text=canonical_json(entry.data),
         )
         recomputed = entry_hash(seq=entry.seq, prev_hash=entry.prev_hash, payload=payload)
         if recomputed != entry.hash:

@@ -6,7 +6,7 @@ Decisions are small keyword-only dataclasses discriminated by `type`; `parse_dec
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -112,7 +112,7 @@ def _explain_validation(kind: str, exc: pydantic.ValidationError) -> str:
 
 def decision_to_dict(decision: Decision) -> dict[str, Any]:
     """The JSON form, without empty optional fields."""
-    return {key: value for key, value in asdict(decision).items() if value is not None}
+    return {key: value for key, value in vars(decision).items() if value is not None}
 
 
 @dataclass(frozen=True, kw_only=True)

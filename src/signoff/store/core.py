@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .._util import from_iso, to_iso, utcnow
+from .._util import canonical_json, from_iso, to_iso, utcnow
 from ..audit import AuditEntry, entry_payload
 from ..decisions import DecisionRecord, parse_decision
 from ..requests import Request, RequestStatus
@@ -26,9 +26,11 @@ from .wakeup import Waiter, WakeupHub
 
 @dataclass(frozen=True)
 class Json:
-    """Marks a parameter to be stored as JSON (text in SQLite, json in PostgreSQL; key order kept)."""
+    """Marks a parameter to be stored as JSON (text in SQLite, json in PostgreSQL; key order kept).
+    `text`, when given, is the value already encoded."""
 
     value: Any
+    text: str | None = None
 
 
 class Tx(Protocol):
@@ -262,17 +264,17 @@ def _audit_params(
 ) -> dict[str, Any]:
     at = to_iso(utcnow())
     data = data or {}
-    payload = entry_payload(
-        at=at, actor=actor, channel=channel, action=action, request_id=request_id, data=data
-    )
+    data_text = canonical_json(data)
     return {
         "at": at,
         "actor": actor,
         "channel": channel,
         "action": action,
         "request_id": request_id,
-        "data_json": Json(data),
-        "payload": payload,
+        "data_json": Json(data, data_text),
+        "payload": entry_payload(
+            at=at, actor=actor, channel=channel, action=action, request_id=request_id, data_text=data_text
+        ),
     }
 
 

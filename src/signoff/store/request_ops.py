@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -39,6 +40,7 @@ class RequestOps(StoreCore):
     def create_request(self, new: NewRequest) -> tuple[Request, bool]:
         """Get or create by (thread_id, tool_call_id). Returns the request and whether it is new."""
         request_id = new_id("req")
+        now = utcnow()
         status = RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING
         params = {
             "id": request_id,
@@ -56,7 +58,7 @@ class RequestOps(StoreCore):
             "status": status,
             "description": new.description,
             "rule": Json(new.rule.snapshot()),
-            "now": utcnow(),
+            "now": now,
             "deadline": new.deadline,
         }
         note = AuditNote(
@@ -77,9 +79,8 @@ class RequestOps(StoreCore):
                 "status": status.value,
             },
         )
-        row = self._insert_request_audited(params, list(new.rule.approvers), note)
-        if row is not None:
-            return self._request(row), True
+        if self._insert_request_audited(params, list(new.rule.approvers), note) is not None:
+            return _created(new, request_id, status, now), True
         existing = self.find_request(new.thread_id, new.tool_call_id)
         assert existing is not None, "the conflicting request vanished"
         return existing, False
@@ -239,8 +240,10 @@ class RequestOps(StoreCore):
         if request.rule.quorum > 1:
             return self._vote(request_id, decision, actor=actor, channel=channel)
         now = utcnow()
+        decision_id = new_id("dec")
+        finish = _finish_params(request, decision, decision_id, actor, channel, now)
         row = self._finish_request_audited(
-            _finish_params(request, decision, new_id("dec"), actor, channel, now),
+            finish,
             AuditNote(
                 "request.decided",
                 actor=actor,
@@ -250,7 +253,7 @@ class RequestOps(StoreCore):
             ),
         )
         if row is not None:
-            return self._request(row)
+            return _decided(request, decision, finish)
         # someone else decided, cancelled or expired it since we read it
         current = self.get_request(request_id)
         _refuse_if_closed(current)
@@ -298,7 +301,7 @@ class RequestOps(StoreCore):
             self._audit(
                 tx, "request.decided", actor=actor, channel=channel, request_id=request_id, data=audit
             )
-            return self._with_approvals(tx, row)
+            return self._locked(tx, request_id)
 
     @staticmethod
     def _check_decision(request: Request, decision: Decision) -> None:
@@ -421,6 +424,54 @@ def _refuse_if_closed(request: Request) -> None:
         raise RequestNotReady(f"request {request.id} is still drafting; its arguments are not complete")
     if request.is_terminal:
         raise AlreadyDecided(_already(request))
+
+
+def _created(new: NewRequest, request_id: str, status: RequestStatus, now: datetime) -> Request:
+    """The request just inserted, built from what was written rather than read back."""
+    return Request(
+        id=request_id,
+        thread_id=new.thread_id,
+        tool_call_id=new.tool_call_id,
+        kind=new.kind,
+        tool_name=new.tool_name,
+        tool_description=new.tool_description,
+        args=new.args,
+        args_schema=new.args_schema,
+        answer_schema=new.answer_schema,
+        agent=new.agent,
+        app=new.app,
+        requester=new.requester,
+        status=status,
+        description=new.description,
+        rule=new.rule,
+        created_at=now,
+        updated_at=now,
+        deadline=new.deadline,
+    )
+
+
+def _decided(request: Request, decision: Decision, finish: dict[str, Any]) -> Request:
+    """The request just decided, built from what `_finish_params` wrote rather than read back."""
+    stored = finish["decision"].value
+    now = finish["now"]
+    record = DecisionRecord(
+        id=stored["id"],
+        request_id=request.id,
+        decision=decision,
+        actor=stored["actor"],
+        channel=stored["channel"],
+        created_at=now,
+    )
+    final_args = finish["final_args"]
+    return replace(
+        request,
+        status=finish["status"],
+        updated_at=now,
+        decided_at=now,
+        decision=record,
+        final_args=final_args.value if final_args is not None else None,
+        resolution=stored,
+    )
 
 
 def _finish_params(

@@ -47,8 +47,13 @@ BUSY_TIMEOUT_MS = 10_000
 WATCHED_STATE = "SELECT id, status, updated_at FROM requests WHERE id IN (SELECT value FROM json_each(?))"
 
 
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+
 def _param(value: Any) -> Any:
     if isinstance(value, Json):
+        if value.text is not None:
+            return value.text
         return json.dumps(value.value, ensure_ascii=False, separators=(",", ":"), default=str)
     if isinstance(value, datetime):
         return to_iso(value)
@@ -75,8 +80,10 @@ class _SQLiteTx:
         self._queries = queries
 
     def _execute(self, query: str, params: dict[str, Any]) -> sqlite3.Cursor:
+        plain = _PLAIN
         return self._connection.execute(
-            self._queries[query], {key: _param(value) for key, value in params.items()}
+            self._queries[query],
+            {key: value if type(value) in plain else _param(value) for key, value in params.items()},
         )
 
     def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:

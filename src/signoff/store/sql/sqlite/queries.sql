@@ -8,7 +8,7 @@ INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_descrip
 VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
         :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline)
 ON CONFLICT (thread_id, tool_call_id) DO NOTHING
-RETURNING *;
+RETURNING id;
 
 -- name: insert_approver
 INSERT INTO request_approvers (request_id, principal) VALUES (:request_id, :principal)
@@ -49,7 +49,7 @@ WHERE id = :id AND status = 'drafting';
 UPDATE requests
 SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
 WHERE id = :id AND status = 'pending' AND deadline > :now
-RETURNING *;
+RETURNING id;
 
 -- name: expire_request
 UPDATE requests SET status = 'expired', decided_at = :now, updated_at = :now
