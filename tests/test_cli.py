@@ -111,6 +111,16 @@ def test_pending_shows_only_what_the_user_may_decide(cli: Cli, sqlite_store: SQL
     assert "hunter2" not in table.stdout
 
 
+def test_show_is_for_approvers_only_and_refusals_are_audited(cli: Cli, sqlite_store: SQLiteStore) -> None:
+    request = submit(sqlite_store, "delete_db", {"target": "users", "password": "hunter2"})
+    refused = cli("show", request.id, "--as", "mallory")
+    assert_clean_error(refused, 1, "mallory is not an approver")
+    assert "hunter2" not in refused.output
+    assert actions(sqlite_store, request.id)[-1] == ("request.view_refused", "mallory", "cli")
+    anyone = submit(sqlite_store, "count_things", {"n": 1}, call_id="c9")
+    assert cli("show", anyone.id, "--as", "mallory").exit_code == 0
+
+
 def test_pending_filters_by_thread_and_agent(cli: Cli, sqlite_store: SQLiteStore) -> None:
     first = submit(sqlite_store, "count_things", {"n": 1}, thread="run-a")
     second = submit(sqlite_store, "count_things", {"n": 1}, thread="run-b")
@@ -126,7 +136,7 @@ def test_pending_filters_by_thread_and_agent(cli: Cli, sqlite_store: SQLiteStore
 def test_show_redacts_and_includes_decisions_execution_and_audit(cli: Cli, sqlite_store: SQLiteStore) -> None:
     request = submit(sqlite_store, "delete_db", {"target": "users", "password": "hunter2"})
     assert cli("approve", request.id, "--as", "alice", "--comment", "fine").exit_code == 0
-    result = cli("show", request.id, "--json")
+    result = cli("show", request.id, "--json", "--as", "alice")
     assert result.exit_code == 0, result.output
     shown = json.loads(result.stdout)
     assert shown["request"]["status"] == "approved"
@@ -136,7 +146,7 @@ def test_show_redacts_and_includes_decisions_execution_and_audit(cli: Cli, sqlit
     ]
     assert shown["execution"] is None
     assert [entry["action"] for entry in shown["audit"]] == ["request.created", "request.decided"]
-    human = cli("show", request.id)
+    human = cli("show", request.id, "--as", "alice")
     assert human.exit_code == 0
     assert "hunter2" not in result.stdout + human.stdout
     assert "request.decided" in human.stdout

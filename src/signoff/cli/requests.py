@@ -43,11 +43,12 @@ def pending(
 def show(
     ctx: typer.Context,
     request_id: RequestId,
+    as_user: AsUser = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """A request, its decisions, its execution and its audit trail."""
+    """A request, its decisions, its execution and its audit trail (approvers only)."""
     store = store_of(ctx)
-    request = store.get_request(request_id)
+    request = store.get_request_for(request_id, acting_user(as_user), channel="cli")
     decisions = store.decisions(request_id)
     execution = store.get_execution(request_id)
     audit = list(store.audit_entries(request_id=request_id))

@@ -92,6 +92,21 @@ class RequestOps(StoreCore):
                 raise RequestNotFound(f"no request with id {request_id!r}")
             return self._with_approvals(tx, row)
 
+    def get_request_for(self, request_id: str, user: str, *, channel: str = "api") -> Request:
+        """The request, if `user` may see it (an approver, or anyone when it names none);
+        otherwise NotAnApprover, and the attempt is audited."""
+        request = self.get_request(request_id)
+        if request.rule.approvers and not may_decide(request, user, self.groups_of(user)):
+            self.record(
+                "request.view_refused",
+                actor=user,
+                channel=channel,
+                request_id=request_id,
+                data={"reason": "not an approver"},
+            )
+            raise NotAnApprover(f"{user} is not an approver of request {request_id}")
+        return request
+
     def find_request(self, thread_id: str, tool_call_id: str) -> Request | None:
         with self._read() as tx:
             row = tx.one("find_request", thread_id=thread_id, tool_call_id=tool_call_id)
