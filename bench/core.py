@@ -280,9 +280,7 @@ CREATE TABLE raw_requests (
     created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL, deadline TIMESTAMPTZ NOT NULL,
     decided_at TIMESTAMPTZ, decision JSON, final_args JSON, UNIQUE (thread_id, tool_call_id)
 )"""
-RAW_INDEXES = (
-    "CREATE INDEX raw_requests_open_by_deadline ON raw_requests (status, deadline)",
-)
+RAW_INDEXES = ("CREATE INDEX raw_requests_open_by_deadline ON raw_requests (status, deadline)",)
 """The same indexes as signoff's `requests` table, so both sides maintain the same table shape."""
 RAW_INSERT = "INSERT INTO raw_requests ({}) VALUES ({})".format(
     ", ".join(RAW_COLUMNS), ", ".join(f":{name}" for name in RAW_COLUMNS)
