@@ -267,7 +267,7 @@ def test_cancel_tells_the_model(cli: Cli, sqlite_store: SQLiteStore) -> None:
     request = submit(sqlite_store, "count_things", {"n": 1})
     result = cli("cancel", request.id, "--reason", "Run aborted.", "--as", "ops")
     assert result.exit_code == 0, result.output
-    assert "The approval request was cancelled. Run aborted." in result.stdout
+    assert "The approval request was cancelled. Reason: Run aborted." in result.stdout
     assert sqlite_store.get_request(request.id).status == "cancelled"
     assert ("request.cancelled", "ops", "cli") in actions(sqlite_store, request.id)
 

@@ -114,7 +114,7 @@ def test_cancel_ends_a_runs_open_requests_and_the_waiter_learns(store: Store) ->
     assert gate.cancel("abort", reason="user closed the chat") == 1
     outcome = gate.review(ToolCall(name="book_flight", args={"to": "LIS"}, id="c1"), Scope(thread_id="abort"))
     assert outcome.status == "cancelled"
-    assert outcome.model_text == "The approval request was cancelled. user closed the chat"
+    assert outcome.model_text == "The approval request was cancelled. Reason: user closed the chat"
 
 
 def test_a_reused_call_id_for_another_tool_is_refused(store: Store) -> None:

@@ -264,3 +264,22 @@ def test_unknown_ids_are_clear_errors(store: Store) -> None:
         store.decide("req_nope", Approve(), actor="alice")
     with pytest.raises(RequestNotFound):
         store.cancel("req_nope", actor="alice")
+
+
+def test_serialized_requests_never_show_redacted_args(store: Store) -> None:
+    request, _ = store.create_request(
+        new_request(
+            args_schema=None,
+            args={"to": "a@example.com", "token": "s3cret"},
+            rule=RequestRule(redact=("token",)),
+        )
+    )
+    edited = store.decide(
+        request.id, Edit(args={"to": "b@example.com", "token": "n3w-s3cret"}), actor="alice"
+    )
+    for shown in (edited.to_dict(), store.get_request(request.id).to_dict()):
+        text = str(shown)
+        assert "s3cret" not in text
+        assert shown["args"]["token"] == "***"
+        assert shown["final_args"]["token"] == "***"
+    assert store.get_request(request.id).final_args == {"to": "b@example.com", "token": "n3w-s3cret"}

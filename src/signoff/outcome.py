@@ -139,7 +139,7 @@ def outcome_for(request: Request) -> Outcome:
         )
     if status == RequestStatus.CANCELLED:
         reason = (request.resolution or {}).get("reason")
-        text = CANCELLED_MESSAGE + (f" {reason}" if reason else "")
+        text = CANCELLED_MESSAGE + (f" Reason: {reason}" if reason else "")
         return Outcome(
             **base,
             execute=False,

@@ -139,7 +139,7 @@ class Request:
             "deadline": _iso(self.deadline),
             "decided_at": _iso(self.decided_at),
             "decision": self.decision.to_dict(rule.redact) if self.decision else None,
-            "resolution": self.resolution,
+            "resolution": _redacted_resolution(self.resolution, rule.redact),
         }
 
 
@@ -165,6 +165,12 @@ class Execution:
             "result": self.result,
             "error": self.error,
         }
+
+
+def _redacted_resolution(resolution: dict[str, Any] | None, redact: tuple[str, ...]) -> dict[str, Any] | None:
+    if resolution is None or not isinstance(resolution.get("args"), dict):
+        return resolution
+    return {**resolution, "args": redact_args(resolution["args"], redact)}
 
 
 def _iso(moment: datetime | None) -> str | None:

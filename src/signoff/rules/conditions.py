@@ -28,7 +28,8 @@ def compile_condition(expression: str) -> cel.Program:
     try:
         return cel.compile(expression)
     except (ValueError, RuntimeError) as exc:
-        raise ConfigError(f"invalid `when` condition {expression!r}: {exc}") from None
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"invalid `when` condition {expression!r}: {first_line}") from None
 
 
 def evaluate_condition(expression: str, context: dict[str, Any]) -> ConditionResult:
