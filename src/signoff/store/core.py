@@ -74,8 +74,8 @@ class StoreCore(ABC):
     hub: WakeupHub
 
     @abstractmethod
-    def _write(self, changes: Changes) -> AbstractContextManager[Tx]:
-        """A write transaction; on commit, other processes are told about `changes` (if they can be)."""
+    def _write(self) -> AbstractContextManager[Tx]:
+        """A write transaction."""
 
     @abstractmethod
     def _read(self) -> AbstractContextManager[Tx]:
@@ -101,7 +101,7 @@ class StoreCore(ABC):
     @contextmanager
     def _transaction(self) -> Iterator[tuple[Tx, Changes]]:
         changes = Changes()
-        with self._write(changes) as tx:
+        with self._write() as tx:
             yield tx, changes
         if changes.request_ids:
             self.hub.fire(changes.request_ids)

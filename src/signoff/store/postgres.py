@@ -17,7 +17,7 @@ from typing import Any
 from .._util import utcnow
 from ..errors import MigrationError, StoreError
 from .base import Store
-from .core import AuditNote, BackgroundThread, Changes, Json
+from .core import AuditNote, BackgroundThread, Json
 from .queries import load_queries, migration_files
 from .wakeup import WakeupHub
 
@@ -110,7 +110,7 @@ class PostgresStore(Store):
     # -- transactions -------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self, changes: Changes) -> Iterator[_PostgresTx]:
+    def _write(self) -> Iterator[_PostgresTx]:
         self._ensure_open()
         # The pool's connections are in autocommit mode: reads cost one round trip, and writes
         # open an explicit transaction. Other processes learn of changes from the requests_notify

@@ -20,7 +20,7 @@ from typing import Any
 from .._util import from_iso, to_iso
 from ..errors import MigrationError, StoreError
 from .base import Store
-from .core import BackgroundThread, Changes, Json
+from .core import BackgroundThread, Json
 from .queries import load_queries, migration_files
 from .wakeup import WakeupHub
 
@@ -145,7 +145,7 @@ class SQLiteStore(Store):
     # -- transactions -------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self, changes: Changes) -> Iterator[_SQLiteTx]:
+    def _write(self) -> Iterator[_SQLiteTx]:
         with self._lock:
             self._ensure_open()
             self._connection.execute("BEGIN IMMEDIATE")
