@@ -161,3 +161,34 @@ def test_reject_via_helper_thread_while_guarded_call_waits(store: Store) -> None
     with gate.scope(thread_id="g"), person_deciding(store, Reject(message="too expensive")):
         reply = book_flight("LIS")
     assert reply.is_error and reply.content.endswith("With user feedback: too expensive")
+
+
+def test_an_invalid_tool_schema_is_refused_before_asking(store: Store) -> None:
+    from signoff import ConfigError
+
+    gate = Gate(store, rules=RULES)
+    broken = ToolCall(name="book_flight", args={"to": "LIS"}, id="bad", schema={"type": "nonsense"})
+    with pytest.raises(ConfigError, match="invalid JSON Schema"):
+        gate.submit(broken, Scope(thread_id="schema"))
+    assert store.list_requests(thread_id="schema") == []
+
+
+def test_a_draft_is_shown_while_args_stream_and_decided_once_ready(store: Store) -> None:
+    from signoff import RequestNotReady
+
+    gate = Gate(store, rules=RULES)
+    call_id = "streamed-1"
+    draft = gate.draft(ToolCall(name="book_flight", args={"to": "L"}, id=call_id), Scope(thread_id="d"))
+    assert draft is not None and draft.status is RequestStatus.DRAFTING
+    with pytest.raises(RequestNotReady):
+        store.decide(draft.id, Approve(), actor="alice")
+    store.update_draft(draft.id, args={"to": "LIS"})
+    ready = store.update_draft(draft.id, args={"date": "2026-12-01"}, ready=True)
+    assert ready.status is RequestStatus.PENDING
+    assert ready.args == {"to": "LIS", "date": "2026-12-01"}
+    assert "LIS" in ready.description
+    store.decide(draft.id, Approve(), actor="alice")
+    final = ToolCall(name="book_flight", args={"to": "LIS", "date": "2026-12-01"}, id=call_id)
+    outcome = gate.review(final, Scope(thread_id="d"), timeout=5)
+    assert outcome.final_tool_params == {"to": "LIS", "date": "2026-12-01"}
+    assert gate.draft(ToolCall(name="unruled_tool", args={}), Scope(thread_id="d")) is None

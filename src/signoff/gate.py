@@ -49,6 +49,7 @@ from .running import arun_once, jsonable, run_once
 from .scopes import ScopeState, current_scope
 from .store import Store, open_store
 from .templates import render_description
+from .validation import check_schema
 from .waiting import present, wait_async, wait_blocking
 
 if TYPE_CHECKING:
@@ -243,6 +244,26 @@ class Gate:
             return Pending(request)
         return self._finish(request, call, state.scope)
 
+    def draft(self, call: ToolCall, scope: Scope | None = None) -> Request | None:
+        """Open the request while the model is still streaming the args (CopilotKit's inProgress):
+        people see the partial args but cannot decide until `store.update_draft(id, args=...,
+        ready=True)`. Returns None when the rules would not ask. `review` the same call (same id)
+        afterwards to wait for the decision."""
+        state = self._scope_state(scope)
+        call = self._with_id(call, state)
+        explanation = self.explain(
+            call.name,
+            agent=state.scope.agent,
+            app=state.scope.app,
+            args=call.args,
+            requester=state.scope.requester,
+        )
+        if not explanation.ask:
+            return None
+        new = self._new_request(call, state.scope, explanation.rule, drafting=True)
+        request, _ = self.store.create_request(new)
+        return self._same_call(request, call)
+
     async def asubmit(self, call: ToolCall, scope: Scope | None = None) -> Outcome | Pending:
         return await asyncio.to_thread(self.submit, call, scope)
 
@@ -272,6 +293,8 @@ class Gate:
 
     def _new_request(self, call: ToolCall, scope: Scope, rule: Rule, *, drafting: bool = False) -> NewRequest:
         assert call.id is not None
+        if call.schema is not None:
+            check_schema(call.schema)
         return NewRequest(
             thread_id=scope.thread_id,
             tool_call_id=call.id,
@@ -362,6 +385,8 @@ class Gate:
         assert call.id is not None
         request = self.store.find_request(state.scope.thread_id, call.id)
         if request is None:
+            if schema is not None:
+                check_schema(schema)
             request, _ = self.store.create_request(
                 NewRequest(
                     thread_id=state.scope.thread_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any
 
@@ -22,8 +23,6 @@ def check_schema(schema: dict[str, Any]) -> None:
 
 @lru_cache(maxsize=512)
 def validator_for(schema_text: str) -> Validator:
-    import json
-
     schema = json.loads(schema_text)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)

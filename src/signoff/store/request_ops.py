@@ -153,12 +153,6 @@ class RequestOps(StoreCore):
         decision = self._request(row).decision
         return [decision] if decision is not None else []
 
-    def statuses(self, request_ids: list[str]) -> dict[str, RequestStatus]:
-        with self._read() as tx:
-            return {
-                row["id"]: RequestStatus(row["status"]) for row in tx.all("watched_statuses", ids=request_ids)
-            }
-
     def open_requests_in_thread(self, thread_id: str) -> list[str]:
         with self._read() as tx:
             return [row["id"] for row in tx.all("open_in_thread", thread_id=thread_id)]

@@ -35,10 +35,6 @@ class Waiter:
         if self._async_event is not None:
             self._async_event.clear()
 
-    @property
-    def fired(self) -> bool:
-        return self._event.is_set()
-
     def wait(self, timeout: float | None) -> bool:
         return self._event.wait(timeout)
 
