@@ -633,15 +633,16 @@ def report_wakeups(
     )
 
 
-def measure_wakeup_in_process(report: Report, workdir: Path, sizes: Sizes) -> None:
-    progress("wake-up latency, in-process (SQLite)")
-    store = SQLiteStore(workdir / "wakeup-in-process.db")
+def measure_wakeup_in_process(report: Report, spec: StoreSpec, sizes: Sizes) -> None:
+    progress(f"wake-up latency, in-process ({spec.described})")
+    store = spec.open()
     try:
         samples = wakeup_samples(store, lambda rid: decide_now(store, rid), sizes, "bench-wake-local")
     finally:
         store.close()
+    key = "in_process" if spec.backend == "sqlite" else f"in_process_{spec.backend}"
     report_wakeups(
-        report, "in_process", "in-process (SQLite, two threads)", samples, IN_PROCESS_P99_TARGET_MS
+        report, key, f"in-process ({spec.described}, two threads)", samples, IN_PROCESS_P99_TARGET_MS
     )
 
 
@@ -686,6 +687,7 @@ def measure_postgres(report: Report, dsn: str, sizes: Sizes) -> None:
     schema = f"signoff_bench_{uuid.uuid4().hex[:12]}"
     try:
         measure_postgres_cycles(report, dsn, schema, sizes)
+        measure_wakeup_in_process(report, StoreSpec("postgres", dsn, schema), sizes)
         measure_wakeup_across_processes(report, StoreSpec("postgres", dsn, schema), sizes)
     finally:
         drop_schema(dsn, schema)
@@ -884,7 +886,7 @@ def run(sizes: Sizes, postgres_dsn: str | None, workdir: Path) -> Report:
     report = Report()
     measure_fast_path(report, workdir, sizes)
     measure_sqlite_cycles(report, workdir, sizes)
-    measure_wakeup_in_process(report, workdir, sizes)
+    measure_wakeup_in_process(report, StoreSpec("sqlite", str(workdir / "wakeup-in-process.db")), sizes)
     measure_wakeup_across_processes(report, StoreSpec("sqlite", str(workdir / "wakeup-processes.db")), sizes)
     if postgres_dsn is not None:
         measure_postgres(report, postgres_dsn, sizes)
