@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import getpass
 import json
 import os
 import re
@@ -55,6 +56,19 @@ def canonical_json(value: Any) -> str:
 
 def display_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def as_text(value: Any) -> str:
+    """Strings as they are, anything else as JSON: how args and results are shown to people and models."""
+    return value if isinstance(value, str) else display_json(value)
+
+
+def os_user() -> str:
+    """The operating system's user name: who acts when nobody says otherwise."""
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
 
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")

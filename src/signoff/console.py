@@ -19,7 +19,7 @@ import weakref
 from collections.abc import Callable
 from typing import IO, Any, Protocol
 
-from ._util import display_json
+from ._util import as_text
 from .decisions import Approve, Decision, Edit, Reject, Respond
 from .requests import Request
 from .templates import REDACTED
@@ -254,7 +254,7 @@ class SimpleConsoleUI(_ConsoleUI):
         shown = request.shown_args()
         if shown:
             for key, value in shown.items():
-                self._print(f"  {key}: {value if isinstance(value, str) else display_json(value)}")
+                self._print(f"  {key}: {as_text(value)}")
         else:
             self._print("  (No arguments)")
         self._print("-" * 30)
@@ -290,7 +290,7 @@ class RichConsoleUI(_ConsoleUI):
         shown = request.shown_args()
         if shown:
             for key, value in shown.items():
-                text = value if isinstance(value, str) else display_json(value)
+                text = as_text(value)
                 lines.append(f"[cyan]{escape(key)}:[/cyan] {escape(text)}")
         else:
             lines.append("  (No arguments)")

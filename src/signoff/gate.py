@@ -18,7 +18,6 @@ one party does) and returns the rule's `on_expire` outcome.
 from __future__ import annotations
 
 import asyncio
-import getpass
 import os
 import threading
 import time
@@ -29,7 +28,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._util import parse_duration, utcnow
+from ._util import os_user, parse_duration, utcnow
 from .calls import Scope, ToolCall
 from .decisions import Approve, Decision, Reject
 from .errors import (
@@ -117,7 +116,7 @@ class Gate:
         self.policy: Policy = policy if policy is not None else AlwaysAsk()
         self.ui = ui
         self.default_scope = scope or Scope()
-        self.actor = actor or _os_user()
+        self.actor = actor or os_user()
         self.lease = lease
         self.poll_interval = poll_interval
         self.rules_refresh = rules_refresh
@@ -498,10 +497,3 @@ def _or_suspend(found: Outcome | Pending) -> Outcome:
     if isinstance(found, Pending):
         raise Suspended(found)
     return found
-
-
-def _os_user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"

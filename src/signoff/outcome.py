@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ._util import display_json
+from ._util import as_text
 from .decisions import Edit, Reject, Respond
 from .requests import Request, RequestStatus
 from .templates import modification_text, rejection_text
@@ -53,7 +53,7 @@ class Outcome:
         """The text the model sees in place of the tool's result, when the tool does not run."""
         if self.execute:
             return None
-        return _as_text(self.tool_result)
+        return as_text(self.tool_result)
 
 
 def not_required(tool_name: str, tool_call_id: str | None, args: dict[str, Any]) -> Outcome:
@@ -120,7 +120,7 @@ def outcome_for(request: Request) -> Outcome:
         return Outcome(
             **base,
             execute=False,
-            feedback=_as_text(answer),
+            feedback=as_text(answer),
             tool_result=answer,
             decision="respond",
             status=status,
@@ -152,10 +152,6 @@ def outcome_for(request: Request) -> Outcome:
     raise ValueError(f"request {request.id} is {status}: it has no outcome yet")
 
 
-def _as_text(value: Any) -> str:
-    return value if isinstance(value, str) else display_json(value)
-
-
 @dataclass(slots=True, kw_only=True)
 class Reply:
     """What a guarded call gives back: the tool's value, or what replaced it, and the model's text.
@@ -178,7 +174,7 @@ class Reply:
     def content(self) -> str:
         if not self.executed and not self.replayed:
             return self.outcome.model_text or ""
-        result = _as_text(self.value)
+        result = as_text(self.value)
         if self.outcome.decision == "edit" and self.outcome.feedback:
             return f"{self.outcome.feedback}\n\n{result}"
         return result

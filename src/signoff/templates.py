@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from ._util import display_json
+from ._util import as_text, display_json
 
 REDACTED = "***"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.\-]*)\}")
@@ -22,8 +22,7 @@ def fill(template: str, values: Mapping[str, Any]) -> str:
         name = match.group(1)
         if name not in values:
             return match.group(0)
-        value = values[name]
-        return value if isinstance(value, str) else display_json(value)
+        return as_text(values[name])
 
     return _PLACEHOLDER.sub(replace, template)
 

@@ -13,11 +13,12 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from .._util import as_text
 from ..audit import AuditEntry
 from ..decisions import DecisionRecord
 from ..outcome import outcome_for
 from ..requests import Execution, Request
-from ..rules import Explanation
+from ..rules import Explanation, ServiceEntry, ToolEntry
 
 
 def console() -> Console:
@@ -26,10 +27,6 @@ def console() -> Console:
 
 def print_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
-
-
-def compact(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 def countdown(deadline: datetime, now: datetime | None = None) -> str:
@@ -105,7 +102,7 @@ def request_details(
         "[bold]arguments:[/bold]",
     ]
     shown = request.shown_args()
-    lines += [f"  [cyan]{escape(key)}[/cyan]: {escape(compact(value))}" for key, value in shown.items()]
+    lines += [f"  [cyan]{escape(key)}[/cyan]: {escape(as_text(value))}" for key, value in shown.items()]
     if not shown:
         lines.append("  (none)")
     out.print(Panel("\n".join(lines), title=f"Request {request.id}", title_align="left"))
@@ -122,13 +119,13 @@ def request_details(
                 record.created_at.isoformat(),
                 escape(record.actor),
                 escape(record.channel),
-                escape(compact(details)),
+                escape(as_text(details)),
             )
         out.print(table)
     if request.is_terminal:
         out.print(outcome_text(request), soft_wrap=True)
     if execution is not None:
-        out.print(f"[bold]Execution:[/bold] {escape(compact(execution.to_dict()))}")
+        out.print(f"[bold]Execution:[/bold] {escape(as_text(execution.to_dict()))}")
     audit_trail(audit)
 
 
@@ -141,7 +138,7 @@ def audit_trail(entries: Iterable[AuditEntry]) -> None:
             f"[dim]by[/dim] {escape(entry.actor)} [dim]via[/dim] {escape(entry.channel)}"
         )
         if entry.data:
-            out.print(f"         {escape(compact(entry.data))}", style="dim", soft_wrap=True)
+            out.print(f"         {escape(as_text(entry.data))}", style="dim", soft_wrap=True)
 
 
 def outcome_text(request: Request) -> str:
@@ -175,8 +172,10 @@ def decided(request: Request) -> None:
 
 
 LAYER_DEFAULTS: dict[str, dict[str, Any]] = {
-    "tool": {"requires_approval": False},
-    "service": {"requires_approval": True, "approval_mode": "all", "tools": []},
+    "tool": ToolEntry().model_dump(mode="json", include={"requires_approval"}),
+    "service": ServiceEntry().model_dump(
+        mode="json", include={"requires_approval", "approval_mode", "tools"}
+    ),
 }
 """Shown even when not stored, so `info` always answers "does it ask?"."""
 
@@ -192,7 +191,7 @@ def layer_block(kind: str, name: str, data: dict[str, Any]) -> None:
         lines.append(f"[bold]hitl_disabled:[/bold] {str(silenced).lower()}{note}")
     for key, value in data.items():
         if key not in (per_tool_key, "hitl_disabled"):
-            lines.append(f"[bold]{key}:[/bold] {escape(compact(value))}")
+            lines.append(f"[bold]{key}:[/bold] {escape(as_text(value))}")
     if per_tool_key is not None:
         rules: dict[str, Any] = data.get(per_tool_key) or {}
         lines.append(f"[bold]{per_tool_key}:[/bold]" + ("" if rules else " (none)"))
@@ -209,7 +208,7 @@ def _switch_text(switch: Any) -> str:
         return "on (with the settings beneath)"
     if switch is False:
         return "off"
-    return "on with " + compact(switch)
+    return "on with " + as_text(switch)
 
 
 def explanation(result: Explanation) -> None:

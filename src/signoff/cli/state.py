@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import getpass
 from dataclasses import dataclass, field
 
 import typer
 
+from .._util import os_user
 from ..store import Store, open_store
 
 
@@ -49,13 +49,6 @@ def state_of(ctx: typer.Context) -> CliState:
 
 def store_of(ctx: typer.Context) -> Store:
     return state_of(ctx).store()
-
-
-def os_user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return "unknown"
 
 
 def acting_user(as_user: str | None) -> str:

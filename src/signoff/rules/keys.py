@@ -88,6 +88,3 @@ class KeyIndex(Generic[V]):
             if fnmatch.fnmatchcase(name, pattern):
                 return match
         return self._wildcard
-
-    def __bool__(self) -> bool:
-        return bool(self._exact or self._listed or self._globs or self._wildcard)

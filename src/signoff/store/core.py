@@ -57,7 +57,26 @@ class AuditNote:
     data: dict[str, Any] = field(default_factory=dict)
 
     def params(self) -> dict[str, Any]:
-        return _audit_params(self.action, self.actor, self.channel, self.request_id, self.data)
+        """The `append_audit` parameters: the fields, the data once encoded, and the hashed payload."""
+        at = to_iso(utcnow())
+        data_text = canonical_json(self.data)
+        payload = entry_payload(
+            at=at,
+            actor=self.actor,
+            channel=self.channel,
+            action=self.action,
+            request_id=self.request_id,
+            data_text=data_text,
+        )
+        return {
+            "at": at,
+            "actor": self.actor,
+            "channel": self.channel,
+            "action": self.action,
+            "request_id": self.request_id,
+            "data_json": Json(self.data, data_text),
+            "payload": payload,
+        }
 
 
 @dataclass
@@ -159,10 +178,22 @@ class StoreCore(ABC):
         data: dict[str, Any] | None = None,
     ) -> AuditEntry:
         """Append an entry of your own to the audit log."""
+        note = AuditNote(action, actor, channel, request_id, data or {})
+        params = note.params()
         with self._transaction() as (tx, _):
-            return self._audit_entry(
-                tx, action, actor=actor, channel=channel, request_id=request_id, data=data
-            )
+            row = tx.one("append_audit", **params)
+        assert row is not None, "audit_head row missing: the schema was not migrated"
+        return AuditEntry(
+            seq=int(row["seq"]),
+            at=params["at"],
+            actor=actor,
+            channel=channel,
+            action=action,
+            request_id=request_id,
+            data=note.data,
+            prev_hash=row["prev_hash"],
+            hash=row["hash"],
+        )
 
     def _audit(
         self,
@@ -175,33 +206,7 @@ class StoreCore(ABC):
         data: dict[str, Any] | None = None,
     ) -> None:
         """Append to the hash chain in the same transaction as the change it records."""
-        tx.send("append_audit", **_audit_params(action, actor, channel, request_id, data))
-
-    def _audit_entry(
-        self,
-        tx: Tx,
-        action: str,
-        *,
-        actor: str,
-        channel: str,
-        request_id: str | None = None,
-        data: dict[str, Any] | None = None,
-    ) -> AuditEntry:
-        """`_audit`, waiting for the stored entry."""
-        params = _audit_params(action, actor, channel, request_id, data)
-        row = tx.one("append_audit", **params)
-        assert row is not None, "audit_head row missing: the schema was not migrated"
-        return AuditEntry(
-            seq=int(row["seq"]),
-            at=params["at"],
-            actor=actor,
-            channel=channel,
-            action=action,
-            request_id=request_id,
-            data=params["data_json"].value,
-            prev_hash=row["prev_hash"],
-            hash=row["hash"],
-        )
+        tx.send("append_audit", **AuditNote(action, actor, channel, request_id, data or {}).params())
 
     # -- rows ---------------------------------------------------------------------------------
 
@@ -257,25 +262,6 @@ class StoreCore(ABC):
             channel=row["channel"],
             created_at=row["created_at"],
         )
-
-
-def _audit_params(
-    action: str, actor: str, channel: str, request_id: str | None, data: dict[str, Any] | None
-) -> dict[str, Any]:
-    at = to_iso(utcnow())
-    data = data or {}
-    data_text = canonical_json(data)
-    return {
-        "at": at,
-        "actor": actor,
-        "channel": channel,
-        "action": action,
-        "request_id": request_id,
-        "data_json": Json(data, data_text),
-        "payload": entry_payload(
-            at=at, actor=actor, channel=channel, action=action, request_id=request_id, data_text=data_text
-        ),
-    }
 
 
 class BackgroundThread:
