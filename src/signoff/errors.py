@@ -19,9 +19,14 @@ SignoffError
 │   ├── ExecutionInProgress      another live process holds the claim
 │   ├── ExecutionInDoubt         a claim was left running by a process that died
 │   └── ToolFailed               an earlier run raised; it is not re-run on its own
-└── UnattendedError
-    ├── ApprovalRequiredUnattended   the rule says "fail" for unattended runs
-    └── AutoResumeExceeded           more auto-decisions than `max_auto_resume` in one run
+├── UnattendedError
+│   ├── ApprovalRequiredUnattended   the rule says "fail" for unattended runs
+│   └── AutoResumeExceeded           more auto-decisions than `max_auto_resume` in one run
+├── AccessError
+│   ├── NotAuthenticated         no valid token, session or link (401)
+│   └── PermissionDenied         authenticated, but this user may not do this (403)
+├── InvalidInput                 a request body or parameter that cannot be used (422)
+└── RemoteError                  the signoff server could not be reached or answered oddly
 
 `Suspended` (in `signoff.gate`) is not here: it is a signal that a decision is pending, not an error.
 Each class's docstring is its default message.
@@ -150,3 +155,31 @@ class AutoResumeExceeded(UnattendedError):
     def __init__(self, limit: int) -> None:
         self.limit = limit
         super().__init__(f"auto-resume exceeded {limit} attempts")
+
+
+class AccessError(SignoffError):
+    """Access was refused."""
+
+    status_code = 403
+
+
+class NotAuthenticated(AccessError):
+    """Authentication required: send a valid API token, session or link."""
+
+    status_code = 401
+
+
+class PermissionDenied(AccessError):
+    """You may not do this."""
+
+
+class InvalidInput(SignoffError):
+    """The input is invalid."""
+
+    status_code = 422
+
+
+class RemoteError(SignoffError):
+    """The signoff server could not be reached or gave an unexpected answer."""
+
+    status_code = 502

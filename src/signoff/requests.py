@@ -12,7 +12,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
-from .decisions import DecisionRecord
+from ._util import from_iso
+from .decisions import DecisionRecord, parse_decision
 from .rules.model import RequestRule
 from .templates import redact_args
 
@@ -102,6 +103,8 @@ class Request:
     """How it ended, as stored: the decision, or who cancelled it and why."""
     approvals: tuple[str, ...] = ()
     """Who has approved so far, when a quorum is needed."""
+    created_by: str | None = None
+    """Who asked: the agent's user (or the local actor)."""
 
     @property
     def is_terminal(self) -> bool:
@@ -140,7 +143,83 @@ class Request:
             "decided_at": _iso(self.decided_at),
             "decision": self.decision.to_dict(rule.redact) if self.decision else None,
             "resolution": _redacted_resolution(self.resolution, rule.redact),
+            "created_by": self.created_by,
         }
+
+    def to_record(self) -> dict[str, Any]:
+        """Everything, unredacted, in the stored row's shape: for the agent that asked (the remote
+        client rebuilds the request with `request_from_record`)."""
+        return {
+            "id": self.id,
+            "thread_id": self.thread_id,
+            "tool_call_id": self.tool_call_id,
+            "kind": self.kind,
+            "tool_name": self.tool_name,
+            "tool_description": self.tool_description,
+            "args": self.args,
+            "args_schema": self.args_schema,
+            "answer_schema": self.answer_schema,
+            "agent": self.agent,
+            "app": self.app,
+            "requester": self.requester,
+            "status": self.status.value,
+            "description": self.description,
+            "rule": self.rule.snapshot(),
+            "created_at": _iso(self.created_at),
+            "updated_at": _iso(self.updated_at),
+            "deadline": _iso(self.deadline),
+            "decided_at": _iso(self.decided_at),
+            "decision": self.resolution,
+            "final_args": self.final_args,
+            "created_by": self.created_by,
+            "approvals": list(self.approvals),
+        }
+
+
+def request_from_record(row: dict[str, Any], approvals: tuple[str, ...] | None = None) -> Request:
+    """A `Request` from a stored row or from `Request.to_record()` (times as datetimes or ISO text)."""
+    decision = None
+    stored = row.get("decision")
+    if stored and stored.get("type") in STATUS_FOR_DECISION:
+        payload = {
+            key: stored[key] for key in ("type", "args", "comment", "message", "value") if key in stored
+        }
+        decision = DecisionRecord(
+            id=stored["id"],
+            request_id=row["id"],
+            decision=parse_decision(payload),
+            actor=stored["actor"],
+            channel=stored["channel"],
+            created_at=_moment(stored["at"]),
+        )
+    if approvals is None:
+        approvals = tuple(row.get("approvals") or ())
+    return Request(
+        id=row["id"],
+        thread_id=row["thread_id"],
+        tool_call_id=row["tool_call_id"],
+        kind=row["kind"],
+        tool_name=row["tool_name"],
+        tool_description=row["tool_description"],
+        args=row["args"],
+        args_schema=row["args_schema"],
+        answer_schema=row["answer_schema"],
+        agent=row["agent"],
+        app=row["app"],
+        requester=row["requester"],
+        status=RequestStatus(row["status"]),
+        description=row["description"],
+        rule=RequestRule.from_snapshot(row["rule"]),
+        created_at=_moment(row["created_at"]),
+        updated_at=_moment(row["updated_at"]),
+        deadline=_moment(row["deadline"]),
+        decided_at=_moment(row["decided_at"]) if row.get("decided_at") is not None else None,
+        decision=decision,
+        final_args=row["final_args"],
+        resolution=stored,
+        approvals=approvals,
+        created_by=row.get("created_by"),
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,3 +254,7 @@ def _redacted_resolution(resolution: dict[str, Any] | None, redact: tuple[str, .
 
 def _iso(moment: datetime | None) -> str | None:
     return moment.isoformat() if moment is not None else None
+
+
+def _moment(value: datetime | str) -> datetime:
+    return value if isinstance(value, datetime) else from_iso(value)

@@ -16,11 +16,10 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .._util import canonical_json, from_iso, to_iso, utcnow
+from .._util import canonical_json, to_iso, utcnow
 from ..audit import AuditEntry, entry_payload
 from ..decisions import DecisionRecord, parse_decision
-from ..requests import Request, RequestStatus
-from ..rules.model import RequestRule
+from ..requests import Request, request_from_record
 from .wakeup import Waiter, WakeupHub
 
 
@@ -212,45 +211,7 @@ class StoreCore(ABC):
 
     @staticmethod
     def _request(row: dict[str, Any], approvals: tuple[str, ...] = ()) -> Request:
-        decision = None
-        stored = row.get("decision")
-        if stored and stored.get("type") in ("approve", "edit", "reject", "respond"):
-            payload = {
-                key: stored[key] for key in ("type", "args", "comment", "message", "value") if key in stored
-            }
-            decision = DecisionRecord(
-                id=stored["id"],
-                request_id=row["id"],
-                decision=parse_decision(payload),
-                actor=stored["actor"],
-                channel=stored["channel"],
-                created_at=from_iso(stored["at"]),
-            )
-        return Request(
-            id=row["id"],
-            thread_id=row["thread_id"],
-            tool_call_id=row["tool_call_id"],
-            kind=row["kind"],
-            tool_name=row["tool_name"],
-            tool_description=row["tool_description"],
-            args=row["args"],
-            args_schema=row["args_schema"],
-            answer_schema=row["answer_schema"],
-            agent=row["agent"],
-            app=row["app"],
-            requester=row["requester"],
-            status=RequestStatus(row["status"]),
-            description=row["description"],
-            rule=RequestRule.from_snapshot(row["rule"]),
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-            deadline=row["deadline"],
-            decided_at=row["decided_at"],
-            decision=decision,
-            final_args=row["final_args"],
-            resolution=stored,
-            approvals=approvals,
-        )
+        return request_from_record(row, approvals)
 
     @staticmethod
     def _decision_record(row: dict[str, Any]) -> DecisionRecord:

@@ -60,6 +60,7 @@ class RequestOps(StoreCore):
             "rule": Json(new.rule.snapshot()),
             "now": now,
             "deadline": new.deadline,
+            "created_by": new.actor,
         }
         note = AuditNote(
             "request.created",
@@ -120,13 +121,22 @@ class RequestOps(StoreCore):
         agent: str | None = None,
         app: str | None = None,
         thread_id: str | None = None,
+        tool_call_id: str | None = None,
+        approver: str | None = None,
+        search: str | None = None,
         visible_to: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
     ) -> list[Request]:
-        """Newest first. `visible_to` keeps only what that user may see; `cursor` is the last id seen."""
+        """Newest first. `visible_to` keeps only what that user may see (as an approver, or as the
+        one who asked); `approver` keeps requests naming that principal; `search` matches tool,
+        description, thread and agent (case-insensitive substring); `cursor` is the last id seen."""
         statuses = [status] if isinstance(status, str) else status
         principals = principals_of(visible_to, self.groups_of(visible_to)) if visible_to is not None else None
+        pattern = None
+        if search:
+            escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            pattern = f"%{escaped}%"
         with self._read() as tx:
             rows = tx.all(
                 "list_requests",
@@ -135,7 +145,11 @@ class RequestOps(StoreCore):
                 agent=agent,
                 app=app,
                 thread_id=thread_id,
+                tool_call_id=tool_call_id,
+                approver=approver,
+                search=pattern,
                 principals=principals,
+                viewer=visible_to,
                 cursor=cursor,
                 limit=max(1, min(limit, 1000)),
             )

@@ -39,7 +39,18 @@ JSON_COLUMNS = frozenset(
     }
 )
 TIME_COLUMNS = frozenset(
-    {"created_at", "updated_at", "deadline", "decided_at", "lease_until", "started_at", "finished_at"}
+    {
+        "created_at",
+        "updated_at",
+        "deadline",
+        "decided_at",
+        "lease_until",
+        "started_at",
+        "finished_at",
+        "expires_at",
+        "used_at",
+        "revoked_at",
+    }
 )
 CHANGE_CHECK_INTERVAL = 0.003
 """Seconds between `PRAGMA data_version` checks while somebody waits."""

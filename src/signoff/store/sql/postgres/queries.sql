@@ -4,9 +4,9 @@
 -- name: insert_request
 INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                       answer_schema, agent, app, requester, status, description, rule, created_at,
-                      updated_at, deadline)
+                      updated_at, deadline, created_by)
 VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline)
+        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by)
 ON CONFLICT (thread_id, tool_call_id) DO NOTHING
 RETURNING id;
 
@@ -30,8 +30,14 @@ WHERE (CAST(:status AS text[]) IS NULL OR r.status = ANY(CAST(:status AS text[])
   AND (CAST(:agent AS text) IS NULL OR r.agent = :agent)
   AND (CAST(:app AS text) IS NULL OR r.app = :app)
   AND (CAST(:thread_id AS text) IS NULL OR r.thread_id = :thread_id)
+  AND (CAST(:tool_call_id AS text) IS NULL OR r.tool_call_id = :tool_call_id)
   AND (CAST(:cursor AS text) IS NULL OR r.id < :cursor)
+  AND (CAST(:approver AS text) IS NULL
+       OR EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id AND a.principal = :approver))
+  AND (CAST(:search AS text) IS NULL OR r.tool_name ILIKE :search OR r.description ILIKE :search
+       OR r.thread_id ILIKE :search OR r.agent ILIKE :search)
   AND (CAST(:principals AS text[]) IS NULL
+       OR r.created_by = :viewer
        OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
        OR EXISTS (SELECT 1 FROM request_approvers a
                   WHERE a.request_id = r.id AND a.principal = ANY(CAST(:principals AS text[]))))
@@ -176,9 +182,9 @@ ORDER BY seq LIMIT :limit;
 WITH inserted AS (
     INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                           answer_schema, agent, app, requester, status, description, rule, created_at,
-                          updated_at, deadline)
+                          updated_at, deadline, created_by)
     VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-            :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline)
+            :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by)
     ON CONFLICT (thread_id, tool_call_id) DO NOTHING
     RETURNING *
 ), approvers AS (
@@ -207,3 +213,58 @@ WITH finished AS (
     FROM finished, (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
 )
 SELECT id FROM finished;
+
+-- name: insert_user
+INSERT INTO users (name, role, display_name, email, created_at) VALUES (:name, :role, :display_name, :email, :now)
+ON CONFLICT (name) DO NOTHING
+RETURNING name;
+
+-- name: get_user
+SELECT name, role, display_name, email, disabled FROM users WHERE name = :name;
+
+-- name: list_users
+SELECT name, role, display_name, email, disabled FROM users ORDER BY name;
+
+-- name: count_users
+SELECT count(*) AS n FROM users;
+
+-- name: update_user
+UPDATE users SET role = COALESCE(CAST(:role AS text), role),
+                 display_name = COALESCE(CAST(:display_name AS text), display_name),
+                 email = COALESCE(CAST(:email AS text), email), disabled = COALESCE(CAST(:disabled AS boolean), disabled)
+WHERE name = :name;
+
+-- name: insert_credential
+INSERT INTO credentials (hash, id, kind, user_name, label, request_id, csrf, created_at, expires_at)
+VALUES (:hash, :id, :kind, :user_name, :label, :request_id, :csrf, :now, :expires_at);
+
+-- name: credential_user
+-- a live credential and its (enabled) user
+SELECT c.id, c.kind, c.user_name, c.request_id, c.csrf, c.expires_at, c.used_at,
+       u.role, u.display_name, u.email, u.disabled
+FROM credentials c JOIN users u ON u.name = c.user_name
+WHERE c.hash = :hash AND c.kind = :kind AND c.revoked_at IS NULL
+  AND (c.expires_at IS NULL OR c.expires_at > :now);
+
+-- name: use_credential
+-- a one-time credential is used once: the first caller wins
+UPDATE credentials SET used_at = :now
+WHERE hash = :hash AND kind = :kind AND used_at IS NULL AND revoked_at IS NULL
+  AND (expires_at IS NULL OR expires_at > :now)
+RETURNING user_name, request_id;
+
+-- name: revoke_credential
+UPDATE credentials SET revoked_at = :now
+WHERE (id = :id OR hash = :hash) AND revoked_at IS NULL;
+
+-- name: list_credentials
+SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at FROM credentials
+WHERE kind = :kind AND (CAST(:user_name AS text) IS NULL OR user_name = :user_name)
+ORDER BY created_at, id;
+
+-- name: get_credential
+SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at FROM credentials
+WHERE id = :id;
+
+-- name: delete_dead_credentials
+DELETE FROM credentials WHERE kind IN ('session', 'login', 'handle') AND expires_at <= :now;

@@ -24,6 +24,7 @@ CREATE TABLE requests (
     decided_at TIMESTAMPTZ,
     decision JSON,
     final_args JSON,
+    created_by TEXT,
     UNIQUE (thread_id, tool_call_id)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
@@ -136,3 +137,30 @@ $$;
 
 CREATE TRIGGER requests_notify AFTER INSERT OR UPDATE ON requests
 FOR EACH ROW EXECUTE FUNCTION requests_notify();
+CREATE INDEX requests_by_creator ON requests (created_by);
+
+CREATE TABLE users (
+    name TEXT PRIMARY KEY,
+    role TEXT NOT NULL CHECK (role IN ('admin', 'member', 'agent')),
+    display_name TEXT,
+    email TEXT,
+    created_at TIMESTAMPTZ NOT NULL,
+    disabled BOOLEAN NOT NULL DEFAULT FALSE
+);
+
+-- Every secret a user can present, stored as sha256 of the secret: API tokens, web sessions,
+-- one-time login links and the expiring handles that card and mail links carry.
+CREATE TABLE credentials (
+    hash TEXT PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    kind TEXT NOT NULL CHECK (kind IN ('token', 'session', 'login', 'handle')),
+    user_name TEXT NOT NULL REFERENCES users (name) ON DELETE CASCADE,
+    label TEXT,
+    request_id TEXT,
+    csrf TEXT,
+    created_at TIMESTAMPTZ NOT NULL,
+    expires_at TIMESTAMPTZ,
+    used_at TIMESTAMPTZ,
+    revoked_at TIMESTAMPTZ
+);
+CREATE INDEX credentials_by_user ON credentials (user_name, kind);

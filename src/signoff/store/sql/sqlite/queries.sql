@@ -4,9 +4,9 @@
 -- name: insert_request
 INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                       answer_schema, agent, app, requester, status, description, rule, created_at,
-                      updated_at, deadline)
+                      updated_at, deadline, created_by)
 VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline)
+        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by)
 ON CONFLICT (thread_id, tool_call_id) DO NOTHING
 RETURNING id;
 
@@ -30,8 +30,14 @@ WHERE (:status IS NULL OR r.status IN (SELECT value FROM json_each(:status)))
   AND (:agent IS NULL OR r.agent = :agent)
   AND (:app IS NULL OR r.app = :app)
   AND (:thread_id IS NULL OR r.thread_id = :thread_id)
+  AND (:tool_call_id IS NULL OR r.tool_call_id = :tool_call_id)
   AND (:cursor IS NULL OR r.id < :cursor)
+  AND (:approver IS NULL
+       OR EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id AND a.principal = :approver))
+  AND (:search IS NULL OR r.tool_name LIKE :search ESCAPE '\' OR r.description LIKE :search ESCAPE '\'
+       OR r.thread_id LIKE :search ESCAPE '\' OR r.agent LIKE :search ESCAPE '\')
   AND (:principals IS NULL
+       OR r.created_by = :viewer
        OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
        OR EXISTS (SELECT 1 FROM request_approvers a
                   WHERE a.request_id = r.id AND a.principal IN (SELECT value FROM json_each(:principals))))
@@ -167,3 +173,57 @@ SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM a
 WHERE seq > :after AND (:request_id IS NULL OR request_id = :request_id)
   AND (:action IS NULL OR action = :action) AND (:actor IS NULL OR actor = :actor)
 ORDER BY seq LIMIT :limit;
+
+-- name: insert_user
+INSERT INTO users (name, role, display_name, email, created_at) VALUES (:name, :role, :display_name, :email, :now)
+ON CONFLICT (name) DO NOTHING
+RETURNING name;
+
+-- name: get_user
+SELECT name, role, display_name, email, disabled FROM users WHERE name = :name;
+
+-- name: list_users
+SELECT name, role, display_name, email, disabled FROM users ORDER BY name;
+
+-- name: count_users
+SELECT count(*) AS n FROM users;
+
+-- name: update_user
+UPDATE users SET role = COALESCE(:role, role), display_name = COALESCE(:display_name, display_name),
+                 email = COALESCE(:email, email), disabled = COALESCE(:disabled, disabled)
+WHERE name = :name;
+
+-- name: insert_credential
+INSERT INTO credentials (hash, id, kind, user_name, label, request_id, csrf, created_at, expires_at)
+VALUES (:hash, :id, :kind, :user_name, :label, :request_id, :csrf, :now, :expires_at);
+
+-- name: credential_user
+-- a live credential and its (enabled) user
+SELECT c.id, c.kind, c.user_name, c.request_id, c.csrf, c.expires_at, c.used_at,
+       u.role, u.display_name, u.email, u.disabled
+FROM credentials c JOIN users u ON u.name = c.user_name
+WHERE c.hash = :hash AND c.kind = :kind AND c.revoked_at IS NULL
+  AND (c.expires_at IS NULL OR c.expires_at > :now);
+
+-- name: use_credential
+-- a one-time credential is used once: the first caller wins
+UPDATE credentials SET used_at = :now
+WHERE hash = :hash AND kind = :kind AND used_at IS NULL AND revoked_at IS NULL
+  AND (expires_at IS NULL OR expires_at > :now)
+RETURNING user_name, request_id;
+
+-- name: revoke_credential
+UPDATE credentials SET revoked_at = :now
+WHERE (id = :id OR hash = :hash) AND revoked_at IS NULL;
+
+-- name: list_credentials
+SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at FROM credentials
+WHERE kind = :kind AND (:user_name IS NULL OR user_name = :user_name)
+ORDER BY created_at, id;
+
+-- name: get_credential
+SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at FROM credentials
+WHERE id = :id;
+
+-- name: delete_dead_credentials
+DELETE FROM credentials WHERE kind IN ('session', 'login', 'handle') AND expires_at <= :now;

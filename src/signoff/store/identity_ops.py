@@ -1,0 +1,263 @@
+"""Users and their credentials in the store (DESIGN §8). Secrets are stored as sha256 only."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from .._util import new_id, utcnow
+from ..errors import InvalidInput, PermissionDenied
+from ..identity import (
+    ROLES,
+    Credential,
+    CredentialKind,
+    Role,
+    User,
+    kind_of,
+    new_secret,
+    secret_hash,
+    valid_user_name,
+)
+from .core import StoreCore
+
+
+class IdentityOps(StoreCore):
+    # -- users --------------------------------------------------------------------------------
+
+    def add_user(
+        self,
+        name: str,
+        *,
+        role: Role = "member",
+        display_name: str | None = None,
+        email: str | None = None,
+        actor: str,
+        channel: str = "cli",
+    ) -> User:
+        if not valid_user_name(name):
+            raise InvalidInput(
+                f"invalid user name {name!r}: use letters, digits and . _ @ + - (at most 128), "
+                "not starting with 'group:'"
+            )
+        if role not in ROLES:
+            raise InvalidInput(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
+        with self._transaction() as (tx, _):
+            row = tx.one(
+                "insert_user", name=name, role=role, display_name=display_name, email=email, now=utcnow()
+            )
+            if row is None:
+                raise InvalidInput(f"user {name!r} already exists")
+            self._audit(tx, "user.added", actor=actor, channel=channel, data={"user": name, "role": role})
+        return User(name=name, role=role, display_name=display_name, email=email)
+
+    def get_user(self, name: str) -> User | None:
+        with self._read() as tx:
+            row = tx.one("get_user", name=name)
+        if row is None:
+            return None
+        return _user(row, tuple(self.groups_of(name)))
+
+    def list_users(self) -> list[User]:
+        members: dict[str, list[str]] = {}
+        with self._read() as tx:
+            memberships = tx.all("list_members")
+        for row in memberships:
+            group, names = row["group_name"], [row["user_name"]]
+            for name in names:
+                members.setdefault(name, []).append(group)
+        with self._read() as tx:
+            rows = tx.all("list_users")
+        return [_user(row, tuple(members.get(row["name"], ()))) for row in rows]
+
+    def count_users(self) -> int:
+        with self._read() as tx:
+            row = tx.one("count_users")
+        return int(row["n"]) if row else 0
+
+    def update_user(
+        self,
+        name: str,
+        *,
+        role: Role | None = None,
+        display_name: str | None = None,
+        email: str | None = None,
+        disabled: bool | None = None,
+        actor: str,
+        channel: str = "cli",
+    ) -> User:
+        if role is not None and role not in ROLES:
+            raise InvalidInput(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
+        changes = {
+            key: value
+            for key, value in {
+                "role": role,
+                "display_name": display_name,
+                "email": email,
+                "disabled": disabled,
+            }.items()
+            if value is not None
+        }
+        with self._transaction() as (tx, _):
+            updated = tx.run(
+                "update_user", name=name, role=role, display_name=display_name, email=email, disabled=disabled
+            )
+            if updated != 1:
+                raise InvalidInput(f"no user named {name!r}")
+            self._audit(tx, "user.updated", actor=actor, channel=channel, data={"user": name, **changes})
+        user = self.get_user(name)
+        assert user is not None
+        return user
+
+    # -- credentials --------------------------------------------------------------------------
+
+    def issue_credential(
+        self,
+        kind: CredentialKind,
+        user: str,
+        *,
+        ttl: timedelta | None = None,
+        label: str | None = None,
+        request_id: str | None = None,
+        actor: str,
+        channel: str = "cli",
+    ) -> tuple[str, Credential]:
+        """Create a secret for `user` and store its hash. Returns the secret (shown once) and
+        the stored record. Sessions also get a CSRF token (`session_of` returns it)."""
+        if self.get_user(user) is None:
+            raise InvalidInput(f"no user named {user!r}")
+        secret = new_secret(kind)
+        now = utcnow()
+        credential = Credential(
+            id=new_id(kind[:3]),
+            kind=kind,
+            user_name=user,
+            label=label,
+            request_id=request_id,
+            created_at=now,
+            expires_at=now + ttl if ttl is not None else None,
+            used_at=None,
+            revoked_at=None,
+        )
+        with self._transaction() as (tx, _):
+            tx.run(
+                "insert_credential",
+                hash=secret_hash(secret),
+                id=credential.id,
+                kind=kind,
+                user_name=user,
+                label=label,
+                request_id=request_id,
+                csrf=new_secret("session")[7:] if kind == "session" else None,
+                now=now,
+                expires_at=credential.expires_at,
+            )
+            if kind in ("token", "login"):
+                self._audit(
+                    tx,
+                    f"{kind}.issued",
+                    actor=actor,
+                    channel=channel,
+                    data={"user": user, "id": credential.id, "label": label},
+                )
+        return secret, credential
+
+    def authenticate(self, secret: str, kind: CredentialKind = "token") -> User | None:
+        """The enabled user a live (unexpired, unrevoked) secret of this kind belongs to."""
+        found = self._credential_row(secret, kind)
+        return _user(found, ()) if found is not None else None
+
+    def session_of(self, secret: str) -> tuple[User, str] | None:
+        """A web session's user and its CSRF token."""
+        found = self._credential_row(secret, "session")
+        if found is None:
+            return None
+        return _user(found, ()), str(found["csrf"])
+
+    def handle_of(self, secret: str) -> tuple[User, str] | None:
+        """An unexpired handle's user and request id (a handle may be shown many times)."""
+        found = self._credential_row(secret, "handle")
+        if found is None or found["request_id"] is None:
+            return None
+        return _user(found, ()), str(found["request_id"])
+
+    def use_login_link(self, secret: str) -> User | None:
+        """Spend a one-time login secret: the first use returns its user, any later one None."""
+        if kind_of(secret) != "login":
+            return None
+        with self._transaction() as (tx, _):
+            row = tx.one("use_credential", hash=secret_hash(secret), kind="login", now=utcnow())
+            if row is None:
+                return None
+            self._audit(tx, "login.used", actor=row["user_name"], channel="web")
+        user = self.get_user(row["user_name"])
+        return user if user is not None and not user.disabled else None
+
+    def revoke_credential(
+        self, *, id: str | None = None, secret: str | None = None, actor: str, channel: str = "cli"
+    ) -> bool:
+        with self._transaction() as (tx, _):
+            revoked = tx.run(
+                "revoke_credential",
+                id=id or "",
+                hash=secret_hash(secret) if secret else "",
+                now=utcnow(),
+            )
+            if revoked and id is not None:
+                self._audit(tx, "credential.revoked", actor=actor, channel=channel, data={"id": id})
+        return revoked > 0
+
+    def list_credentials(self, kind: CredentialKind = "token", user: str | None = None) -> list[Credential]:
+        with self._read() as tx:
+            rows = tx.all("list_credentials", kind=kind, user_name=user)
+        return [_credential(row) for row in rows]
+
+    def get_credential(self, id: str) -> Credential | None:
+        with self._read() as tx:
+            row = tx.one("get_credential", id=id)
+        return _credential(row) if row is not None else None
+
+    def purge_credentials(self) -> int:
+        """Delete expired sessions, login links and handles."""
+        with self._transaction() as (tx, _):
+            return tx.run("delete_dead_credentials", now=utcnow())
+
+    def _credential_row(self, secret: str, kind: CredentialKind) -> dict[str, Any] | None:
+        if kind_of(secret) != kind:
+            return None
+        with self._read() as tx:
+            row = tx.one("credential_user", hash=secret_hash(secret), kind=kind, now=utcnow())
+        if row is None or row["disabled"]:
+            return None
+        if kind == "login" and row["used_at"] is not None:
+            return None
+        return {**row, "name": row["user_name"]}
+
+
+def require_role(user: User, *roles: Role) -> None:
+    if user.role not in roles:
+        raise PermissionDenied(f"{user.name} is {user.role!r}; this needs {' or '.join(roles)}")
+
+
+def _user(row: dict[str, Any], groups: tuple[str, ...]) -> User:
+    return User(
+        name=row["name"],
+        role=row["role"],
+        display_name=row["display_name"],
+        email=row["email"],
+        disabled=bool(row["disabled"]),
+        groups=groups,
+    )
+
+
+def _credential(row: dict[str, Any]) -> Credential:
+    return Credential(
+        id=row["id"],
+        kind=row["kind"],
+        user_name=row["user_name"],
+        label=row["label"],
+        request_id=row["request_id"],
+        created_at=row["created_at"],
+        expires_at=row["expires_at"],
+        used_at=row["used_at"],
+        revoked_at=row["revoked_at"],
+    )
