@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from .execution_ops import ExecutionOps
 from .identity_ops import IdentityOps
+from .report_ops import ReportOps
 from .request_ops import RequestOps
 from .settings_ops import SettingsOps
 
 
-class Store(RequestOps, ExecutionOps, SettingsOps, IdentityOps):
+class Store(RequestOps, ExecutionOps, SettingsOps, IdentityOps, ReportOps):
     """Base class of the store backends. Use `open_store(url)` to get one."""

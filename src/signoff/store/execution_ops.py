@@ -18,14 +18,22 @@ class ExecutionOps(StoreCore):
             row = tx.one("get_execution", request_id=request_id)
             return _execution(row) if row is not None else None
 
-    def claim_execution(self, request_id: str, *, lease: timedelta, idempotent: bool = False) -> Claim:
+    def claim_execution(
+        self,
+        request_id: str,
+        *,
+        lease: timedelta,
+        idempotent: bool = False,
+        owner: dict[str, Any] | None = None,
+    ) -> Claim:
         """Compare-and-set the execution to `running` for this process, if it may run.
 
         Not started → claimed. Succeeded → the stored result. Running by a live process → busy.
         Running by a dead process → marked in_doubt (audited). In doubt or failed → claimed
-        again only if the tool is idempotent.
+        again only if the tool is idempotent. `owner` is the running process (this one unless
+        the claim comes through the server for a remote agent).
         """
-        owner = current_owner()
+        owner = {**owner, "token": current_owner()["token"]} if owner is not None else current_owner()
         now = utcnow()
         with self._transaction() as (tx, changes):
             if tx.one("lock_request", id=request_id) is None:

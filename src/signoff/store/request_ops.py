@@ -211,15 +211,14 @@ class RequestOps(StoreCore):
                 status=status,
                 now=utcnow(),
             )
-            if ready:
-                self._audit(
-                    tx,
-                    "request.ready",
-                    actor=actor,
-                    channel=channel,
-                    request_id=request_id,
-                    data={"args": redact_args(merged, request.rule.redact)},
-                )
+            self._audit(
+                tx,
+                "request.ready" if ready else "request.updated",
+                actor=actor,
+                channel=channel,
+                request_id=request_id,
+                data={"args": redact_args(merged, request.rule.redact)},
+            )
             changes.request_ids.add(request_id)
             updated = tx.one("get_request", id=request_id)
             assert updated is not None

@@ -22,7 +22,7 @@ from ..errors import MigrationError, StoreError
 from .base import Store
 from .core import BackgroundThread, Json
 from .queries import load_queries, migration_files
-from .wakeup import WakeupHub
+from .wakeup import ANY, WakeupHub
 
 JSON_COLUMNS = frozenset(
     {
@@ -228,6 +228,8 @@ class SQLiteStore(Store):
                 current = connection.execute("PRAGMA data_version").fetchone()[0]
                 watched = self.hub.watched()
                 if current != version or any(rid not in seen for rid in watched):
+                    if current != version and version is not None:
+                        self.hub.fire((ANY,))
                     version = current
                     rows = connection.execute(WATCHED_STATE, (json.dumps(watched),)).fetchall()
                     state = {row[0]: (row[1], row[2]) for row in rows}

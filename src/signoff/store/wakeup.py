@@ -15,6 +15,10 @@ import threading
 from collections.abc import Iterable
 
 
+ANY = "*"
+"""Subscribe to this id to be woken by every change (the server's event feed does)."""
+
+
 class Waiter:
     """One subscription to one request. `wait()` for threads, `wait_async()` for coroutines."""
 
@@ -73,8 +77,13 @@ class WakeupHub:
                     del self._waiters[waiter.request_id]
 
     def fire(self, request_ids: Iterable[str]) -> None:
+        ids = list(request_ids)
+        if not ids:
+            return
         with self._lock:
-            targets = [waiter for rid in request_ids for waiter in self._waiters.get(rid, ())]
+            targets = [waiter for rid in ids for waiter in self._waiters.get(rid, ())]
+            if ANY not in ids:
+                targets.extend(self._waiters.get(ANY, ()))
         for waiter in targets:
             waiter.fire()
 

@@ -28,3 +28,17 @@ CREATE TABLE credentials (
     revoked_at TEXT
 );
 CREATE INDEX credentials_by_user ON credentials (user_name, kind);
+
+-- Where each request was shown or sent, and how that went (DESIGN §9: the delivery log).
+CREATE TABLE deliveries (
+    id TEXT PRIMARY KEY,
+    request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
+    channel TEXT NOT NULL,
+    target TEXT NOT NULL,
+    result TEXT NOT NULL CHECK (result IN ('sent', 'failed', 'retrying')),
+    attempts INTEGER NOT NULL DEFAULT 1,
+    detail TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (request_id, channel, target)
+);

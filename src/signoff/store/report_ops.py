@@ -1,0 +1,97 @@
+"""The delivery log (where each request was shown or sent) and the counts behind the overview
+page and `/metrics`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from .._util import new_id, utcnow
+from .core import StoreCore
+
+DeliveryResult = Literal["sent", "failed", "retrying"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Delivery:
+    id: str
+    request_id: str
+    channel: str
+    target: str
+    result: DeliveryResult
+    attempts: int
+    detail: str | None
+    created_at: datetime
+    updated_at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "channel": self.channel,
+            "target": self.target,
+            "result": self.result,
+            "attempts": self.attempts,
+            "detail": self.detail,
+            "created_at": self.created_at.isoformat(),
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class DecidedRow:
+    status: str
+    created_at: datetime
+    decided_at: datetime
+
+    @property
+    def seconds_to_decision(self) -> float:
+        return (self.decided_at - self.created_at).total_seconds()
+
+
+class ReportOps(StoreCore):
+    def record_delivery(
+        self,
+        request_id: str,
+        *,
+        channel: str,
+        target: str,
+        result: DeliveryResult,
+        detail: str | None = None,
+    ) -> None:
+        """Note one attempt to show or send a request; a later attempt on the same
+        (channel, target) updates the row and counts the attempt."""
+        with self._transaction() as (tx, _):
+            tx.run(
+                "record_delivery",
+                id=new_id("dlv"),
+                request_id=request_id,
+                channel=channel,
+                target=target,
+                result=result,
+                detail=detail,
+                now=utcnow(),
+            )
+
+    def deliveries_for(self, request_id: str) -> list[Delivery]:
+        with self._read() as tx:
+            rows = tx.all("deliveries_for", request_id=request_id)
+        return [Delivery(**row) for row in rows]
+
+    def delivery_counts(self) -> dict[tuple[str, str], int]:
+        with self._read() as tx:
+            return {(row["channel"], row["result"]): int(row["n"]) for row in tx.all("delivery_counts")}
+
+    def status_counts(self) -> dict[str, int]:
+        with self._read() as tx:
+            return {row["status"]: int(row["n"]) for row in tx.all("status_counts")}
+
+    def open_counts(self) -> list[tuple[str, str | None, int]]:
+        """(tool, agent, how many) over pending and drafting requests."""
+        with self._read() as tx:
+            return [(row["tool_name"], row["agent"], int(row["n"])) for row in tx.all("open_counts_by")]
+
+    def decided_since(self, since: timedelta) -> list[DecidedRow]:
+        with self._read() as tx:
+            rows = tx.all("decided_since", since=utcnow() - since)
+        return [DecidedRow(**row) for row in rows]
