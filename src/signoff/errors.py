@@ -26,6 +26,7 @@ SignoffError
 │   ├── NotAuthenticated         no valid token, session or link (401)
 │   └── PermissionDenied         authenticated, but this user may not do this (403)
 ├── InvalidInput                 a request body or parameter that cannot be used (422)
+├── NotFound                     no such user, token or rule entry (404)
 └── RemoteError                  the signoff server could not be reached or answered oddly
 
 `Suspended` (in `signoff.gate`) is not here: it is a signal that a decision is pending, not an error.
@@ -183,3 +184,9 @@ class RemoteError(SignoffError):
     """The signoff server could not be reached or gave an unexpected answer."""
 
     status_code = 502
+
+
+class NotFound(SignoffError):
+    """Not found."""
+
+    status_code = 404

@@ -141,6 +141,12 @@ class SettingsOps(StoreCore):
                 return
             after = int(rows[-1]["seq"])
 
+    def audit_head_seq(self) -> int:
+        """The sequence number of the newest audit entry (0 when the log is empty)."""
+        with self._read() as tx:
+            head = tx.one("audit_head")
+        return int(head["seq"]) if head else 0
+
     def verify_audit(self) -> AuditReport:
         with self._read() as tx:
             head = tx.one("audit_head")

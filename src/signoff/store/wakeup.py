@@ -14,7 +14,6 @@ import contextlib
 import threading
 from collections.abc import Iterable
 
-
 ANY = "*"
 """Subscribe to this id to be woken by every change (the server's event feed does)."""
 

@@ -1,0 +1,108 @@
+"""What an agent's gate needs besides requests: AskOnce memory, per-run counters, cancelling a
+run, and the event stream."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query
+from fastapi import Request as HttpRequest
+from fastapi.responses import StreamingResponse
+
+from ...errors import AlreadyDecided, PermissionDenied
+from ...identity import User
+from ...store import Store
+from ..access import CurrentCaller, CurrentUser
+from ..context import server_of
+from ..events import Event, parse_last_event_id
+from .models import MemoryBody, ThreadCancelBody
+
+router = APIRouter(prefix="/v1", tags=["agents"])
+log = logging.getLogger("signoff.server")
+
+
+def _note_shown(store: Store, request_id: str, user_name: str) -> None:
+    try:
+        store.record_delivery(
+            request_id, channel="web", target=user_name, result="sent", detail="shown live in the inbox"
+        )
+    except Exception:
+        log.exception("could not record the inbox delivery of %s", request_id)
+
+
+def _agent_or_admin(user: User) -> None:
+    if user.role == "member":
+        raise PermissionDenied(f"{user.name} is a person; this is for agents")
+
+
+@router.post("/memory", status_code=204, summary="Remember an approval (AskOnce)")
+def remember(body: MemoryBody, http: HttpRequest, user: CurrentUser) -> None:
+    _agent_or_admin(user)
+    server_of(http).store.remember(f"{user.name}:{body.scope_key}", body.fingerprint)
+
+
+@router.get("/memory", summary="Was this approved before (AskOnce)?")
+def recall(http: HttpRequest, user: CurrentUser, scope_key: str, fingerprint: str) -> dict[str, bool]:
+    _agent_or_admin(user)
+    return {"remembered": server_of(http).store.recall(f"{user.name}:{scope_key}", fingerprint)}
+
+
+@router.get("/threads/{thread_id}/auto-decisions", summary="How many unattended decisions this run made")
+def auto_decisions(thread_id: str, http: HttpRequest, user: CurrentUser) -> dict[str, int]:
+    _agent_or_admin(user)
+    return {"count": server_of(http).store.count_auto_decisions(thread_id)}
+
+
+@router.post("/threads/{thread_id}/cancel", summary="Cancel a run's open requests")
+def cancel_thread(
+    thread_id: str, http: HttpRequest, caller: CurrentCaller, body: ThreadCancelBody | None = None
+) -> dict[str, int]:
+    store = server_of(http).store
+    user = caller.user
+    _agent_or_admin(user)
+    cancelled = 0
+    for request_id in store.open_requests_in_thread(thread_id):
+        request = store.get_request(request_id)
+        if not user.is_admin and request.created_by != user.name:
+            continue
+        try:
+            store.cancel(
+                request_id, actor=user.name, channel=caller.channel, reason=body.reason if body else None
+            )
+        except AlreadyDecided:
+            continue
+        cancelled += 1
+    return {"cancelled": cancelled}
+
+
+@router.get("/events", summary="Server-Sent Events: created, updated, decided, expired, cancelled")
+async def events(
+    http: HttpRequest,
+    caller: CurrentCaller,
+    last_event_id: Annotated[str | None, Header()] = None,
+    after: Annotated[
+        int | None, Query(ge=0, description="Resume after this event id (like Last-Event-ID).")
+    ] = None,
+) -> StreamingResponse:
+    """Only requests you may see. Each event's id is its audit sequence number: reconnect with
+    `Last-Event-ID` (or `?after=`) to get what you missed."""
+    server = server_of(http)
+    resume = parse_last_event_id(last_event_id)
+    if resume is None:
+        resume = after
+    on_created = None
+    if caller.session is not None:
+        user_name = caller.user.name
+
+        def on_created(event: Event) -> None:
+            asyncio.get_running_loop().run_in_executor(
+                None, _note_shown, server.store, event.request.id, user_name
+            )
+
+    return StreamingResponse(
+        server.feed.stream(caller.user, after=resume, on_created=on_created),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )

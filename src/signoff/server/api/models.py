@@ -1,0 +1,100 @@
+"""Request bodies of the REST API (they document themselves in `/openapi.json`)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NewRequestBody(Body):
+    """Ask for a decision. Get-or-create by (thread_id, tool_call_id)."""
+
+    thread_id: str = Field(min_length=1, max_length=512)
+    tool_call_id: str = Field(min_length=1, max_length=512)
+    tool: str = Field(min_length=1, max_length=256, description="The tool's name.")
+    args: dict[str, Any] = Field(default_factory=dict)
+    kind: Literal["tool", "input"] = "tool"
+    description: str | None = Field(
+        default=None, description="What people see; by default the rule's template rendered with the args."
+    )
+    tool_description: str | None = None
+    args_schema: dict[str, Any] | None = Field(
+        default=None, description="JSON Schema of the args (checks edits)."
+    )
+    answer_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema of a respond answer.")
+    agent: str | None = None
+    app: str | None = None
+    requester: str | None = None
+    approvers: list[str] | None = Field(
+        default=None, description="Users or `group:NAME`; used when the rule names none."
+    )
+    deadline: str | float | None = Field(
+        default=None, description="A duration: seconds, or `15m`, `24h`, `7d`."
+    )
+    drafting: bool = Field(default=False, description="Args are still streaming: shown, not yet decidable.")
+    rule: dict[str, Any] | None = Field(
+        default=None,
+        description="The rule the agent's gate resolved (a request snapshot); else the server's rules.",
+    )
+
+
+class DecisionBody(BaseModel):
+    """`{"type": "approve"|"edit"|"reject"|"respond", ...}`; the fields are those of the decision."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    on_behalf: Literal["unattended"] | None = Field(
+        default=None, description="An agent's unattended auto-decision on its own request."
+    )
+
+
+class CancelBody(Body):
+    reason: str | None = Field(default=None, max_length=2000)
+
+
+class DraftBody(Body):
+    args: dict[str, Any] | None = Field(default=None, description="Merged into the args so far.")
+    ready: bool = Field(default=False, description="The args are complete: the request becomes pending.")
+
+
+class ExecutionBody(Body):
+    action: Literal["claim", "renew", "finish", "reset"]
+    lease_seconds: float = Field(default=60.0, gt=0, le=86400)
+    idempotent: bool = False
+    owner: dict[str, Any] | None = None
+    token: str | None = None
+    succeeded: bool | None = None
+    result: Any = None
+    error: str | None = None
+
+
+class MemoryBody(Body):
+    scope_key: str = Field(min_length=1)
+    fingerprint: str = Field(min_length=1)
+
+
+class ThreadCancelBody(Body):
+    reason: str | None = None
+
+
+class UserBody(Body):
+    name: str
+    role: Literal["admin", "member", "agent"] = "member"
+    display_name: str | None = None
+    email: str | None = None
+
+
+class TokenBody(Body):
+    user: str | None = Field(default=None, description="Whose token; yourself by default (admins: anyone).")
+    label: str | None = None
+    expires_in: str | float | None = Field(default=None, description="A duration; no expiry by default.")
+
+
+class GroupMemberBody(Body):
+    user: str

@@ -1,0 +1,338 @@
+"""`/v1/requests`: ask, list, read, decide, cancel, stream drafts, long-poll, executions."""
+
+from __future__ import annotations
+
+import time
+from datetime import timedelta
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Response
+from fastapi import Request as HttpRequest
+from starlette.concurrency import run_in_threadpool
+
+from ..._util import parse_duration, utcnow
+from ...decisions import parse_decision
+from ...errors import InvalidInput, PermissionDenied, RequestConflict
+from ...identity import User
+from ...requests import NewRequest, Request, RequestStatus
+from ...rules.model import RequestRule
+from ...running import jsonable
+from ...store import Store
+from ...templates import render_description
+from ...validation import check_schema
+from ..access import (
+    CurrentCaller,
+    CurrentUser,
+    is_creator,
+    managed_request,
+    request_view,
+    visible_request,
+)
+from ..context import Server, server_of
+from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
+
+router = APIRouter(prefix="/v1/requests", tags=["requests"])
+
+MAX_WAIT_SECONDS = 60.0
+UNATTENDED_ACTOR = "unattended"
+
+
+@router.post("", status_code=201, summary="Ask for a decision (get-or-create)")
+def create_request(
+    body: NewRequestBody, http: HttpRequest, response: Response, caller: CurrentCaller
+) -> dict[str, Any]:
+    """201 with the new request, or 200 with the existing one for the same (thread_id, tool_call_id)."""
+    server = server_of(http)
+    user = caller.user
+    if user.role == "member":
+        raise PermissionDenied(f"{user.name} is a person; requests are created by agents (or admins)")
+    new = _new_request(server, body, user)
+    request, created = server.store.create_request(new)
+    if not created:
+        if request.created_by != user.name and not user.is_admin:
+            raise RequestConflict(
+                f"thread {body.thread_id!r} already has a tool call {body.tool_call_id!r} from someone else"
+            )
+        if request.tool_name != body.tool:
+            raise RequestConflict(
+                f"tool_call_id {body.tool_call_id!r} in thread {body.thread_id!r} already belongs to a "
+                f"call of {request.tool_name!r}, not {body.tool!r}"
+            )
+        response.status_code = 200
+    return request_view(request, user)
+
+
+def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest:
+    for schema in (body.args_schema, body.answer_schema):
+        if schema is not None:
+            check_schema(schema)
+    resolved = server.resolver().explain(body.tool, body.agent, body.app, body.args, body.requester).rule
+    if body.rule is not None:
+        rule = _rule_from_snapshot(body.rule)
+    else:
+        rule = resolved.for_request()
+        if body.kind == "input":
+            rule = RequestRule(allowed_decisions=("respond", "reject"))
+    if body.approvers and not rule.approvers:
+        rule = RequestRule.from_snapshot({**rule.snapshot(), "approvers": list(body.approvers)})
+    try:
+        deadline = parse_duration(body.deadline) if body.deadline is not None else resolved.deadline
+    except ValueError as exc:
+        raise InvalidInput(f"deadline: {exc}") from None
+    description = body.description
+    if description is None:
+        description = render_description(
+            rule.description,
+            tool_name=body.tool,
+            args=body.args,
+            redact=rule.redact,
+            prefix=rule.description_prefix,
+        )
+    return NewRequest(
+        thread_id=body.thread_id,
+        tool_call_id=body.tool_call_id,
+        tool_name=body.tool,
+        args=jsonable(body.args),
+        description=description,
+        deadline=utcnow() + deadline,
+        rule=rule,
+        kind=body.kind,
+        tool_description=body.tool_description,
+        args_schema=body.args_schema,
+        answer_schema=body.answer_schema,
+        agent=body.agent,
+        app=body.app,
+        requester=body.requester,
+        drafting=body.drafting,
+        actor=user.name,
+        channel="api",
+    )
+
+
+def _rule_from_snapshot(snapshot: dict[str, Any]) -> RequestRule:
+    rule = RequestRule.from_snapshot(snapshot)
+    for name in ("allowed_decisions", "approvers", "redact"):
+        value = getattr(rule, name)
+        if not isinstance(value, tuple) or not all(isinstance(item, str) for item in value):
+            raise InvalidInput(f"rule.{name} must be a list of strings")
+    if not rule.allowed_decisions or any(
+        kind not in ("approve", "edit", "reject", "respond") for kind in rule.allowed_decisions
+    ):
+        raise InvalidInput(
+            f"rule.allowed_decisions must name approve, edit, reject or respond: {rule.allowed_decisions!r}"
+        )
+    if not isinstance(rule.quorum, int) or rule.quorum < 1:
+        raise InvalidInput("rule.quorum must be a positive integer")
+    return rule
+
+
+@router.get("", summary="List the requests you may see, newest first")
+def list_requests(
+    http: HttpRequest,
+    user: CurrentUser,
+    status: Annotated[str | None, Query(description="One or more statuses, comma-separated.")] = None,
+    tool: str | None = None,
+    agent: str | None = None,
+    app: str | None = None,
+    approver: str | None = None,
+    thread: Annotated[str | None, Query(alias="thread_id")] = None,
+    tool_call_id: str | None = None,
+    q: Annotated[str | None, Query(description="Search tool, description, thread and agent.")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    statuses = None
+    if status:
+        statuses = [part.strip() for part in status.split(",") if part.strip()]
+        unknown = [part for part in statuses if part not in RequestStatus.__members__.values()]
+        if unknown:
+            raise InvalidInput(
+                f"unknown status {', '.join(unknown)}; use {', '.join(s.value for s in RequestStatus)}"
+            )
+    store = server_of(http).store
+    items = store.list_requests(
+        status=statuses,
+        tool=tool,
+        agent=agent,
+        app=app,
+        approver=approver,
+        thread_id=thread,
+        tool_call_id=tool_call_id,
+        search=q,
+        visible_to=None if user.is_admin else user.name,
+        limit=limit + 1,
+        cursor=cursor,
+    )
+    more = len(items) > limit
+    items = items[:limit]
+    return {
+        "items": [request_view(request, user) for request in items],
+        "next_cursor": items[-1].id if more and items else None,
+    }
+
+
+@router.get("/{request_id}", summary="One request")
+def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any]:
+    request = visible_request(server_of(http).store, request_id, caller.user, channel=caller.channel)
+    return request_view(request, caller.user)
+
+
+@router.post("/{request_id}/decision", summary="Decide: approve, edit, reject or respond")
+def decide(request_id: str, body: DecisionBody, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any]:
+    """200 decided; 403 not an approver; 404; 409 already decided or still drafting; 410 expired;
+    422 a type the rule does not allow, args breaking the tool's schema, or a malformed body."""
+    store = server_of(http).store
+    user = caller.user
+    payload = body.model_dump(exclude={"on_behalf"}, exclude_none=False)
+    payload = {key: value for key, value in payload.items() if value is not None or key == "type"}
+    current = store.get_request(request_id)
+    decision = parse_decision(payload, tool_name=current.tool_name)
+    if body.on_behalf == "unattended":
+        if not is_creator(current, user):
+            raise PermissionDenied("only the agent that asked may record an unattended decision")
+        request = store.decide(
+            request_id, decision, actor=UNATTENDED_ACTOR, channel="unattended", on_behalf=True
+        )
+        return request_view(request, user)
+    if user.is_agent:
+        store.record(
+            "request.decision_refused",
+            actor=user.name,
+            channel=caller.channel,
+            request_id=request_id,
+            data={"reason": "agents do not decide"},
+        )
+        raise PermissionDenied(f"{user.name} is an agent; only people decide")
+    request = store.decide(request_id, decision, actor=user.name, channel=caller.channel)
+    return request_view(request, user)
+
+
+@router.post("/{request_id}/cancel", summary="Cancel an open request")
+def cancel(
+    request_id: str, http: HttpRequest, caller: CurrentCaller, body: CancelBody | None = None
+) -> dict[str, Any]:
+    store = server_of(http).store
+    managed_request(store, request_id, caller.user, what="cancel", channel=caller.channel)
+    request = store.cancel(
+        request_id, actor=caller.user.name, channel=caller.channel, reason=body.reason if body else None
+    )
+    return request_view(request, caller.user)
+
+
+@router.patch("/{request_id}", summary="Append streamed args to a draft, or mark it ready")
+def update_draft(
+    request_id: str, body: DraftBody, http: HttpRequest, caller: CurrentCaller
+) -> dict[str, Any]:
+    store = server_of(http).store
+    managed_request(store, request_id, caller.user, what="update the draft of", channel=caller.channel)
+    request = store.update_draft(
+        request_id, args=body.args, ready=body.ready, actor=caller.user.name, channel=caller.channel
+    )
+    return request_view(request, caller.user)
+
+
+@router.get("/{request_id}/wait", summary="Long-poll: return as soon as the request is decided")
+async def wait(
+    request_id: str,
+    http: HttpRequest,
+    caller: CurrentCaller,
+    timeout: Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS)] = 30.0,
+) -> dict[str, Any]:
+    """Returns the request when it is decided, expired or cancelled, or, after `timeout`
+    seconds, as it is then (still pending: ask again)."""
+    store = server_of(http).store
+    request = await run_in_threadpool(visible_request, store, request_id, caller.user, channel=caller.channel)
+    waiter = store.subscribe_async(request_id)
+    give_up = time.monotonic() + timeout
+    try:
+        while not request.is_terminal:
+            remaining = give_up - time.monotonic()
+            if request.deadline <= utcnow():
+                request = await run_in_threadpool(_expired, store, request_id)
+                break
+            if remaining <= 0:
+                break
+            until_deadline = (request.deadline - utcnow()).total_seconds()
+            waiter.clear()
+            await waiter.wait_async(max(0.0, min(remaining, until_deadline, 5.0)))
+            request = await run_in_threadpool(store.get_request, request_id)
+    finally:
+        store.unsubscribe(waiter)
+    return request_view(request, caller.user)
+
+
+def _expired(store: Store, request_id: str) -> Request:
+    return store.expire(request_id) or store.get_request(request_id)
+
+
+@router.get("/{request_id}/decisions", summary="Every decision on a request (a quorum's votes)")
+def decisions(request_id: str, http: HttpRequest, caller: CurrentCaller) -> list[dict[str, Any]]:
+    store = server_of(http).store
+    request = visible_request(store, request_id, caller.user, channel=caller.channel)
+    return [record.to_dict(request.rule.redact) for record in store.decisions(request_id)]
+
+
+@router.get("/{request_id}/audit", summary="A request's audit trail")
+def request_audit(request_id: str, http: HttpRequest, caller: CurrentCaller) -> list[dict[str, Any]]:
+    store = server_of(http).store
+    visible_request(store, request_id, caller.user, channel=caller.channel)
+    return [entry.to_dict() for entry in store.audit_entries(request_id=request_id)]
+
+
+@router.get("/{request_id}/deliveries", summary="Where the request was shown or sent")
+def request_deliveries(request_id: str, http: HttpRequest, caller: CurrentCaller) -> list[dict[str, Any]]:
+    store = server_of(http).store
+    visible_request(store, request_id, caller.user, channel=caller.channel)
+    return [delivery.to_dict() for delivery in store.deliveries_for(request_id)]
+
+
+@router.get("/{request_id}/execution", summary="The execution record (null before any)")
+def get_execution(request_id: str, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any] | None:
+    store = server_of(http).store
+    visible_request(store, request_id, caller.user, channel=caller.channel)
+    execution = store.get_execution(request_id)
+    return execution.to_dict() if execution is not None else None
+
+
+@router.post("/{request_id}/execution", summary="Claim, renew, finish or reset the execution")
+def execution(
+    request_id: str, body: ExecutionBody, http: HttpRequest, caller: CurrentCaller
+) -> dict[str, Any]:
+    """`claim` (the agent, before running the tool: `claimed` with a token, or the state someone
+    else left), `renew` the lease, `finish` with the result, or `reset` an in_doubt or failed run
+    (a person, so that the next replay runs it again)."""
+    store = server_of(http).store
+    user = caller.user
+    lease = timedelta(seconds=body.lease_seconds)
+    if body.action == "reset":
+        visible_request(store, request_id, user, channel=caller.channel)
+        if user.is_agent:
+            raise PermissionDenied("a person decides whether an in-doubt call may run again")
+        return {
+            "execution": store.reset_execution(request_id, actor=user.name, channel=caller.channel).to_dict()
+        }
+    managed_request(store, request_id, user, what="run", channel=caller.channel)
+    if body.action == "claim":
+        request = store.get_request(request_id)
+        if request.status not in (RequestStatus.APPROVED, RequestStatus.EDITED):
+            raise RequestConflict(
+                f"request {request_id} is {request.status}; only approved or edited calls run"
+            )
+        claim = store.claim_execution(request_id, lease=lease, idempotent=body.idempotent, owner=body.owner)
+        return {"kind": claim.kind, "token": claim.token, "execution": _execution_record(claim.execution)}
+    if not body.token:
+        raise InvalidInput(f"{body.action} needs the claim's token")
+    if body.action == "renew":
+        return {"renewed": store.renew_lease(request_id, body.token, lease=lease)}
+    if body.succeeded is None:
+        raise InvalidInput("finish needs succeeded: true or false")
+    finished = store.finish_execution(
+        request_id, body.token, succeeded=body.succeeded, result=body.result, error=body.error
+    )
+    return {"execution": _execution_record(finished)}
+
+
+def _execution_record(execution: Any) -> dict[str, Any]:
+    record: dict[str, Any] = execution.to_dict()
+    record["owner"] = execution.owner
+    return record

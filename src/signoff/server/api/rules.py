@@ -1,0 +1,107 @@
+"""`/v1/rules` (the three layers, read and write, as the CLI does) and `/v1/explain`."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query
+from fastapi import Request as HttpRequest
+
+from ...errors import InvalidInput, NotFound
+from ...rules.model import LAYER_KINDS, LayerKind, RuleSet
+from ..access import CurrentCaller, CurrentUser, require_admin
+from ..context import server_of
+
+router = APIRouter(prefix="/v1", tags=["rules"])
+DEFAULTS_NAME = "-"
+"""The name used in paths for the one `defaults` entry."""
+
+
+def _kind(kind: str) -> LayerKind:
+    if kind not in LAYER_KINDS:
+        raise InvalidInput(f"unknown layer kind {kind!r}; use one of {', '.join(LAYER_KINDS)}")
+    return kind
+
+
+@router.get("/rules", summary="The rules: every layer, and their version")
+def get_rules(http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
+    store = server_of(http).store
+    return {"version": store.rules_version(), "rules": store.load_rules().to_dict()}
+
+
+@router.put("/rules", summary="Replace all the rules (admins)")
+def put_rules(
+    http: HttpRequest, caller: CurrentCaller, rules: Annotated[dict[str, Any], Body()]
+) -> dict[str, Any]:
+    require_admin(caller.user)
+    store = server_of(http).store
+    ruleset = RuleSet.from_dict(rules)
+    store.replace_rules(ruleset, actor=caller.user.name, channel=caller.channel)
+    return {"version": store.rules_version(), "rules": store.load_rules().to_dict()}
+
+
+@router.get("/rules/{kind}/{name}", summary="One layer entry (`defaults` is named '-')")
+def get_layer(kind: str, name: str, http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
+    entry = server_of(http).store.get_layer(_kind(kind), "" if name == DEFAULTS_NAME else name)
+    if entry is None:
+        raise NotFound(f"no {kind} entry named {name!r}")
+    return entry
+
+
+@router.put("/rules/{kind}/{name}", summary="Set one layer entry (admins)")
+def put_layer(
+    kind: str, name: str, http: HttpRequest, caller: CurrentCaller, entry: Annotated[dict[str, Any], Body()]
+) -> dict[str, Any]:
+    require_admin(caller.user)
+    return server_of(http).store.set_layer(
+        _kind(kind),
+        "" if name == DEFAULTS_NAME else name,
+        entry,
+        actor=caller.user.name,
+        channel=caller.channel,
+    )
+
+
+@router.patch("/rules/{kind}/{name}", summary="Change some settings of one entry; null removes one (admins)")
+def patch_layer(
+    kind: str, name: str, http: HttpRequest, caller: CurrentCaller, changes: Annotated[dict[str, Any], Body()]
+) -> dict[str, Any]:
+    require_admin(caller.user)
+    store = server_of(http).store
+    layer_name = "" if name == DEFAULTS_NAME else name
+    current = store.get_layer(_kind(kind), layer_name) or {}
+    merged = {**current, **changes}
+    merged = {key: value for key, value in merged.items() if value is not None}
+    return store.set_layer(_kind(kind), layer_name, merged, actor=caller.user.name, channel=caller.channel)
+
+
+@router.delete("/rules/{kind}/{name}", summary="Delete one layer entry (admins)")
+def delete_layer(kind: str, name: str, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any]:
+    require_admin(caller.user)
+    deleted = server_of(http).store.delete_layer(
+        _kind(kind), "" if name == DEFAULTS_NAME else name, actor=caller.user.name, channel=caller.channel
+    )
+    return {"deleted": deleted}
+
+
+@router.get("/explain", summary="Would this call ask, with which decisions, and which layer said so")
+def explain(
+    http: HttpRequest,
+    user: CurrentUser,
+    tool: str,
+    agent: str | None = None,
+    app: str | None = None,
+    requester: str | None = None,
+    args: Annotated[str | None, Query(description="The call's args as a JSON object.")] = None,
+) -> dict[str, Any]:
+    parsed: dict[str, Any] | None = None
+    if args is not None:
+        try:
+            parsed = json.loads(args)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"args is not valid JSON: {exc.msg}") from None
+        if not isinstance(parsed, dict):
+            raise InvalidInput("args must be a JSON object")
+    explanation = server_of(http).resolver().explain(tool, agent, app, parsed, requester)
+    return explanation.to_dict()

@@ -1,0 +1,94 @@
+"""The signoff server: REST API v1, the live event stream, the web inbox, metrics.
+
+    app = create_app(open_store("sqlite:///signoff.db"))
+    uvicorn.run(app, host="127.0.0.1", port=8765)
+
+The server owns the expiry sweeper: every `sweep_interval` seconds it expires what is past its
+deadline (safe on several replicas: PostgreSQL skips rows another replica holds).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+
+from fastapi import FastAPI
+from fastapi.responses import PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.responses import Response
+
+from .. import __version__
+from ..store import Store
+from .api import agents, audit, identity, requests, rules
+from .context import Server, ServerSettings
+from .errors import install_error_handlers
+from .events import EventFeed
+from .metrics import Metrics
+
+log = logging.getLogger("signoff.server")
+PURGE_EVERY = timedelta(hours=1)
+
+
+def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: bool = True) -> FastAPI:
+    settings = settings or ServerSettings()
+    metrics = Metrics(store)
+    feed = EventFeed(store, on_event=metrics.observe)
+    server = Server(store=store, settings=settings, feed=feed, metrics=metrics)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await feed.start()
+        sweeper = asyncio.create_task(_sweep(server), name="signoff-sweeper")
+        try:
+            yield
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+            await feed.stop()
+
+    app = FastAPI(
+        title="signoff",
+        version=__version__,
+        summary="The human approval layer for AI agents' tool calls.",
+        lifespan=lifespan,
+    )
+    app.state.server = server
+    install_error_handlers(app)
+    for module in (requests, agents, rules, audit, identity):
+        app.include_router(module.router)
+
+    @app.get("/healthz", tags=["meta"], summary="Liveness and store check")
+    def healthz() -> dict[str, object]:
+        return {"ok": True, "version": __version__, "audit_head": store.audit_head_seq()}
+
+    @app.get("/metrics", tags=["meta"], summary="Prometheus metrics", response_class=PlainTextResponse)
+    def prometheus() -> Response:
+        return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    if inbox:
+        from .inbox import install_inbox
+
+        install_inbox(app)
+    return app
+
+
+async def _sweep(server: Server) -> None:
+    store = server.store
+    next_purge = 0.0
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            expired = await asyncio.to_thread(store.expire_due)
+            if expired:
+                log.info("expired %d request(s) past their deadline", len(expired))
+            if loop.time() >= next_purge:
+                await asyncio.to_thread(store.purge_credentials)
+                next_purge = loop.time() + PURGE_EVERY.total_seconds()
+        except Exception:
+            log.exception("the expiry sweep failed; trying again")
+        await asyncio.sleep(server.settings.sweep_interval)

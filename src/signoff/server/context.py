@@ -1,0 +1,54 @@
+"""What every route of one server shares: the store, the settings, the event feed, metrics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from fastapi import Request as HttpRequest
+
+from ..rules.resolve import Resolver
+from ..store import Store
+
+if TYPE_CHECKING:
+    from .events import EventFeed
+    from .metrics import Metrics
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServerSettings:
+    base_url: str = "http://127.0.0.1:8765"
+    """How people reach this server: the start of every link it prints or mails."""
+    sweep_interval: float = 1.0
+    session_ttl: timedelta = timedelta(hours=12)
+    login_ttl: timedelta = timedelta(hours=24)
+    handle_ttl: timedelta = timedelta(hours=24)
+    secure_cookies: bool = False
+    """Mark cookies Secure (serve over HTTPS)."""
+
+
+@dataclass(kw_only=True)
+class Server:
+    store: Store
+    settings: ServerSettings
+    feed: EventFeed
+    metrics: Metrics
+    _resolver: tuple[int, Resolver] | None = field(default=None)
+
+    def resolver(self) -> Resolver:
+        """The rules kept in the store, re-read when they change."""
+        version = self.store.rules_version()
+        cached = self._resolver
+        if cached is None or cached[0] != version:
+            cached = (version, Resolver(self.store.load_rules()))
+            self._resolver = cached
+        return cached[1]
+
+    def link(self, path: str) -> str:
+        return self.settings.base_url.rstrip("/") + path
+
+
+def server_of(request: HttpRequest) -> Server:
+    server: Server = request.app.state.server
+    return server

@@ -1,0 +1,205 @@
+"""The live event stream (`GET /v1/events`, Server-Sent Events).
+
+The audit log is the event log: every change to a request appends an entry with a sequence
+number, whichever process made it. One feed per server tails the log (woken by the store's
+any-change signal: in-process commits, SQLite's data_version, PostgreSQL NOTIFY; and every
+second regardless), turns request entries into events and hands each to the open streams whose
+user may see that request. An event's SSE id is its audit sequence number, so a client that
+reconnects with `Last-Event-ID` gets what it missed from the log itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..audit import AuditEntry
+from ..errors import RequestNotFound
+from ..identity import User
+from ..requests import Request
+from ..store import Store
+from ..store.wakeup import ANY
+from .access import can_see, request_view
+
+log = logging.getLogger("signoff.server")
+
+EVENT_OF_ACTION = {
+    "request.created": "created",
+    "request.updated": "updated",
+    "request.ready": "updated",
+    "decision.vote": "updated",
+    "execution.started": "updated",
+    "execution.succeeded": "updated",
+    "execution.failed": "updated",
+    "execution.in_doubt": "updated",
+    "execution.reset": "updated",
+    "request.decided": "decided",
+    "request.expired": "expired",
+    "request.cancelled": "cancelled",
+}
+EVENT_TYPES = ("created", "updated", "decided", "expired", "cancelled")
+KEEPALIVE_SECONDS = 15.0
+QUEUE_LIMIT = 2000
+RECHECK_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class Event:
+    seq: int
+    type: str
+    action: str
+    request: Request
+
+    def encode(self, user: User) -> str:
+        data = {
+            "seq": self.seq,
+            "type": self.type,
+            "action": self.action,
+            "request": request_view(self.request, user),
+        }
+        return f"id: {self.seq}\nevent: {self.type}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+
+
+@dataclass(eq=False)
+class Subscription:
+    user: User
+    queue: asyncio.Queue[Event | None] = field(default_factory=lambda: asyncio.Queue(QUEUE_LIMIT))
+    on_created: Callable[[Event], None] | None = None
+
+
+class EventFeed:
+    def __init__(self, store: Store, *, on_event: Callable[[Event], None] | None = None) -> None:
+        self.store = store
+        self.last_seq = 0
+        self._subscriptions: set[Subscription] = set()
+        self._on_event = on_event
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.last_seq = await asyncio.to_thread(self.store.audit_head_seq)
+        self._task = asyncio.create_task(self._run(), name="signoff-event-feed")
+
+    async def stop(self) -> None:
+        for subscription in list(self._subscriptions):
+            with contextlib.suppress(asyncio.QueueFull):
+                subscription.queue.put_nowait(None)
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def subscribe(self, user: User, *, on_created: Callable[[Event], None] | None = None) -> Subscription:
+        subscription = Subscription(user, on_created=on_created)
+        self._subscriptions.add(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        self._subscriptions.discard(subscription)
+
+    async def _run(self) -> None:
+        waiter = self.store.subscribe_async(ANY)
+        try:
+            while True:
+                waiter.clear()
+                try:
+                    await self._catch_up()
+                except Exception:  # a failing read must not end the feed; try again shortly
+                    log.exception("the event feed could not read the audit log")
+                await waiter.wait_async(RECHECK_SECONDS)
+        finally:
+            self.store.unsubscribe(waiter)
+
+    async def _catch_up(self) -> None:
+        while True:
+            events, last = await asyncio.to_thread(self.read_events, self.last_seq, None)
+            self.last_seq = max(self.last_seq, last)
+            for event in events:
+                self._publish(event)
+            if len(events) < 500:
+                return
+
+    def read_events(self, after: int, upto: int | None) -> tuple[list[Event], int]:
+        """Events after `after` (up to `upto`), and the last sequence number read."""
+        entries: list[AuditEntry] = []
+        last = after
+        for entry in self.store.audit_entries(after=after, batch=500):
+            if upto is not None and entry.seq > upto:
+                break
+            last = entry.seq
+            if entry.action in EVENT_OF_ACTION and entry.request_id is not None:
+                entries.append(entry)
+            if len(entries) >= 500:
+                break
+        requests: dict[str, Request | None] = {}
+        events = []
+        for entry in entries:
+            assert entry.request_id is not None
+            if entry.request_id not in requests:
+                try:
+                    requests[entry.request_id] = self.store.get_request(entry.request_id)
+                except RequestNotFound:
+                    requests[entry.request_id] = None
+            request = requests[entry.request_id]
+            if request is not None:
+                events.append(Event(entry.seq, EVENT_OF_ACTION[entry.action], entry.action, request))
+        return events, last
+
+    def _publish(self, event: Event) -> None:
+        if self._on_event is not None:
+            self._on_event(event)
+        for subscription in list(self._subscriptions):
+            if not can_see(event.request, subscription.user):
+                continue
+            try:
+                subscription.queue.put_nowait(event)
+            except asyncio.QueueFull:  # a stalled reader: end its stream; it resumes by Last-Event-ID
+                self._subscriptions.discard(subscription)
+                continue
+            if event.type == "created" and subscription.on_created is not None:
+                subscription.on_created(event)
+
+    async def stream(
+        self, user: User, *, after: int | None, on_created: Callable[[Event], None] | None = None
+    ) -> AsyncIterator[str]:
+        """The SSE text for one client: missed events since `after` (from the log), then live ones."""
+        subscription = self.subscribe(user, on_created=on_created)
+        start = self.last_seq
+        try:
+            yield "retry: 2000\n\n"
+            if after is not None and after < start:
+                cursor = after
+                while cursor < start:
+                    events, last = await asyncio.to_thread(self.read_events, cursor, start)
+                    for event in events:
+                        if can_see(event.request, user):
+                            yield event.encode(user)
+                    if last <= cursor:
+                        break
+                    cursor = last
+            while True:
+                try:
+                    item = await asyncio.wait_for(subscription.queue.get(), KEEPALIVE_SECONDS)
+                except TimeoutError:
+                    yield ": keepalive\n\n"
+                    continue
+                if item is None:
+                    return
+                if item.seq > start:
+                    yield item.encode(user)
+        finally:
+            self.unsubscribe(subscription)
+
+
+def parse_last_event_id(value: Any) -> int | None:
+    if value is None or value == "":
+        return None
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        return None
+    return number if number >= 0 else None

@@ -1,0 +1,69 @@
+"""`GET /metrics` in the Prometheus text format.
+
+Counts of requests by status, the pending gauge and deliveries by result are read from the
+store at scrape time, so they are right across restarts and replicas. The time-to-decision
+histogram is observed by this server's event feed as decisions appear in the log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from ..requests import RequestStatus
+from ..store import Store
+from .events import Event
+
+DECISION_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 72 * 3600)
+
+
+class StoreCollector(Collector):
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[CounterMetricFamily | GaugeMetricFamily]:
+        counts = self.store.status_counts()
+        by_status = GaugeMetricFamily(
+            "signoff_requests", "Requests in the store by status.", labels=["status"]
+        )
+        for status in RequestStatus:
+            by_status.add_metric([status.value], counts.get(status.value, 0))
+        yield by_status
+        yield GaugeMetricFamily(
+            "signoff_pending_requests",
+            "Requests waiting for a decision (pending or still drafting).",
+            value=counts.get("pending", 0) + counts.get("drafting", 0),
+        )
+        deliveries = CounterMetricFamily(
+            "signoff_deliveries",
+            "Requests shown or sent through a channel, by result.",
+            labels=["channel", "result"],
+        )
+        for (channel, result), count in sorted(self.store.delivery_counts().items()):
+            deliveries.add_metric([channel, result], count)
+        yield deliveries
+
+
+class Metrics:
+    def __init__(self, store: Store) -> None:
+        self.registry = CollectorRegistry()
+        self.registry.register(StoreCollector(store))
+        self.time_to_decision = Histogram(
+            "signoff_time_to_decision_seconds",
+            "From a request's creation to its decision, as seen by this server.",
+            labelnames=["status"],
+            buckets=DECISION_BUCKETS,
+            registry=self.registry,
+        )
+
+    def observe(self, event: Event) -> None:
+        request = event.request
+        if event.type == "decided" and request.decided_at is not None:
+            seconds = (request.decided_at - request.created_at).total_seconds()
+            self.time_to_decision.labels(request.status.value).observe(max(0.0, seconds))
+
+    def render(self) -> bytes:
+        return generate_latest(self.registry)
