@@ -14,6 +14,8 @@ import pytest
 
 from signoff.store import SQLiteStore, Store
 
+from .live import LiveServer
+
 POSTGRES_DSN = os.environ.get("SIGNOFF_TEST_POSTGRES_DSN")
 NO_POSTGRES = (
     "PostgreSQL tests need SIGNOFF_TEST_POSTGRES_DSN (e.g. postgresql://postgres@127.0.0.1:5432/test)"
@@ -79,3 +81,16 @@ def url_for(store: Store) -> str:
     if isinstance(store, PostgresStore):
         return f"{store.url}?options=-csearch_path%3D{store.schema}"
     return store.url
+
+
+@pytest.fixture
+def live_server(store: Store) -> Iterator[LiveServer]:
+    """A real server over the test's store (SQLite and PostgreSQL)."""
+    with LiveServer(store) as server:
+        yield server
+
+
+@pytest.fixture
+def sqlite_server(sqlite_store: Store) -> Iterator[LiveServer]:
+    with LiveServer(sqlite_store) as server:
+        yield server

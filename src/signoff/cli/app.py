@@ -10,7 +10,7 @@ from typer.core import TyperGroup
 from .. import __version__
 from ..errors import SignoffError
 from ..store import DB_ENV
-from . import admin, decide, demo, explain, layers, requests
+from . import admin, decide, demo, explain, layers, requests, serve, users
 from .state import CliError, CliState
 
 
@@ -80,6 +80,7 @@ COMMANDS = (
     requests.sweep,
     explain.explain,
     demo.demo,
+    serve.serve,
 )
 GROUPS = {
     "tool": layers.tool_app,
@@ -89,8 +90,11 @@ GROUPS = {
     "config": admin.config_app,
     "audit": admin.audit_app,
     "groups": admin.groups_app,
+    "users": users.users_app,
+    "tokens": users.tokens_app,
 }
 for command in COMMANDS:
     app.command()(command)
 for name, group in GROUPS.items():
     app.add_typer(group, name=name)
+app.command("login-link")(serve.login_link_command)

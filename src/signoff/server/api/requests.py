@@ -11,7 +11,6 @@ from fastapi import Request as HttpRequest
 from starlette.concurrency import run_in_threadpool
 
 from ..._util import parse_duration, utcnow
-from ...decisions import parse_decision
 from ...errors import InvalidInput, PermissionDenied, RequestConflict
 from ...identity import User
 from ...requests import NewRequest, Request, RequestStatus
@@ -23,18 +22,17 @@ from ...validation import check_schema
 from ..access import (
     CurrentCaller,
     CurrentUser,
-    is_creator,
     managed_request,
     request_view,
     visible_request,
 )
 from ..context import Server, server_of
+from ..deciding import decide_as
 from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
 
 router = APIRouter(prefix="/v1/requests", tags=["requests"])
 
 MAX_WAIT_SECONDS = 60.0
-UNATTENDED_ACTOR = "unattended"
 
 
 @router.post("", status_code=201, summary="Ask for a decision (get-or-create)")
@@ -181,30 +179,17 @@ def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> di
 def decide(request_id: str, body: DecisionBody, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any]:
     """200 decided; 403 not an approver; 404; 409 already decided or still drafting; 410 expired;
     422 a type the rule does not allow, args breaking the tool's schema, or a malformed body."""
-    store = server_of(http).store
-    user = caller.user
-    payload = body.model_dump(exclude={"on_behalf"}, exclude_none=False)
+    payload = body.model_dump(exclude={"on_behalf"})
     payload = {key: value for key, value in payload.items() if value is not None or key == "type"}
-    current = store.get_request(request_id)
-    decision = parse_decision(payload, tool_name=current.tool_name)
-    if body.on_behalf == "unattended":
-        if not is_creator(current, user):
-            raise PermissionDenied("only the agent that asked may record an unattended decision")
-        request = store.decide(
-            request_id, decision, actor=UNATTENDED_ACTOR, channel="unattended", on_behalf=True
-        )
-        return request_view(request, user)
-    if user.is_agent:
-        store.record(
-            "request.decision_refused",
-            actor=user.name,
-            channel=caller.channel,
-            request_id=request_id,
-            data={"reason": "agents do not decide"},
-        )
-        raise PermissionDenied(f"{user.name} is an agent; only people decide")
-    request = store.decide(request_id, decision, actor=user.name, channel=caller.channel)
-    return request_view(request, user)
+    request = decide_as(
+        server_of(http).store,
+        request_id,
+        payload,
+        caller.user,
+        channel=caller.channel,
+        unattended=body.on_behalf == "unattended",
+    )
+    return request_view(request, caller.user)
 
 
 @router.post("/{request_id}/cancel", summary="Cancel an open request")

@@ -1,0 +1,46 @@
+"""A person's decision, from whichever surface it comes (API, inbox, handle link)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..decisions import parse_decision
+from ..errors import PermissionDenied
+from ..identity import User
+from ..requests import Request
+from ..store import Store
+from .access import is_creator
+
+UNATTENDED_ACTOR = "unattended"
+
+
+def decide_as(
+    store: Store,
+    request_id: str,
+    payload: dict[str, Any],
+    user: User,
+    *,
+    channel: str,
+    unattended: bool = False,
+) -> Request:
+    """Parse and record `payload` as `user`'s decision. Agents never decide, except an
+    unattended auto-decision on their own request. Errors carry their HTTP status: 404, 403
+    (audited), 409, 410, 422."""
+    current = store.get_request(request_id)
+    decision = parse_decision(payload, tool_name=current.tool_name)
+    if unattended:
+        if not is_creator(current, user):
+            raise PermissionDenied("only the agent that asked may record an unattended decision")
+        return store.decide(
+            request_id, decision, actor=UNATTENDED_ACTOR, channel="unattended", on_behalf=True
+        )
+    if user.is_agent:
+        store.record(
+            "request.decision_refused",
+            actor=user.name,
+            channel=channel,
+            request_id=request_id,
+            data={"reason": "agents do not decide"},
+        )
+        raise PermissionDenied(f"{user.name} is an agent; only people decide")
+    return store.decide(request_id, decision, actor=user.name, channel=channel)

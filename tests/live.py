@@ -1,0 +1,70 @@
+"""A real signoff server (uvicorn, in a thread, on a free loopback port) for tests."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from dataclasses import replace
+from typing import Any
+
+import httpx
+import uvicorn
+
+from signoff.identity import Role
+from signoff.server import ServerSettings, create_app
+from signoff.store import Store
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class LiveServer:
+    def __init__(self, store: Store, settings: ServerSettings | None = None) -> None:
+        self.store = store
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        base = settings or ServerSettings(sweep_interval=0.2)
+        self.settings = replace(base, base_url=self.url)
+        self.app = create_app(store, self.settings)
+        config = uvicorn.Config(
+            self.app,
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            ws="none",
+            lifespan="on",
+            timeout_graceful_shutdown=1,
+        )
+        self.server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self.server.run, name="signoff-test-server", daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self._thread.start()
+        deadline = time.monotonic() + 15
+        while not self.server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self._thread.join(10)
+
+    def user(self, name: str, role: Role = "member", *, groups: tuple[str, ...] = ()) -> str:
+        """Make sure `name` exists (with `role`); returns a new API token for them."""
+        if self.store.get_user(name) is None:
+            self.store.add_user(name, role=role, actor="test")
+        for group in groups:
+            self.store.add_group_member(group, name, actor="test")
+        secret, _ = self.store.issue_credential("token", name, actor="test")
+        return secret
+
+    def client(self, token: str | None = None, **kwargs: Any) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30, **kwargs)
