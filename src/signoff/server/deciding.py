@@ -36,11 +36,11 @@ def decide_as(
         )
     if user.is_agent:
         store.record(
-            "request.decision_refused",
+            "decision.refused",
             actor=user.name,
             channel=channel,
             request_id=request_id,
-            data={"reason": "agents do not decide"},
+            data={"type": decision.type, "reason": "agents do not decide"},
         )
         raise PermissionDenied(f"{user.name} is an agent; only people decide")
     return store.decide(request_id, decision, actor=user.name, channel=channel)

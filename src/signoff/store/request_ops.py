@@ -469,6 +469,7 @@ def _created(new: NewRequest, request_id: str, status: RequestStatus, now: datet
         created_at=now,
         updated_at=now,
         deadline=new.deadline,
+        created_by=new.actor,
     )
 
 
