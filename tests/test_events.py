@@ -1,0 +1,200 @@
+"""`GET /v1/events`: live, filtered per caller, resumable with Last-Event-ID."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+
+from signoff import Approve
+from signoff.store import Store
+
+from .conftest import url_for
+from .live import LiveServer
+
+Event = dict[str, Any]
+
+
+@contextmanager
+def event_stream(
+    server: LiveServer, token: str, *, last_event_id: int | None = None
+) -> Iterator[queue.Queue[Event]]:
+    """Read the stream in a thread; yields a queue of parsed events (with their `id`)."""
+    events: queue.Queue[Event] = queue.Queue()
+    headers = {"Authorization": f"Bearer {token}"}
+    if last_event_id is not None:
+        headers["Last-Event-ID"] = str(last_event_id)
+    client = httpx.Client(base_url=server.url, headers=headers, timeout=httpx.Timeout(30, read=None))
+    opened = threading.Event()
+    stop = threading.Event()
+
+    def read() -> None:
+        try:
+            with client.stream("GET", "/v1/events") as response:
+                assert response.status_code == 200
+                assert response.headers["content-type"].startswith("text/event-stream")
+                opened.set()
+                fields: dict[str, str] = {}
+                for line in response.iter_lines():
+                    if stop.is_set():
+                        return
+                    if not line:
+                        if "data" in fields:
+                            events.put(
+                                {
+                                    "id": int(fields["id"]),
+                                    "event": fields["event"],
+                                    **json.loads(fields["data"]),
+                                }
+                            )
+                        fields = {}
+                    elif not line.startswith(":"):
+                        name, _, value = line.partition(": ")
+                        fields[name] = value
+        except httpx.HTTPError:
+            return
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert opened.wait(10), "the event stream did not open"
+    try:
+        yield events
+    finally:
+        stop.set()
+        client.close()
+        reader.join(0.2)
+
+
+def next_event(events: queue.Queue[Event], *, timeout: float = 10) -> Event:
+    return events.get(timeout=timeout)
+
+
+def create(server: LiveServer, token: str, call_id: str, **fields: Any) -> str:
+    with server.client(token) as client:
+        response = client.post(
+            "/v1/requests",
+            json={
+                "thread_id": "t",
+                "tool_call_id": call_id,
+                "tool": "send_email",
+                "args": {"to": "x"},
+                **fields,
+            },
+        )
+    assert response.status_code == 201, response.text
+    request_id: str = response.json()["id"]
+    return request_id
+
+
+def test_a_request_created_by_another_process_appears_on_an_open_stream(
+    live_server: LiveServer, store: Store
+) -> None:
+    alice = live_server.user("alice")
+    with event_stream(live_server, alice) as events:
+        script = (
+            "import sys\n"
+            "from signoff import Gate, RuleSet, Scope, Pending, ToolCall, open_store\n"
+            "store = open_store(sys.argv[1])\n"
+            "gate = Gate(store, rules=RuleSet.from_yaml('tools: {wire_money: {requires_approval: true}}'))\n"
+            "result = gate.submit(ToolCall(name='wire_money', args={'cents': 5}, id='c1'), Scope(thread_id='elsewhere'))\n"
+            "assert isinstance(result, Pending)\n"
+            "print(result.request_id)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", script, url_for(store)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        request_id = done.stdout.strip()
+        event = next_event(events)
+    assert event["event"] == "created"
+    assert event["request"]["id"] == request_id
+    assert event["request"]["tool"] == "wire_money"
+    assert event["request"]["args"] == {"cents": 5}
+
+
+def test_the_stream_carries_every_kind_of_change_in_order(live_server: LiveServer, store: Store) -> None:
+    bot, alice = live_server.user("bot", "agent"), live_server.user("alice")
+    with event_stream(live_server, alice) as events:
+        drafted = create(live_server, bot, "c1", drafting=True, approvers=["alice"])
+        store.update_draft(drafted, args={"subject": "hi"}, ready=True)
+        store.decide(drafted, Approve(), actor="alice")
+        cancelled = create(live_server, bot, "c2", approvers=["alice"])
+        store.cancel(cancelled, actor="bot", reason="stop")
+        expiring = create(live_server, bot, "c3", approvers=["alice"], deadline=0.1)
+        seen = [next_event(events) for _ in range(7)]
+    assert [(event["event"], event["request"]["id"]) for event in seen] == [
+        ("created", drafted),
+        ("updated", drafted),
+        ("decided", drafted),
+        ("created", cancelled),
+        ("cancelled", cancelled),
+        ("created", expiring),
+        ("expired", expiring),
+    ]
+    assert [event["id"] for event in seen] == sorted(event["id"] for event in seen)
+    assert seen[2]["request"]["status"] == "approved"
+    assert "record" not in seen[0]["request"]  # people get the redacted view
+
+
+def test_a_stream_shows_only_what_its_user_may_see(live_server: LiveServer) -> None:
+    bot, alice, mallory = (
+        live_server.user("bot", "agent"),
+        live_server.user("alice"),
+        live_server.user("mallory"),
+    )
+    with event_stream(live_server, mallory) as mallorys, event_stream(live_server, alice) as alices:
+        private = create(live_server, bot, "c1", approvers=["alice"])
+        public = create(live_server, bot, "c2")
+        assert next_event(alices)["request"]["id"] == private
+        assert next_event(alices)["request"]["id"] == public
+        only = next_event(mallorys)
+        assert only["request"]["id"] == public
+        assert mallorys.empty()
+
+
+def test_the_agent_gets_its_own_requests_with_the_full_record(live_server: LiveServer) -> None:
+    bot = live_server.user("bot", "agent")
+    with event_stream(live_server, bot) as events:
+        request_id = create(live_server, bot, "c1", approvers=["alice"], args={"password": "s3cret"})
+        event = next_event(events)
+    assert event["request"]["id"] == request_id
+    assert event["request"]["record"]["args"] == {"password": "s3cret"}
+
+
+def test_reconnecting_with_last_event_id_replays_what_was_missed(
+    live_server: LiveServer, store: Store
+) -> None:
+    bot, alice = live_server.user("bot", "agent"), live_server.user("alice")
+    with event_stream(live_server, alice) as events:
+        first = create(live_server, bot, "c1", approvers=["alice"])
+        seen = next_event(events)
+    assert seen["request"]["id"] == first
+    missed = create(live_server, bot, "c2", approvers=["alice"])
+    store.decide(first, Approve(), actor="alice")
+    with event_stream(live_server, alice, last_event_id=seen["id"]) as events:
+        replayed = [next_event(events), next_event(events)]
+        live = create(live_server, bot, "c3", approvers=["alice"])
+        after = next_event(events)
+    assert [(event["event"], event["request"]["id"]) for event in replayed] == [
+        ("created", missed),
+        ("decided", first),
+    ]
+    assert (after["event"], after["request"]["id"]) == ("created", live)
+    assert events.empty()
+
+
+def test_the_events_endpoint_needs_authentication(live_server: LiveServer) -> None:
+    with live_server.client() as anonymous:
+        response = anonymous.get("/v1/events")
+    assert response.status_code == 401
+    assert response.json()["error"]["type"] == "NotAuthenticated"
