@@ -29,7 +29,8 @@ from .auto import ScriptedDecider
 from .script import STEPS, Step
 from .tools import make_tools
 
-UiKind = Literal["rich", "simple"]
+UiKind = Literal["rich", "simple", "none"]
+"""`none`: no prompt here; people decide elsewhere (the web inbox under `signoff serve --demo`)."""
 AGENT = "demo-agent"
 APP = "demo"
 INTRO = """[bold]signoff demo[/bold]: a scripted agent (no model) does a small job,
@@ -61,9 +62,13 @@ def run_demo(
     auto: bool = False,
     db_hint: str | None = None,
     console: Console | None = None,
+    inbox_url: str | None = None,
 ) -> int:
     """Run the demo; returns the exit code (0, or 1/130 when stopped before the end)."""
-    return Demo(store, ui=ui, thread_id=thread_id, auto=auto, db_hint=db_hint, console=console).run()
+    demo = Demo(
+        store, ui=ui, thread_id=thread_id, auto=auto, db_hint=db_hint, console=console, inbox_url=inbox_url
+    )
+    return demo.run()
 
 
 class Demo:
@@ -76,8 +81,10 @@ class Demo:
         auto: bool,
         db_hint: str | None,
         console: Console | None,
+        inbox_url: str | None = None,
     ) -> None:
         self.store = store
+        self.inbox_url = inbox_url
         self.console = console or Console(highlight=False)
         self.thread_id = thread_id or new_thread_id()
         self.auto = auto
@@ -94,7 +101,9 @@ class Demo:
         self.started = datetime.now(UTC)
         self.request_ids: list[str] = []
 
-    def _console_ui(self, ui: UiKind) -> ConfirmationUI:
+    def _console_ui(self, ui: UiKind) -> ConfirmationUI | None:
+        if ui == "none":
+            return None
         return RichConsoleUI(console=self.console) if ui == "rich" else SimpleConsoleUI()
 
     def run(self) -> int:
@@ -170,7 +179,9 @@ class Demo:
 
     def _intro(self) -> None:
         lines = [INTRO, ""]
-        if self.auto:
+        if self.inbox_url is not None:
+            lines.append(f"Decide in the web inbox: [bold]{escape(self.inbox_url)}[/bold]")
+        elif self.auto:
             lines.append(
                 "[bold]--auto[/bold]: the demo decides the four cards itself "
                 "(approve, edit, reject, respond)."

@@ -1,0 +1,154 @@
+"""`signoff serve` as a user runs it: a real process, its first-start link, --config and --demo."""
+
+from __future__ import annotations
+
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+
+from signoff.requests import RequestStatus
+from signoff.store import SQLiteStore
+
+from .live import free_port
+
+pytestmark = pytest.mark.slow
+
+
+@contextmanager
+def serving(db: Path, *args: str) -> Iterator[tuple[str, queue.Queue[str]]]:
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "signoff.cli", "serve", "--db", f"sqlite:///{db}", "--port", str(port), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"},
+    )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line.rstrip("\n"))
+
+    pumping = threading.Thread(target=pump, daemon=True)
+    pumping.start()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        assert process.poll() is None, f"signoff serve exited: {drain(lines)}"
+        assert time.monotonic() < deadline, f"signoff serve did not start: {drain(lines)}"
+        time.sleep(0.1)
+    try:
+        yield url, lines
+    finally:
+        process.terminate()
+        process.wait(15)
+        pumping.join(5)
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+def drain(lines: queue.Queue[str]) -> list[str]:
+    out = []
+    while not lines.empty():
+        out.append(lines.get_nowait())
+    return out
+
+
+def wait_for_line(lines: queue.Queue[str], needle: str, seen: list[str], timeout: float = 20) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        seen.append(line)
+        if needle in line:
+            return line
+    raise AssertionError(f"{needle!r} not printed; got {seen}")
+
+
+def test_first_start_creates_an_admin_and_prints_a_one_time_login_link(tmp_path: Path) -> None:
+    db = tmp_path / "signoff.db"
+    seen: list[str] = []
+    with serving(db) as (url, lines):
+        wait_for_line(lines, f"signoff is serving on {url}", seen)
+        link = wait_for_line(lines, "/login?token=so_log_", seen).strip()
+        assert link.startswith(f"{url}/login?token=")
+    with serving(db) as (url, lines):
+        wait_for_line(lines, "Inbox:", seen)
+        assert not any("/login?token=" in line for line in drain(lines))
+    store = SQLiteStore(db)
+    try:
+        [admin] = store.list_users()
+        assert (admin.name, admin.role) == ("admin", "admin")
+        secret = link.split("token=", 1)[1]
+        assert store.use_login_link(secret) is not None  # the printed link is live (once)
+        assert store.use_login_link(secret) is None
+    finally:
+        store.close()
+
+
+def test_config_loads_the_rules_file(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "tools:\n  wire_money:\n    requires_approval: true\n    allowed_decisions: [approve, reject]\n"
+    )
+    db = tmp_path / "signoff.db"
+    store = SQLiteStore(db)
+    store.add_user("bot", role="agent", actor="test")
+    token, _ = store.issue_credential("token", "bot", actor="test")
+    store.close()
+    with serving(db, "--config", str(rules)) as (url, _lines):
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as client:
+            explained = client.get("/v1/explain", params={"tool": "wire_money"}).json()
+    assert explained["ask"] is True
+    assert explained["allowed_decisions"] == ["approve", "reject"]
+
+
+def test_demo_agent_asks_through_the_server_and_resumes_on_decisions(tmp_path: Path) -> None:
+    db = tmp_path / "signoff.db"
+    seen: list[str] = []
+    with serving(db, "--demo") as (url, lines):
+        wait_for_line(lines, "Decide in the web inbox", seen)
+        store = SQLiteStore(db)
+        try:
+            secret, _ = store.issue_credential("token", "admin", actor="test")
+            with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {secret}"}) as admin:
+                first = _next_pending(admin)
+                assert first["tool"] == "delete_records"
+                assert first["args"]["db_url"] == "***"
+                decided = admin.post(f"/v1/requests/{first['id']}/decision", json={"type": "approve"})
+                assert decided.status_code == 200
+                second = _next_pending(admin, after=first["id"])
+                assert second["tool"] == "send_email"
+            wait_for_line(lines, "Deleted 3 rows from sessions (prod)", seen)
+            assert store.get_request(first["id"]).status is RequestStatus.APPROVED
+        finally:
+            store.close()
+
+
+def _next_pending(client: httpx.Client, *, after: str | None = None) -> dict[str, object]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        items = client.get("/v1/requests", params={"status": "pending"}).json()["items"]
+        fresh = [item for item in items if after is None or item["id"] > after]
+        if fresh:
+            return fresh[0]  # type: ignore[no-any-return]
+        time.sleep(0.1)
+    raise AssertionError("the demo agent asked nothing")
