@@ -115,8 +115,8 @@ def test_config_loads_the_rules_file(tmp_path: Path) -> None:
     token, _ = store.issue_credential("token", "bot", actor="test")
     store.close()
     with serving(db, "--config", str(rules)) as (url, _lines):
-        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as client:
-            explained = client.get("/v1/explain", params={"tool": "wire_money"}).json()
+        headers = {"Authorization": f"Bearer {token}"}
+        explained = httpx.get(f"{url}/v1/explain", params={"tool": "wire_money"}, headers=headers).json()
     assert explained["ask"] is True
     assert explained["allowed_decisions"] == ["approve", "reject"]
 
