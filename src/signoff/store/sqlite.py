@@ -119,12 +119,15 @@ def _sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _connect(path: str) -> sqlite3.Connection:
+def _connect(path: str, *, writer: bool = True) -> sqlite3.Connection:
     connection = sqlite3.connect(
         path, isolation_level=None, check_same_thread=False, timeout=BUSY_TIMEOUT_MS / 1000
     )
     connection.create_function("signoff_sha256", 1, _sha256_hex, deterministic=True)
     connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not writer:
+        connection.execute("PRAGMA foreign_keys = ON")
+        return connection
     connection.execute("PRAGMA journal_mode = WAL")
     connection.execute("PRAGMA synchronous = FULL")
     connection.execute("PRAGMA foreign_keys = ON")
@@ -147,6 +150,8 @@ class SQLiteStore(Store):
             self._connection = _connect(self.path)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from None
+        self._local = threading.local()
+        self._readers: list[sqlite3.Connection] = []
         self._source: BackgroundThread | None = None
         self._source_lock = threading.Lock()
         self._closed = False
@@ -160,18 +165,35 @@ class SQLiteStore(Store):
         with self._lock:
             self._ensure_open()
             self._connection.execute("BEGIN IMMEDIATE")
+            self._local.writing = True
             try:
                 yield _SQLiteTx(self._connection, self._queries)
             except BaseException:
                 self._connection.execute("ROLLBACK")
                 raise
+            finally:
+                self._local.writing = False
             self._connection.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[_SQLiteTx]:
-        with self._lock:
-            self._ensure_open()
+        """Reads go through a connection of the calling thread's own, so that they never wait
+        for a writer's commit (WAL lets readers and the writer proceed together); inside this
+        thread's write transaction they go through it, to see its changes."""
+        if getattr(self._local, "writing", False):
             yield _SQLiteTx(self._connection, self._queries)
+            return
+        self._ensure_open()
+        yield _SQLiteTx(self._reader(), self._queries)
+
+    def _reader(self) -> sqlite3.Connection:
+        reader: sqlite3.Connection | None = getattr(self._local, "reader", None)
+        if reader is None:
+            reader = _connect(self.path, writer=False)
+            self._local.reader = reader
+            with self._lock:
+                self._readers.append(reader)
+        return reader
 
     def _ensure_open(self) -> None:
         if self._closed:
@@ -251,6 +273,9 @@ class SQLiteStore(Store):
             self._source.stop()
         with self._lock:
             self._connection.close()
+            for reader in self._readers:
+                reader.close()
+            self._readers.clear()
 
 
 def split_statements(script: str) -> list[str]:
