@@ -7,6 +7,7 @@ when they are one). The creator (an agent) may update its drafts, cancel, record
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from typing import Annotated
 
@@ -113,13 +114,40 @@ def _identify(store: Store, authorization: str | None, session: str | None) -> C
     raise NotAuthenticated()
 
 
+class CallerCache:
+    """Who a secret belonged to, for a second or two: an agent's burst of calls costs one
+    lookup, and a revoked token or a disabled user stops working within `ttl` seconds."""
+
+    def __init__(self, ttl: float = 2.0, size: int = 4096) -> None:
+        self.ttl = ttl
+        self.size = size
+        self._entries: dict[tuple[str | None, str | None], tuple[float, Caller]] = {}
+
+    def get(self, key: tuple[str | None, str | None]) -> Caller | None:
+        found = self._entries.get(key)
+        if found is None or found[0] < time.monotonic():
+            return None
+        return found[1]
+
+    def clear(self) -> None:
+        """Forget everything (after a revocation made through this server)."""
+        self._entries.clear()
+
+    def put(self, key: tuple[str | None, str | None], caller: Caller) -> None:
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[key] = (time.monotonic() + self.ttl, caller)
+
+
 async def authenticate(request: HttpRequest) -> Caller:
     """Bearer token, or the web session cookie (then every unsafe method needs the CSRF token,
     in the `X-CSRF-Token` header or a `csrf_token` form field)."""
     server: Server = server_of(request)
-    caller = await run_in_threadpool(
-        _identify, server.store, request.headers.get("authorization"), request.cookies.get(SESSION_COOKIE)
-    )
+    key = (request.headers.get("authorization"), request.cookies.get(SESSION_COOKIE))
+    caller = server.callers.get(key)
+    if caller is None:
+        caller = await run_in_threadpool(_identify, server.store, *key)
+        server.callers.put(key, caller)
     if caller.session is not None and request.method not in SAFE_METHODS:
         sent = request.headers.get(CSRF_HEADER)
         if sent is None and request.headers.get("content-type", "").startswith(

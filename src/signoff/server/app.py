@@ -23,6 +23,7 @@ from starlette.responses import Response
 
 from .. import __version__
 from ..store import Store
+from .access import CallerCache
 from .api import agents, audit, identity, requests, rules
 from .context import Server, ServerSettings
 from .errors import install_error_handlers
@@ -37,7 +38,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
     settings = settings or ServerSettings()
     metrics = Metrics(store)
     feed = EventFeed(store, on_event=metrics.observe)
-    server = Server(store=store, settings=settings, feed=feed, metrics=metrics)
+    server = Server(store=store, settings=settings, feed=feed, metrics=metrics, callers=CallerCache())
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

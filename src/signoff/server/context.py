@@ -12,6 +12,7 @@ from ..rules.resolve import Resolver
 from ..store import Store
 
 if TYPE_CHECKING:
+    from .access import CallerCache
     from .events import EventFeed
     from .metrics import Metrics
 
@@ -34,6 +35,7 @@ class Server:
     settings: ServerSettings
     feed: EventFeed
     metrics: Metrics
+    callers: CallerCache
     _resolver: tuple[int, Resolver] | None = field(default=None)
 
     def resolver(self) -> Resolver:

@@ -26,10 +26,10 @@ def decide_as(
     """Parse and record `payload` as `user`'s decision. Agents never decide, except an
     unattended auto-decision on their own request. Errors carry their HTTP status: 404, 403
     (audited), 409, 410, 422."""
-    current = store.get_request(request_id)
-    decision = parse_decision(payload, tool_name=current.tool_name)
+    tool_name = store.get_request(request_id).tool_name if "edited_action" in payload else None
+    decision = parse_decision(payload, tool_name=tool_name)
     if unattended:
-        if not is_creator(current, user):
+        if not is_creator(store.get_request(request_id), user):
             raise PermissionDenied("only the agent that asked may record an unattended decision")
         return store.decide(
             request_id, decision, actor=UNATTENDED_ACTOR, channel="unattended", on_behalf=True

@@ -71,7 +71,9 @@ def revoke_token(token_id: str, http: HttpRequest, caller: CurrentCaller) -> dic
         raise NotFound(f"no token {token_id!r}")
     if credential.user_name != caller.user.name:
         require_admin(caller.user)
-    return {"revoked": store.revoke_credential(id=token_id, actor=caller.user.name, channel=caller.channel)}
+    revoked = store.revoke_credential(id=token_id, actor=caller.user.name, channel=caller.channel)
+    server_of(http).callers.clear()
+    return {"revoked": revoked}
 
 
 @router.get("/groups", summary="Groups and their members")
