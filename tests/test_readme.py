@@ -38,8 +38,9 @@ def test_the_quick_start_has_exactly_two_setup_commands() -> None:
         line for line in readme_block("bash", "pip install").splitlines() if line and not line.startswith("#")
     ]
     assert len(commands) == 2
-    assert commands[0].endswith("signoff demo")
+    assert commands[0].endswith("signoff serve --demo")
     assert commands[1].endswith(".venv/bin/pytest")
     ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text(encoding="utf-8")
     assert commands[1] in ci.splitlines(), "CI must run the README's test command verbatim"
-    assert "signoff demo" in quick_start
+    assert "signoff serve" in quick_start
+    assert "/login?token=" in quick_start
