@@ -103,7 +103,8 @@ def test_a_request_created_by_another_process_appears_on_an_open_stream(
             "from signoff import Gate, RuleSet, Scope, Pending, ToolCall, open_store\n"
             "store = open_store(sys.argv[1])\n"
             "gate = Gate(store, rules=RuleSet.from_yaml('tools: {wire_money: {requires_approval: true}}'))\n"
-            "result = gate.submit(ToolCall(name='wire_money', args={'cents': 5}, id='c1'), Scope(thread_id='elsewhere'))\n"
+            "call = ToolCall(name='wire_money', args={'cents': 5}, id='c1')\n"
+            "result = gate.submit(call, Scope(thread_id='elsewhere'))\n"
             "assert isinstance(result, Pending)\n"
             "print(result.request_id)\n"
         )

@@ -19,7 +19,7 @@ class Delivery:
     request_id: str
     channel: str
     target: str
-    result: DeliveryResult
+    outcome: DeliveryResult
     attempts: int
     detail: str | None
     created_at: datetime
@@ -30,7 +30,7 @@ class Delivery:
             "id": self.id,
             "channel": self.channel,
             "target": self.target,
-            "result": self.result,
+            "result": self.outcome,
             "attempts": self.attempts,
             "detail": self.detail,
             "created_at": self.created_at.isoformat(),
@@ -68,7 +68,7 @@ class ReportOps(StoreCore):
                 request_id=request_id,
                 channel=channel,
                 target=target,
-                result=result,
+                outcome=result,
                 detail=detail,
                 now=utcnow(),
             )
@@ -80,7 +80,7 @@ class ReportOps(StoreCore):
 
     def delivery_counts(self) -> dict[tuple[str, str], int]:
         with self._read() as tx:
-            return {(row["channel"], row["result"]): int(row["n"]) for row in tx.all("delivery_counts")}
+            return {(row["channel"], row["outcome"]): int(row["n"]) for row in tx.all("delivery_counts")}
 
     def status_counts(self) -> dict[str, int]:
         with self._read() as tx:

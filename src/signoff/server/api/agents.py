@@ -7,7 +7,7 @@ import asyncio
 import logging
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query
+from fastapi import APIRouter, Header, Query, Response
 from fastapi import Request as HttpRequest
 from fastapi.responses import StreamingResponse
 
@@ -37,10 +37,11 @@ def _agent_or_admin(user: User) -> None:
         raise PermissionDenied(f"{user.name} is a person; this is for agents")
 
 
-@router.post("/memory", status_code=204, summary="Remember an approval (AskOnce)")
-def remember(body: MemoryBody, http: HttpRequest, user: CurrentUser) -> None:
+@router.post("/memory", status_code=204, response_class=Response, summary="Remember an approval (AskOnce)")
+def remember(body: MemoryBody, http: HttpRequest, user: CurrentUser) -> Response:
     _agent_or_admin(user)
     server_of(http).store.remember(f"{user.name}:{body.scope_key}", body.fingerprint)
+    return Response(status_code=204)
 
 
 @router.get("/memory", summary="Was this approved before (AskOnce)?")

@@ -1,9 +1,23 @@
-"""The web inbox (server-rendered with Jinja2 + htmx)."""
+"""The web inbox: server-rendered pages (Jinja2) made live with htmx and the event stream.
+
+Pages: `/` (the inbox), `/requests/{id}`, `/history`, `/rules`, `/overview`, `/login`, and the
+handle links `/h/{secret}`. Static files (htmx, vendored; `inbox.js`, `inbox.css`) are served from
+`/static`: the pages need nothing but this server.
+"""
 
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.staticfiles import StaticFiles
+
+from . import card_routes, handles, history, inbox_page, login, overview, request_page, rules_page
+from .page_access import install_page_errors
+from .rendering import STATIC_DIR
 
 
 def install_inbox(app: FastAPI) -> None:
-    """Mount the inbox pages (filled in by the inbox module)."""
+    """Mount the inbox's pages and static files on `app`."""
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    install_page_errors(app)
+    for module in (login, inbox_page, card_routes, request_page, history, rules_page, overview, handles):
+        app.include_router(module.router)

@@ -270,18 +270,18 @@ WHERE id = :id;
 DELETE FROM credentials WHERE kind IN ('session', 'login', 'handle') AND expires_at <= :now;
 
 -- name: record_delivery
-INSERT INTO deliveries (id, request_id, channel, target, result, attempts, detail, created_at, updated_at)
-VALUES (:id, :request_id, :channel, :target, :result, 1, :detail, :now, :now)
+INSERT INTO deliveries (id, request_id, channel, target, outcome, attempts, detail, created_at, updated_at)
+VALUES (:id, :request_id, :channel, :target, :outcome, 1, :detail, :now, :now)
 ON CONFLICT (request_id, channel, target) DO UPDATE
-SET result = excluded.result, attempts = deliveries.attempts + 1, detail = excluded.detail,
+SET outcome = excluded.outcome, attempts = deliveries.attempts + 1, detail = excluded.detail,
     updated_at = excluded.updated_at;
 
 -- name: deliveries_for
-SELECT id, request_id, channel, target, result, attempts, detail, created_at, updated_at FROM deliveries
+SELECT id, request_id, channel, target, outcome, attempts, detail, created_at, updated_at FROM deliveries
 WHERE request_id = :request_id ORDER BY created_at, id;
 
 -- name: delivery_counts
-SELECT channel, result, count(*) AS n FROM deliveries GROUP BY channel, result;
+SELECT channel, outcome, count(*) AS n FROM deliveries GROUP BY channel, outcome;
 
 -- name: status_counts
 SELECT status, count(*) AS n FROM requests GROUP BY status;

@@ -35,7 +35,7 @@ CREATE TABLE deliveries (
     request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
     channel TEXT NOT NULL,
     target TEXT NOT NULL,
-    result TEXT NOT NULL CHECK (result IN ('sent', 'failed', 'retrying')),
+    outcome TEXT NOT NULL CHECK (outcome IN ('sent', 'failed', 'retrying')),
     attempts INTEGER NOT NULL DEFAULT 1,
     detail TEXT,
     created_at TIMESTAMPTZ NOT NULL,

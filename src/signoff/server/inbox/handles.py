@@ -1,0 +1,94 @@
+"""Handle links, `/h/{secret}`: a card opened from a mail, a chat or a phone, without signing in.
+
+A handle names one request and the person it was made for, and expires. Opening it (GET) only
+shows the request and its buttons: mail scanners and link previews fetch links, so nothing is
+decided until the person presses a button (POST), as the handle's person, on channel "link".
+The handle itself is the credential, so these forms carry no CSRF token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from fastapi import APIRouter
+from fastapi import Request as HttpRequest
+from starlette.responses import HTMLResponse
+
+from ...errors import RequestNotFound, SignoffError
+from ...identity import User
+from ...requests import Request
+from ..access import can_see
+from ..context import server_of
+from ..deciding import decide_as
+from .cards import DONE_WORDS, PANELS, Card, refusal_text
+from .decision_form import decision_payload, form_values
+from .page_access import Form
+from .rendering import SECRET_URL_HEADERS, page_context, render
+
+router = APIRouter(include_in_schema=False)
+CHANNEL = "link"
+UNKNOWN = (
+    "This link does not work any more: it has expired or was never issued. "
+    "Open the inbox, or ask for a new link."
+)
+
+
+def _holder(http: HttpRequest, secret: str) -> tuple[User, Request] | None:
+    """The handle's person and request; None when the handle is unknown or expired, or the
+    person may no longer see the request."""
+    store = server_of(http).store
+    found = store.handle_of(secret)
+    if found is None:
+        return None
+    user, request_id = found
+    try:
+        request = store.get_request(request_id)
+    except RequestNotFound:
+        return None
+    user = replace(user, groups=tuple(store.groups_of(user.name)))
+    return (user, request) if can_see(request, user) else None
+
+
+def _page(http: HttpRequest, user: User | None, card: Card | None, *, status_code: int = 200) -> HTMLResponse:
+    context = page_context(http, None, active="handle")
+    context.update(holder=user, card=card, unknown=UNKNOWN)
+    return render(http, "handle.html", context, status_code=status_code, headers=SECRET_URL_HEADERS)
+
+
+@router.get("/h/{secret}", response_class=HTMLResponse)
+def show(secret: str, http: HttpRequest) -> HTMLResponse:
+    found = _holder(http, secret)
+    if found is None:
+        return _page(http, None, None, status_code=404)
+    user, request = found
+    return _page(http, user, Card(request=request, viewer=user, mode="link", decide_url=f"/h/{secret}"))
+
+
+@router.post("/h/{secret}", response_class=HTMLResponse)
+def decide(secret: str, http: HttpRequest, form: Form) -> HTMLResponse:
+    found = _holder(http, secret)
+    if found is None:
+        return _page(http, None, None, status_code=404)
+    user, request = found
+    values = form_values(form)
+    store = server_of(http).store
+    try:
+        payload = decision_payload(request, values)
+        decided = decide_as(store, request.id, payload, user, channel=CHANNEL)
+    except SignoffError as exc:
+        latest = store.get_request(request.id)
+        kind = values.get("type", "")
+        card = Card(
+            request=latest,
+            viewer=user,
+            mode="link",
+            decide_url=f"/h/{secret}",
+            error=refusal_text(exc, latest),
+            open_panel=kind if kind in PANELS and not latest.is_terminal else None,
+            submitted=values,
+        )
+        return _page(http, user, card, status_code=exc.status_code)
+    notice = DONE_WORDS[payload["type"]] if decided.is_terminal else "Your approval is counted."
+    return _page(
+        http, user, Card(request=decided, viewer=user, mode="link", decide_url=f"/h/{secret}", notice=notice)
+    )

@@ -1,0 +1,96 @@
+"""Who is looking at a page, and what a page shows when it cannot be shown.
+
+Pages use the API's `authenticate` (session cookie or Bearer token; the CSRF token on every
+POST) but answer as pages: a person without a session is sent to `/login`, and a refusal is an
+HTML page (or, for an htmx request, a message in the page's flash area), never JSON.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Annotated
+
+from fastapi import Depends, FastAPI
+from fastapi import Request as HttpRequest
+from starlette.datastructures import FormData
+from starlette.responses import RedirectResponse, Response
+
+from ...errors import NotAuthenticated, PermissionDenied, SignoffError
+from ..access import Caller, authenticate
+from .rendering import page_context, render
+
+LOGIN_PATH = "/login"
+TITLES = {
+    400: "Bad request",
+    401: "Sign in needed",
+    403: "Not yours to see",
+    404: "Not found",
+    409: "Conflict",
+    410: "Gone",
+    422: "Cannot use that",
+}
+
+
+class LoginRequired(Exception):
+    """No valid session: the person is sent to the login page."""
+
+
+class PageError(Exception):
+    """A page that cannot be shown, with its HTTP status and a sentence saying why."""
+
+    def __init__(self, status_code: int, message: str, *, title: str | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.message = message
+        self.title = title or TITLES.get(status_code, "Something went wrong")
+
+    @classmethod
+    def of(cls, error: SignoffError) -> PageError:
+        return cls(error.status_code, error.message)
+
+
+async def page_caller(http: HttpRequest) -> Caller:
+    http.state.started = time.perf_counter()
+    try:
+        return await authenticate(http)
+    except NotAuthenticated:
+        raise LoginRequired from None
+    except PermissionDenied as exc:
+        raise PageError(403, exc.message, title="Refused") from None
+
+
+async def read_form(http: HttpRequest) -> FormData:
+    return await http.form()
+
+
+PageCaller = Annotated[Caller, Depends(page_caller)]
+Form = Annotated[FormData, Depends(read_form)]
+
+
+def is_htmx(http: HttpRequest) -> bool:
+    return http.headers.get("hx-request") == "true"
+
+
+async def _login_required(http: HttpRequest, exc: Exception) -> Response:
+    if is_htmx(http):
+        return Response(status_code=401, headers={"HX-Redirect": LOGIN_PATH})
+    return RedirectResponse(LOGIN_PATH, status_code=303)
+
+
+async def _page_error(http: HttpRequest, exc: Exception) -> Response:
+    assert isinstance(exc, PageError)
+    caller: Caller | None = getattr(http.state, "caller", None)
+    if is_htmx(http):
+        response = render(
+            http, "_flash.html", {"message": exc.message, "kind": "error"}, status_code=exc.status_code
+        )
+        response.headers.update({"HX-Retarget": "#flash", "HX-Reswap": "innerHTML"})
+        return response
+    context = page_context(http, caller, active="", waiting="")
+    context.update(title=exc.title, message=exc.message, status_code=exc.status_code)
+    return render(http, "error.html", context, status_code=exc.status_code)
+
+
+def install_page_errors(app: FastAPI) -> None:
+    app.add_exception_handler(LoginRequired, _login_required)
+    app.add_exception_handler(PageError, _page_error)

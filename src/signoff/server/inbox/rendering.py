@@ -1,0 +1,158 @@
+"""Rendering pages and fragments: the Jinja2 environment, its filters, the nav bar's context
+and the headers every inbox response carries."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from fastapi import Request as HttpRequest
+from starlette.responses import HTMLResponse
+from starlette.templating import Jinja2Templates
+
+from ... import __version__
+from ..._util import utcnow
+from ...identity import User
+from ...requests import RequestStatus
+from ...store import Store
+from ..access import Caller
+from ..context import server_of
+
+HERE = Path(__file__).parent
+TEMPLATE_DIR = HERE / "templates"
+STATIC_DIR = HERE / "static"
+
+PAGE_SIZE = 50
+OPEN_STATUSES = [RequestStatus.PENDING.value, RequestStatus.DRAFTING.value]
+
+PAGE_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
+        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+SECRET_URL_HEADERS = {**PAGE_HEADERS, "Referrer-Policy": "no-referrer", "X-Robots-Tag": "noindex"}
+"""For pages whose address holds a secret (login and handle links)."""
+
+
+def duration_text(seconds: float) -> str:
+    """'45s', '12m', '3h 20m', '2d 4h'."""
+    seconds = int(abs(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    days, hours = divmod(hours, 24)
+    return f"{days}d {hours}h" if hours else f"{days}d"
+
+
+def relative(moment: datetime | None) -> str:
+    """'3m ago', 'in 2h 5m'."""
+    if moment is None:
+        return ""
+    seconds = (moment - utcnow()).total_seconds()
+    if abs(seconds) < 5:
+        return "just now"
+    text = duration_text(seconds)
+    return f"in {text}" if seconds > 0 else f"{text} ago"
+
+
+def countdown(deadline: datetime) -> str:
+    seconds = (deadline - utcnow()).total_seconds()
+    return f"{duration_text(seconds)} left" if seconds > 0 else "past its deadline"
+
+
+def absolute(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment is not None else ""
+
+
+def iso(moment: datetime | None) -> str:
+    return moment.isoformat() if moment is not None else ""
+
+
+def svg_number(value: float) -> str:
+    """A coordinate for SVG: at most two decimals, no trailing zeros."""
+    return f"{value:.2f}".rstrip("0").rstrip(".")
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+        auto_reload=False,
+    )
+    env.filters.update(
+        relative=relative,
+        countdown=countdown,
+        absolute=absolute,
+        iso=iso,
+        n=svg_number,
+        duration=duration_text,
+    )
+    env.globals.update(version=__version__)
+    return env
+
+
+templates = Jinja2Templates(env=_environment())
+
+
+def render(
+    http: HttpRequest,
+    name: str,
+    context: Mapping[str, Any],
+    *,
+    status_code: int = 200,
+    headers: Mapping[str, str] = PAGE_HEADERS,
+) -> HTMLResponse:
+    response = templates.TemplateResponse(http, name, dict(context), status_code=status_code)
+    response.headers.update(headers)
+    started = getattr(http.state, "started", None)
+    if started is not None:  # from sign-in check to rendered page, for benchmarks and browser dev tools
+        response.headers["Server-Timing"] = f"page;dur={(time.perf_counter() - started) * 1000:.1f}"
+    return response
+
+
+def visible_to(user: User) -> str | None:
+    """The `visible_to` filter of store listings: admins see everything."""
+    return None if user.is_admin else user.name
+
+
+def pending_label(found: int, more: bool) -> str:
+    return f"{found}+" if more else str(found)
+
+
+def count_waiting(store: Store, user: User) -> str:
+    """How many open requests wait for `user`, as the nav shows it ('7', '50+')."""
+    found = store.list_requests(status=OPEN_STATUSES, visible_to=visible_to(user), limit=PAGE_SIZE + 1)
+    return pending_label(min(len(found), PAGE_SIZE), len(found) > PAGE_SIZE)
+
+
+def page_context(
+    http: HttpRequest, caller: Caller | None, *, active: str, waiting: str | None = None
+) -> dict[str, Any]:
+    """What the layout needs: who is signed in, the CSRF token, the nav's state."""
+    if caller is not None and waiting is None:
+        waiting = count_waiting(server_of(http).store, caller.user)
+    return {
+        "user": caller.user if caller is not None else None,
+        "csrf": (caller.csrf or "") if caller is not None else "",
+        "active": active,
+        "waiting": waiting,
+        "live": caller is not None,
+        "events_after": server_of(http).feed.last_seq,
+    }

@@ -1,0 +1,62 @@
+"""`/requests/{id}`: everything about one request: the card (decidable while pending), the
+details, the decision(s), the execution record, the audit trail and the delivery log."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import APIRouter
+from fastapi import Request as HttpRequest
+from starlette.responses import HTMLResponse
+
+from ...errors import SignoffError
+from ...store import Store
+from ...store.report_ops import Delivery
+from ..access import Caller, visible_request
+from ..context import server_of
+from .cards import Card, pretty_json
+from .page_access import PageCaller, PageError
+from .rendering import page_context, render
+
+router = APIRouter(include_in_schema=False)
+log = logging.getLogger("signoff.server")
+
+
+@router.get("/requests/{request_id}", response_class=HTMLResponse)
+def request_page(request_id: str, http: HttpRequest, caller: PageCaller) -> HTMLResponse:
+    try:
+        request = visible_request(server_of(http).store, request_id, caller.user, channel=caller.channel)
+    except SignoffError as exc:
+        raise PageError.of(exc) from None
+    return render_request_page(
+        http, caller, Card(request=request, viewer=caller.user, details_link=False, eager=True)
+    )
+
+
+def render_request_page(
+    http: HttpRequest, caller: Caller, card: Card, *, status_code: int = 200
+) -> HTMLResponse:
+    store = server_of(http).store
+    request = card.request
+    votes = store.decisions(request.id) if request.rule.quorum > 1 else []
+    context = page_context(http, caller, active="request")
+    context.update(
+        card=card,
+        req=request,
+        record=request.to_dict(),
+        votes=votes,
+        execution=store.get_execution(request.id),
+        audit=list(store.audit_entries(request_id=request.id)),
+        deliveries=_deliveries(store, request.id),
+        pretty_json=pretty_json,
+    )
+    return render(http, "request.html", context, status_code=status_code)
+
+
+def _deliveries(store: Store, request_id: str) -> list[Delivery] | None:
+    """The delivery log; None when it cannot be read (the page still shows everything else)."""
+    try:
+        return store.deliveries_for(request_id)
+    except Exception:
+        log.exception("could not read the delivery log of %s", request_id)
+        return None
