@@ -283,3 +283,56 @@ def test_serialized_requests_never_show_redacted_args(store: Store) -> None:
         assert shown["args"]["token"] == "***"
         assert shown["final_args"]["token"] == "***"
     assert store.get_request(request.id).final_args == {"to": "b@example.com", "token": "n3w-s3cret"}
+
+
+def test_concurrent_writers_share_commits_and_each_sees_its_own_result(sqlite_store: Store) -> None:
+    """SQLite's group commit: a burst of writers from many threads all land, each returns only
+    once its write is committed (another connection sees it), and a writer whose transaction
+    fails takes nobody else's work with it."""
+    import sqlite3
+    import threading
+
+    from signoff.store import SQLiteStore
+
+    assert isinstance(sqlite_store, SQLiteStore)
+    decided, _ = sqlite_store.create_request(new_request(tool_call_id="decided-one"))
+    sqlite_store.decide(decided.id, Approve(), actor="alice")
+    before = sqlite_store.commits
+    outside = sqlite3.connect(sqlite_store.path, check_same_thread=False)
+    problems: list[str] = []
+    refusals: list[str] = []
+
+    def create(worker: int) -> None:
+        for n in range(15):
+            request, created = sqlite_store.create_request(new_request(tool_call_id=f"w{worker}-{n}"))
+            row = outside_lookup(request.id)
+            if not created or row != "pending":
+                problems.append(f"{request.id}: created={created}, seen outside as {row}")
+
+    lock = threading.Lock()
+
+    def outside_lookup(request_id: str) -> str | None:
+        with lock:
+            found = outside.execute("SELECT status FROM requests WHERE id = ?", (request_id,)).fetchone()
+        return found[0] if found else None
+
+    def fail(worker: int) -> None:
+        for _ in range(15):
+            try:
+                sqlite_store.update_draft(decided.id, args={"x": worker})
+            except AlreadyDecided as exc:
+                refusals.append(exc.message)
+
+    threads = [threading.Thread(target=create, args=(n,)) for n in range(8)]
+    threads += [threading.Thread(target=fail, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    outside.close()
+    assert problems == []
+    assert len(refusals) == 60
+    assert len(sqlite_store.list_requests(limit=1000)) == 8 * 15 + 1
+    assert 0 < sqlite_store.commits - before <= 8 * 15
+    assert sqlite_store.verify_audit().ok
+    assert sqlite_store.get_request(decided.id).args == decided.args

@@ -29,6 +29,7 @@ from .context import Server, ServerSettings
 from .errors import install_error_handlers
 from .events import EventFeed
 from .metrics import Metrics
+from .routing import add_routes
 
 log = logging.getLogger("signoff.server")
 PURGE_EVERY = timedelta(hours=1)
@@ -61,7 +62,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
     app.state.server = server
     install_error_handlers(app)
     for module in (requests, agents, rules, audit, identity):
-        app.include_router(module.router)
+        add_routes(app, module.router)
 
     @app.get("/healthz", tags=["meta"], summary="Liveness and store check")
     def healthz() -> dict[str, object]:

@@ -46,6 +46,8 @@ EVENT_TYPES = ("created", "updated", "decided", "expired", "cancelled")
 KEEPALIVE_SECONDS = 15.0
 QUEUE_LIMIT = 2000
 RECHECK_SECONDS = 1.0
+BATCH_SECONDS = 0.005
+"""After each read of the log, let changes gather this long, so a burst is read at once."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,7 @@ class EventFeed:
                     await self._catch_up()
                 except Exception:  # a failing read must not end the feed; try again shortly
                     log.exception("the event feed could not read the audit log")
+                await asyncio.sleep(BATCH_SECONDS)
                 await waiter.wait_async(RECHECK_SECONDS)
         finally:
             self.store.unsubscribe(waiter)

@@ -249,7 +249,13 @@ class RequestOps(StoreCore):
         if request.deadline <= utcnow():
             self.expire(request_id)
             raise RequestExpired(f"request {request_id} expired at {to_iso(request.deadline)}")
-        if not on_behalf and request.rule.approvers and not may_decide(request, actor, self.groups_of(actor)):
+        approvers = request.rule.approvers
+        if (
+            not on_behalf
+            and approvers
+            and actor not in approvers
+            and not may_decide(request, actor, self.groups_of(actor))
+        ):
             self.record(
                 "decision.refused",
                 actor=actor,

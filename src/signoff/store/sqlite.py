@@ -134,6 +134,19 @@ def _connect(path: str, *, writer: bool = True) -> sqlite3.Connection:
     return connection
 
 
+MAX_GROUP_COMMIT = 64
+"""At most this many writers share one commit."""
+
+
+class _Batch:
+    """Writers whose work waits in one open transaction for its commit."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.done = threading.Event()
+        self.error: sqlite3.Error | None = None
+
+
 class SQLiteStore(Store):
     """`SQLiteStore("path/to/signoff.db")`. Safe to share between threads and processes."""
 
@@ -152,6 +165,11 @@ class SQLiteStore(Store):
             raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from None
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        self._batch: _Batch | None = None
+        self.commits = 0
+        """Commits made so far; concurrent writers share them (group commit)."""
+        self._waiting = 0
+        self._waiting_lock = threading.Lock()
         self._source: BackgroundThread | None = None
         self._source_lock = threading.Lock()
         self._closed = False
@@ -162,18 +180,63 @@ class SQLiteStore(Store):
 
     @contextmanager
     def _write(self) -> Iterator[_SQLiteTx]:
-        with self._lock:
+        """One write transaction, committed durably before this returns.
+
+        Group commit: when other threads are already waiting to write, the transaction is kept
+        open (each caller's work is a savepoint inside it) and the last writer of the group
+        commits for all, so a burst of concurrent writes shares one fsync. Nobody returns before
+        the commit that holds their work.
+        """
+        if getattr(self._local, "writing", False):  # a write inside this thread's own write
+            yield _SQLiteTx(self._connection, self._queries)
+            return
+        with self._waiting_lock:
+            self._waiting += 1
+        self._lock.acquire()
+        with self._waiting_lock:
+            self._waiting -= 1
+        batch: _Batch | None = None
+        failed = False
+        try:
             self._ensure_open()
-            self._connection.execute("BEGIN IMMEDIATE")
+            if self._batch is None:
+                self._connection.execute("BEGIN IMMEDIATE")
+                self._batch = _Batch()
+            batch = self._batch
+            self._connection.execute("SAVEPOINT signoff_write")
             self._local.writing = True
             try:
                 yield _SQLiteTx(self._connection, self._queries)
             except BaseException:
-                self._connection.execute("ROLLBACK")
+                failed = True
+                self._connection.execute("ROLLBACK TO signoff_write")
                 raise
             finally:
                 self._local.writing = False
+                self._connection.execute("RELEASE signoff_write")
+            batch.size += 1
+        finally:
+            if self._batch is not None:
+                with self._waiting_lock:
+                    others = self._waiting
+                if others == 0 or self._batch.size >= MAX_GROUP_COMMIT:
+                    self._commit(self._batch)
+            self._lock.release()
+        if batch is not None and not failed:
+            batch.done.wait()
+            if batch.error is not None:
+                raise StoreError(f"the write could not be committed: {batch.error}")
+
+    def _commit(self, batch: _Batch) -> None:
+        try:
             self._connection.execute("COMMIT")
+            self.commits += 1
+        except sqlite3.Error as exc:
+            batch.error = exc
+            self._connection.execute("ROLLBACK")
+        finally:
+            self._batch = None
+            batch.done.set()
 
     @contextmanager
     def _read(self) -> Iterator[_SQLiteTx]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
+from ..routing import add_routes
 from . import card_routes, handles, history, inbox_page, login, overview, request_page, rules_page
 from .page_access import install_page_errors
 from .rendering import STATIC_DIR
@@ -20,4 +21,4 @@ def install_inbox(app: FastAPI) -> None:
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     install_page_errors(app)
     for module in (login, inbox_page, card_routes, request_page, history, rules_page, overview, handles):
-        app.include_router(module.router)
+        add_routes(app, module.router)
