@@ -336,3 +336,16 @@ def test_concurrent_writers_share_commits_and_each_sees_its_own_result(sqlite_st
     assert 0 < sqlite_store.commits - before <= 8 * 15
     assert sqlite_store.verify_audit().ok
     assert sqlite_store.get_request(decided.id).args == decided.args
+
+
+def test_overview_counts_cover_only_what_the_viewer_may_see(store: Store) -> None:
+    mine, _ = store.create_request(new_request(tool_call_id="a", rule=RequestRule(approvers=("alice",))))
+    store.create_request(
+        new_request(tool_call_id="b", tool_name="wire_money", rule=RequestRule(approvers=("bob",)))
+    )
+    store.create_request(new_request(tool_call_id="c", tool_name="search"))
+    assert sorted(tool for tool, _, _ in store.open_counts()) == ["search", "send_email", "wire_money"]
+    assert sorted(tool for tool, _, _ in store.open_counts(visible_to="alice")) == ["search", "send_email"]
+    store.decide(mine.id, Approve(), actor="alice")
+    assert len(store.decided_since(timedelta(days=1), visible_to="alice")) == 1
+    assert store.decided_since(timedelta(days=1), visible_to="bob") == []

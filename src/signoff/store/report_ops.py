@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from .._util import new_id, utcnow
 from .core import StoreCore
+from .request_ops import principals_of
 
 DeliveryResult = Literal["sent", "failed", "retrying"]
 
@@ -86,12 +87,18 @@ class ReportOps(StoreCore):
         with self._read() as tx:
             return {row["status"]: int(row["n"]) for row in tx.all("status_counts")}
 
-    def open_counts(self) -> list[tuple[str, str | None, int]]:
-        """(tool, agent, how many) over pending and drafting requests."""
+    def open_counts(self, *, visible_to: str | None = None) -> list[tuple[str, str | None, int]]:
+        """(tool, agent, how many) over pending and drafting requests (those `visible_to` may see)."""
         with self._read() as tx:
-            return [(row["tool_name"], row["agent"], int(row["n"])) for row in tx.all("open_counts_by")]
+            rows = tx.all("open_counts_by", **self._visibility(visible_to))
+        return [(row["tool_name"], row["agent"], int(row["n"])) for row in rows]
 
-    def decided_since(self, since: timedelta) -> list[DecidedRow]:
+    def decided_since(self, since: timedelta, *, visible_to: str | None = None) -> list[DecidedRow]:
         with self._read() as tx:
-            rows = tx.all("decided_since", since=utcnow() - since)
+            rows = tx.all("decided_since", since=utcnow() - since, **self._visibility(visible_to))
         return [DecidedRow(**row) for row in rows]
+
+    def _visibility(self, user: str | None) -> dict[str, Any]:
+        if user is None:
+            return {"principals": None, "viewer": None}
+        return {"principals": principals_of(user, self.groups_of(user)), "viewer": user}

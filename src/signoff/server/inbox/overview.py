@@ -84,13 +84,14 @@ def summary(open_total: int, rows: list[DecidedRow]) -> list[tuple[str, str]]:
 @router.get("/overview", response_class=HTMLResponse)
 def overview(http: HttpRequest, caller: PageCaller) -> HTMLResponse:
     store = server_of(http).store
-    open_counts = store.open_counts()
+    viewer = None if caller.user.is_admin else caller.user.name
+    open_counts = store.open_counts(visible_to=viewer)
     by_tool: Counter[str] = Counter()
     by_agent: Counter[str] = Counter()
     for tool, agent, count in open_counts:
         by_tool[tool] += count
         by_agent[agent or "(no agent)"] += count
-    rows = store.decided_since(timedelta(days=DAYS))
+    rows = store.decided_since(timedelta(days=DAYS), visible_to=viewer)
     context = page_context(http, caller, active="overview")
     context.update(
         summary=summary(sum(by_tool.values()), rows),

@@ -246,8 +246,19 @@ SELECT channel, outcome, count(*) AS n FROM deliveries GROUP BY channel, outcome
 SELECT status, count(*) AS n FROM requests GROUP BY status;
 
 -- name: open_counts_by
-SELECT tool_name, agent, count(*) AS n FROM requests WHERE status IN ('pending', 'drafting')
-GROUP BY tool_name, agent;
+SELECT r.tool_name, r.agent, count(*) AS n FROM requests r WHERE r.status IN ('pending', 'drafting')
+  AND (:principals IS NULL
+       OR r.created_by = :viewer
+       OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
+       OR EXISTS (SELECT 1 FROM request_approvers a
+                  WHERE a.request_id = r.id AND a.principal IN (SELECT value FROM json_each(:principals))))
+GROUP BY r.tool_name, r.agent;
 
 -- name: decided_since
-SELECT status, created_at, decided_at FROM requests WHERE decided_at >= :since ORDER BY decided_at;
+SELECT r.status, r.created_at, r.decided_at FROM requests r WHERE r.decided_at >= :since
+  AND (:principals IS NULL
+       OR r.created_by = :viewer
+       OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
+       OR EXISTS (SELECT 1 FROM request_approvers a
+                  WHERE a.request_id = r.id AND a.principal IN (SELECT value FROM json_each(:principals))))
+ORDER BY r.decided_at;
