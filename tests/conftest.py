@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from signoff import Backend, Client
 from signoff.store import SQLiteStore, Store
 
 from .live import LiveServer
@@ -88,6 +89,22 @@ def live_server(store: Store) -> Iterator[LiveServer]:
     """A real server over the test's store (SQLite and PostgreSQL)."""
     with LiveServer(store) as server:
         yield server
+
+
+AGENT_USER = "travel-agent"
+"""The agent's user when a gate talks to a live server (the `remote` backend)."""
+
+
+@pytest.fixture(params=["local", "remote"])
+def backend(request: pytest.FixtureRequest, store: Store) -> Iterator[Backend]:
+    """What a gate runs over: the store itself, or a `Client` of a live server over the store
+    (with an agent's token). Either way, people decide on `store`."""
+    if request.param == "local":
+        yield store
+        return
+    server: LiveServer = request.getfixturevalue("live_server")
+    with Client(server.url, server.user(AGENT_USER, role="agent")) as client:
+        yield client
 
 
 @pytest.fixture

@@ -24,3 +24,13 @@ def test_exported_members_claim_the_package() -> None:
         member = getattr(signoff, name)
         if inspect.isclass(member) or inspect.isfunction(member):
             assert member.__module__.startswith("signoff."), f"{name} comes from {member.__module__}"
+
+
+def test_the_remote_client_is_exported() -> None:
+    assert {"AsyncClient", "Backend", "Client", "NotAuthenticated", "PermissionDenied", "RemoteError"} <= set(
+        signoff.__all__
+    )
+    needed = {name for name in vars(signoff.Backend) if not name.startswith("_")}
+    assert "claim_execution" in needed
+    assert needed - set(vars(signoff.Client)) == set(), "a Client implements all a gate needs of a Store"
+    assert issubclass(signoff.RemoteError, signoff.SignoffError)

@@ -6,6 +6,7 @@ import pytest
 
 from signoff import (
     Approve,
+    Backend,
     Edit,
     Gate,
     InvalidArguments,
@@ -26,8 +27,8 @@ from tests.helpers import person_deciding, wait_for_pending
 RULES = RuleSet.from_yaml("tools: {book_flight: {requires_approval: true}}")
 
 
-def test_submit_returns_pending_then_the_outcome(store: Store) -> None:
-    gate = Gate(store, rules=RULES)
+def test_submit_returns_pending_then_the_outcome(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES)
     call = ToolCall(name="book_flight", args={"to": "LIS"}, id="b1")
     first = gate.submit(call, Scope(thread_id="s"))
     assert isinstance(first, Pending)
@@ -39,8 +40,8 @@ def test_submit_returns_pending_then_the_outcome(store: Store) -> None:
     assert outcome.final_tool_params == {"to": "OPO"}
 
 
-def test_run_in_suspending_mode_raises_the_signal(store: Store) -> None:
-    gate = Gate(store, rules=RULES)
+def test_run_in_suspending_mode_raises_the_signal(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES)
     runs: list[str] = []
     call = ToolCall(name="book_flight", args={"to": "LIS"}, id="b2")
     with pytest.raises(Suspended) as signal:
@@ -51,8 +52,8 @@ def test_run_in_suspending_mode_raises_the_signal(store: Store) -> None:
     assert reply.content == "booked LIS"
 
 
-def test_the_tool_sees_the_request_id_as_idempotency_key(store: Store) -> None:
-    gate = Gate(store, rules=RULES)
+def test_the_tool_sees_the_request_id_as_idempotency_key(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES)
     seen: list[str | None] = []
     call = ToolCall(name="book_flight", args={"to": "LIS"}, id="b3")
     with person_deciding(store, Approve()):
@@ -61,10 +62,10 @@ def test_the_tool_sees_the_request_id_as_idempotency_key(store: Store) -> None:
     assert idempotency_key() is None
 
 
-def test_a_failing_tool_is_recorded_and_not_rerun_by_a_replay(store: Store) -> None:
+def test_a_failing_tool_is_recorded_and_not_rerun_by_a_replay(backend: Backend, store: Store) -> None:
     from signoff import ExecutionStatus, ToolFailed
 
-    gate = Gate(store, rules=RULES)
+    gate = Gate(backend, rules=RULES)
     call = ToolCall(name="book_flight", args={"to": "LIS"}, id="b4")
     pending = gate.submit(call, Scope(thread_id="s"))
     assert isinstance(pending, Pending)
@@ -83,8 +84,8 @@ def test_a_failing_tool_is_recorded_and_not_rerun_by_a_replay(store: Store) -> N
     assert gate.run(call, lambda to: "booked", Scope(thread_id="s"), idempotent=True).content == "booked"
 
 
-def test_ask_validates_the_answer_against_its_schema(store: Store) -> None:
-    gate = Gate(store)
+def test_ask_validates_the_answer_against_its_schema(backend: Backend, store: Store) -> None:
+    gate = Gate(backend)
     schema = {"type": "object", "properties": {"budget": {"type": "integer"}}, "required": ["budget"]}
     answers: list[object] = []
     import threading
@@ -107,8 +108,8 @@ def test_ask_validates_the_answer_against_its_schema(store: Store) -> None:
     assert outcome.tool_result == {"budget": 500}  # type: ignore[attr-defined]
 
 
-def test_cancel_ends_a_runs_open_requests_and_the_waiter_learns(store: Store) -> None:
-    gate = Gate(store, rules=RULES)
+def test_cancel_ends_a_runs_open_requests_and_the_waiter_learns(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES)
     pending = gate.submit(ToolCall(name="book_flight", args={"to": "LIS"}, id="c1"), Scope(thread_id="abort"))
     assert isinstance(pending, Pending)
     assert gate.cancel("abort", reason="user closed the chat") == 1
@@ -117,17 +118,18 @@ def test_cancel_ends_a_runs_open_requests_and_the_waiter_learns(store: Store) ->
     assert outcome.model_text == "The approval request was cancelled. Reason: user closed the chat"
 
 
-def test_a_reused_call_id_for_another_tool_is_refused(store: Store) -> None:
+def test_a_reused_call_id_for_another_tool_is_refused(backend: Backend, store: Store) -> None:
     gate = Gate(
-        store, rules=RuleSet.from_yaml("tools: {a: {requires_approval: true}, b: {requires_approval: true}}")
+        backend,
+        rules=RuleSet.from_yaml("tools: {a: {requires_approval: true}, b: {requires_approval: true}}"),
     )
     gate.submit(ToolCall(name="a", args={}, id="same"), Scope(thread_id="t"))
     with pytest.raises(RequestConflict, match="already belongs to a call of 'a'"):
         gate.submit(ToolCall(name="b", args={}, id="same"), Scope(thread_id="t"))
 
 
-def test_calls_without_ids_get_stable_ids_in_a_scope(store: Store) -> None:
-    gate = Gate(store, rules=RULES)
+def test_calls_without_ids_get_stable_ids_in_a_scope(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES)
 
     def ids_of_a_run() -> list[str]:
         with gate.scope(thread_id="replay"):
@@ -141,8 +143,8 @@ def test_calls_without_ids_get_stable_ids_in_a_scope(store: Store) -> None:
     assert len(store.list_requests(thread_id="replay")) == 3
 
 
-def test_rules_kept_in_the_store_apply_at_once(store: Store) -> None:
-    gate = Gate(store, rules_refresh=0)
+def test_rules_kept_in_the_store_apply_at_once(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules_refresh=0)
     call = ToolCall(name="book_flight", args={"to": "LIS"})
     assert not isinstance(gate.submit(call, Scope(thread_id="r1", agent="travel")), Pending)
     store.set_layer("tool", "book_flight", {"requires_approval": True}, actor="admin")
@@ -151,8 +153,8 @@ def test_rules_kept_in_the_store_apply_at_once(store: Store) -> None:
     assert not isinstance(gate.submit(call, Scope(thread_id="r3", agent="travel")), Pending)
 
 
-def test_reject_via_helper_thread_while_guarded_call_waits(store: Store) -> None:
-    gate = Gate(store, rules=RULES)
+def test_reject_via_helper_thread_while_guarded_call_waits(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES)
 
     @gate.guard
     def book_flight(to: str) -> str:
@@ -163,27 +165,27 @@ def test_reject_via_helper_thread_while_guarded_call_waits(store: Store) -> None
     assert reply.is_error and reply.content.endswith("With user feedback: too expensive")
 
 
-def test_an_invalid_tool_schema_is_refused_before_asking(store: Store) -> None:
+def test_an_invalid_tool_schema_is_refused_before_asking(backend: Backend, store: Store) -> None:
     from signoff import ConfigError
 
-    gate = Gate(store, rules=RULES)
+    gate = Gate(backend, rules=RULES)
     broken = ToolCall(name="book_flight", args={"to": "LIS"}, id="bad", schema={"type": "nonsense"})
     with pytest.raises(ConfigError, match="invalid JSON Schema"):
         gate.submit(broken, Scope(thread_id="schema"))
     assert store.list_requests(thread_id="schema") == []
 
 
-def test_a_draft_is_shown_while_args_stream_and_decided_once_ready(store: Store) -> None:
+def test_a_draft_is_shown_while_args_stream_and_decided_once_ready(backend: Backend, store: Store) -> None:
     from signoff import RequestNotReady
 
-    gate = Gate(store, rules=RULES)
+    gate = Gate(backend, rules=RULES)
     call_id = "streamed-1"
     draft = gate.draft(ToolCall(name="book_flight", args={"to": "L"}, id=call_id), Scope(thread_id="d"))
     assert draft is not None and draft.status is RequestStatus.DRAFTING
     with pytest.raises(RequestNotReady):
         store.decide(draft.id, Approve(), actor="alice")
-    store.update_draft(draft.id, args={"to": "LIS"})
-    ready = store.update_draft(draft.id, args={"date": "2026-12-01"}, ready=True)
+    backend.update_draft(draft.id, args={"to": "LIS"})
+    ready = backend.update_draft(draft.id, args={"date": "2026-12-01"}, ready=True)
     assert ready.status is RequestStatus.PENDING
     assert ready.args == {"to": "LIS", "date": "2026-12-01"}
     assert "LIS" in ready.description

@@ -8,6 +8,7 @@ import pytest
 
 from signoff import (
     Approve,
+    Backend,
     DecisionNotAllowed,
     Edit,
     Gate,
@@ -34,8 +35,8 @@ tools:
 
 
 @pytest.fixture
-def gate(store: Store) -> Gate:
-    return Gate(store, rules=RULES)
+def gate(backend: Backend) -> Gate:
+    return Gate(backend, rules=RULES)
 
 
 def make_tools(gate: Gate) -> tuple[list[dict[str, object]], object, object]:
@@ -193,8 +194,8 @@ def test_async_tools_are_guarded_too(gate: Gate, store: Store) -> None:
     )
 
 
-def test_a_tool_that_needs_no_approval_just_runs(store: Store) -> None:
-    gate = Gate(store, rules=RuleSet())
+def test_a_tool_that_needs_no_approval_just_runs(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RuleSet())
 
     @gate.guard(requires_approval=False)
     def search(query: str) -> str:

@@ -11,6 +11,7 @@ from signoff import (
     Approve,
     AskOnce,
     AskOncePerTool,
+    Backend,
     Gate,
     NeverAsk,
     Pending,
@@ -47,15 +48,15 @@ def email(to: str, n: int) -> ToolCall:
     return ToolCall(name="send_email", args={"to": to}, id=f"call-{n}")
 
 
-def test_always_ask_asks_every_time(store: Store) -> None:
-    gate = Gate(store, rules=RULES, policy=AlwaysAsk())
+def test_always_ask_asks_every_time(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, policy=AlwaysAsk())
     scope = Scope(thread_id="t", agent="a")
     assert approve_if_pending(store, gate, email("x@example.com", 1), scope)
     assert approve_if_pending(store, gate, email("x@example.com", 2), scope)
 
 
-def test_never_ask_silences_but_not_hitl_required(store: Store) -> None:
-    gate = Gate(store, rules=RULES, policy=NeverAsk())
+def test_never_ask_silences_but_not_hitl_required(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, policy=NeverAsk())
     assert not approve_if_pending(store, gate, email("x@example.com", 1), Scope(thread_id="t", app="prod"))
     wipe = ToolCall(name="wipe", args={}, id="w1")
     assert approve_if_pending(store, gate, wipe, Scope(thread_id="t", app="prod"))
@@ -81,8 +82,8 @@ def test_ask_once_remembers_approvals_across_restarts(sqlite_path: Path) -> None
     restarted.close()
 
 
-def test_ask_once_does_not_remember_rejections(store: Store) -> None:
-    gate = Gate(store, rules=RULES, policy=AskOnce())
+def test_ask_once_does_not_remember_rejections(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, policy=AskOnce())
     scope = Scope(thread_id="t", agent="a")
     pending = gate.submit(email("x@example.com", 1), scope)
     assert isinstance(pending, Pending)
@@ -91,24 +92,26 @@ def test_ask_once_does_not_remember_rejections(store: Store) -> None:
     assert approve_if_pending(store, gate, email("x@example.com", 2), scope)
 
 
-def test_ask_once_per_thread_when_asked(store: Store) -> None:
-    gate = Gate(store, rules=RULES, policy=AskOnce(per=("thread_id",)))
+def test_ask_once_per_thread_when_asked(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, policy=AskOnce(per=("thread_id",)))
     assert approve_if_pending(store, gate, email("x@example.com", 1), Scope(thread_id="t1"))
     assert not approve_if_pending(store, gate, email("x@example.com", 2), Scope(thread_id="t1"))
     assert approve_if_pending(store, gate, email("x@example.com", 3), Scope(thread_id="t2"))
 
 
-def test_ask_once_per_tool_ignores_args(store: Store) -> None:
-    gate = Gate(store, rules=RULES, policy=AskOncePerTool())
+def test_ask_once_per_tool_ignores_args(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, policy=AskOncePerTool())
     scope = Scope(thread_id="t", agent="a")
     assert approve_if_pending(store, gate, email("x@example.com", 1), scope)
     assert not approve_if_pending(store, gate, email("y@example.com", 2), scope)
     assert approve_if_pending(store, gate, ToolCall(name="wipe", args={}, id="w"), scope)
 
 
-def test_a_replayed_call_keeps_its_request_even_when_the_policy_would_not_ask(store: Store) -> None:
+def test_a_replayed_call_keeps_its_request_even_when_the_policy_would_not_ask(
+    backend: Backend, store: Store
+) -> None:
     """Exactly-once holds under AskOnce: the replay finds the stored result, the tool does not rerun."""
-    gate = Gate(store, rules=RULES, policy=AskOnce())
+    gate = Gate(backend, rules=RULES, policy=AskOnce())
     scope = Scope(thread_id="t", agent="a")
     runs: list[str] = []
     call = email("x@example.com", 1)

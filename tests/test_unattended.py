@@ -7,6 +7,7 @@ import pytest
 from signoff import (
     ApprovalRequiredUnattended,
     AutoResumeExceeded,
+    Backend,
     Gate,
     RuleSet,
     Scope,
@@ -25,8 +26,8 @@ tools:
 CRON = Scope(thread_id="cron-1", agent="janitor", unattended=True)
 
 
-def test_auto_approve_runs_the_tool_and_is_audited(store: Store) -> None:
-    gate = Gate(store, rules=RULES)
+def test_auto_approve_runs_the_tool_and_is_audited(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES)
     ran: list[int] = []
     reply = gate.run(
         ToolCall(name="nightly_cleanup", args={"days": 30}), lambda days: ran.append(days) or "ok", CRON
@@ -41,8 +42,8 @@ def test_auto_approve_runs_the_tool_and_is_audited(store: Store) -> None:
     assert [(e.actor, e.data["comment"]) for e in decided] == [("unattended", "auto-approved: unattended")]
 
 
-def test_unattended_reject_mode(store: Store) -> None:
-    gate = Gate(store, rules=RULES)
+def test_unattended_reject_mode(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES)
     reply = gate.run(ToolCall(name="purge", args={}), lambda: "should not run", CRON)
     assert reply.is_error
     assert reply.content == (
@@ -50,8 +51,8 @@ def test_unattended_reject_mode(store: Store) -> None:
     )
 
 
-def test_unattended_fail_mode(store: Store) -> None:
-    gate = Gate(store, rules=RULES)
+def test_unattended_fail_mode(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES)
     with pytest.raises(
         ApprovalRequiredUnattended, match="'wire_money' needs approval and this run is unattended"
     ):
@@ -59,8 +60,8 @@ def test_unattended_fail_mode(store: Store) -> None:
     assert store.list_requests(thread_id="cron-1") == []
 
 
-def test_the_cap_fails_the_run_with_its_text(store: Store) -> None:
-    gate = Gate(store, rules=RULES, max_auto_resume=3)
+def test_the_cap_fails_the_run_with_its_text(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, max_auto_resume=3)
     for n in range(3):
         assert gate.review(ToolCall(name="nightly_cleanup", args={"n": n}), CRON).execute
     with pytest.raises(AutoResumeExceeded, match=r"^auto-resume exceeded 3 attempts$"):
@@ -73,18 +74,20 @@ def test_the_cap_fails_the_run_with_its_text(store: Store) -> None:
     ).execute
 
 
-def test_the_cap_comes_from_the_environment(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_cap_comes_from_the_environment(
+    backend: Backend, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SIGNOFF_UNATTENDED_MAX_AUTO_RESUME", "1")
-    gate = Gate(store, rules=RULES)
+    gate = Gate(backend, rules=RULES)
     assert gate.max_auto_resume() == 1
     gate.review(ToolCall(name="nightly_cleanup", args={"n": 1}), CRON)
     with pytest.raises(AutoResumeExceeded, match="auto-resume exceeded 1 attempts"):
         gate.review(ToolCall(name="nightly_cleanup", args={"n": 2}), CRON)
 
 
-def test_the_default_cap_is_ten(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_default_cap_is_ten(backend: Backend, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SIGNOFF_UNATTENDED_MAX_AUTO_RESUME", raising=False)
-    gate = Gate(store, rules=RULES)
+    gate = Gate(backend, rules=RULES)
     assert gate.max_auto_resume() == 10
     for n in range(10):
         gate.review(ToolCall(name="nightly_cleanup", args={"n": n}), CRON)
@@ -92,7 +95,7 @@ def test_the_default_cap_is_ten(store: Store, monkeypatch: pytest.MonkeyPatch) -
         gate.review(ToolCall(name="nightly_cleanup", args={"n": 10}), CRON)
 
 
-def test_the_rules_can_set_the_cap(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_rules_can_set_the_cap(backend: Backend, store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SIGNOFF_UNATTENDED_MAX_AUTO_RESUME", "50")
     rules = RuleSet.from_dict({**RULES.to_dict(), "defaults": {"max_auto_resume": 2}})
-    assert Gate(store, rules=rules).max_auto_resume() == 2
+    assert Gate(backend, rules=rules).max_auto_resume() == 2

@@ -12,6 +12,7 @@ import pytest
 
 from signoff import (
     Approve,
+    Backend,
     Gate,
     Pending,
     RequestExpired,
@@ -22,6 +23,7 @@ from signoff import (
     Store,
     ToolCall,
 )
+from signoff.store.wakeup import WakeupHub
 from tests.conftest import url_for
 from tests.helpers import person_deciding
 
@@ -41,8 +43,8 @@ tools:
 PUSH_ONLY = 3600.0
 
 
-def test_an_in_process_decision_wakes_the_waiter(store: Store) -> None:
-    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+def test_an_in_process_decision_wakes_the_waiter(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, poll_interval=PUSH_ONLY)
     with person_deciding(store, Approve()):
         outcome = gate.review(
             ToolCall(name="deploy", args={"env": "prod"}), Scope(thread_id="w1"), timeout=30
@@ -50,8 +52,8 @@ def test_an_in_process_decision_wakes_the_waiter(store: Store) -> None:
     assert outcome.execute and outcome.status == "approved"
 
 
-def test_a_decision_from_another_process_wakes_the_waiter(store: Store) -> None:
-    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+def test_a_decision_from_another_process_wakes_the_waiter(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, poll_interval=PUSH_ONLY)
     call = ToolCall(name="deploy", args={"env": "prod"}, id="x1")
     pending = gate.submit(call, Scope(thread_id="w2"))
     assert isinstance(pending, Pending)
@@ -74,8 +76,14 @@ def test_a_decision_from_another_process_wakes_the_waiter(store: Store) -> None:
     assert outcome.execute
 
 
-def test_many_async_waiters_hold_no_thread_each(store: Store) -> None:
-    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+def agent_threads() -> list[threading.Thread]:
+    """This process's threads, less the live test server's request workers (when remote)."""
+    return [thread for thread in threading.enumerate() if not thread.name.startswith("AnyIO worker")]
+
+
+def test_many_async_waiters_hold_no_thread_each(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, poll_interval=PUSH_ONLY)
+    hub: WakeupHub = backend.hub  # type: ignore[attr-defined]  # a store's, or a client's
     waiters = 200
 
     async def scenario() -> list[str]:
@@ -85,9 +93,9 @@ def test_many_async_waiters_hold_no_thread_each(store: Store) -> None:
             )
             for n in range(waiters)
         ]
-        while len(store.hub.watched()) < waiters:
+        while len(hub.watched()) < waiters:
             await asyncio.sleep(0.01)
-        threads_while_waiting = threading.active_count()
+        threads_while_waiting = len(agent_threads())
         assert threads_while_waiting < 20, f"{threads_while_waiting} threads for {waiters} waiters"
         for request in store.list_requests(thread_id="many", limit=1000):
             await asyncio.to_thread(store.decide, request.id, Approve(), actor="alice")
@@ -105,9 +113,9 @@ def test_many_async_waiters_hold_no_thread_each(store: Store) -> None:
     ],
 )
 def test_the_waiting_agent_gets_the_on_expire_outcome_at_the_deadline(
-    store: Store, tool: str, execute: bool, text: str | None
+    backend: Backend, store: Store, tool: str, execute: bool, text: str | None
 ) -> None:
-    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+    gate = Gate(backend, rules=RULES, poll_interval=PUSH_ONLY)
     outcome = gate.review(ToolCall(name=tool, args={}), Scope(thread_id="exp"), timeout=30)
     assert outcome.status == "expired"
     assert outcome.execute is execute
@@ -120,22 +128,35 @@ def test_the_waiting_agent_gets_the_on_expire_outcome_at_the_deadline(
     ]
 
 
-def test_on_expire_fail_raises(store: Store) -> None:
-    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+def test_an_expiry_that_approves_runs_the_tool_once(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, poll_interval=PUSH_ONLY)
+    runs: list[str] = []
+    call = ToolCall(name="short_lived_approve", args={"env": "dev"}, id="e1")
+    reply = gate.run(
+        call, lambda env: runs.append(env) or f"done in {env}", Scope(thread_id="exp-run"), timeout=30
+    )
+    replay = gate.run(call, lambda env: runs.append(env) or "again", Scope(thread_id="exp-run"))
+    assert runs == ["dev"]
+    assert (reply.outcome.status, reply.content) == ("expired", "done in dev")
+    assert replay.replayed and replay.content == "done in dev"
+
+
+def test_on_expire_fail_raises(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, poll_interval=PUSH_ONLY)
     with pytest.raises(RequestExpired, match="expired before anyone decided"):
         gate.review(ToolCall(name="short_lived_fail", args={}), Scope(thread_id="exp-fail"), timeout=30)
 
 
-def test_async_waiters_expire_at_the_deadline_too(store: Store) -> None:
-    gate = Gate(store, rules=RULES, poll_interval=PUSH_ONLY)
+def test_async_waiters_expire_at_the_deadline_too(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES, poll_interval=PUSH_ONLY)
     outcome = asyncio.run(
         gate.areview(ToolCall(name="short_lived", args={}), Scope(thread_id="aexp"), timeout=30)
     )
     assert outcome.status == "expired" and outcome.is_error
 
 
-def test_a_review_timeout_leaves_the_request_pending_for_a_replay(store: Store) -> None:
-    gate = Gate(store, rules=RULES)
+def test_a_review_timeout_leaves_the_request_pending_for_a_replay(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules=RULES)
     call = ToolCall(name="deploy", args={"env": "staging"}, id="slow-person")
     with pytest.raises(ReviewTimeout, match="stays pending"):
         gate.review(call, Scope(thread_id="to"), timeout=0.2)

@@ -1,7 +1,9 @@
 """signoff: the human approval layer for AI agents' tool calls."""
 
 from .audit import AuditEntry, AuditReport
+from .backend import Backend
 from .calls import Scope, ToolCall
+from .client import AsyncClient, Client
 from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
 from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond, parse_decision
 from .errors import (
@@ -17,6 +19,9 @@ from .errors import (
     InvalidDecision,
     MigrationError,
     NotAnApprover,
+    NotAuthenticated,
+    PermissionDenied,
+    RemoteError,
     RequestConflict,
     RequestError,
     RequestExpired,
@@ -47,9 +52,12 @@ __all__ = [
     "Approve",
     "AskOnce",
     "AskOncePerTool",
+    "AsyncClient",
     "AuditEntry",
     "AuditReport",
     "AutoResumeExceeded",
+    "Backend",
+    "Client",
     "ConfigError",
     "ConfirmationUI",
     "Decision",
@@ -69,11 +77,14 @@ __all__ = [
     "MigrationError",
     "NeverAsk",
     "NotAnApprover",
+    "NotAuthenticated",
     "Outcome",
     "Pending",
+    "PermissionDenied",
     "Policy",
     "PolicyMemory",
     "Reject",
+    "RemoteError",
     "Reply",
     "Request",
     "RequestConflict",

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._util import os_user, parse_duration, utcnow
+from .backend import Backend
 from .calls import Scope, ToolCall
 from .decisions import Approve, Decision, Reject
 from .errors import (
@@ -46,7 +47,7 @@ from .rules.model import DEFAULT_MAX_AUTO_RESUME, RequestRule, Rule, RuleSet, To
 from .rules.resolve import Explanation, Resolver
 from .running import arun_once, jsonable, run_once
 from .scopes import ScopeState, current_scope
-from .store import Store, open_store
+from .store import open_store
 from .templates import render_description
 from .validation import check_schema
 from .waiting import present, wait_async, wait_blocking
@@ -100,7 +101,7 @@ class Gate:
 
     def __init__(
         self,
-        store: Store | None = None,
+        store: Backend | None = None,
         *,
         rules: RuleSet | str | Path | None = None,
         policy: Policy | None = None,
@@ -112,7 +113,7 @@ class Gate:
         poll_interval: float = 5.0,
         rules_refresh: float = 1.0,
     ) -> None:
-        self.store = store if store is not None else open_store()
+        self.store: Backend = store if store is not None else open_store()
         self.policy: Policy = policy if policy is not None else AlwaysAsk()
         self.ui = ui
         self.default_scope = scope or Scope()

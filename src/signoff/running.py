@@ -15,14 +15,14 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
+from .backend import Backend
 from .errors import ExecutionInDoubt, ExecutionInProgress, ToolFailed
 from .execution import Claim, _idempotency_key
 from .outcome import Outcome, Reply
-from .store import Store
 
 
 def run_once(
-    store: Store, outcome: Outcome, fn: Callable[..., Any], *, idempotent: bool, lease: timedelta
+    store: Backend, outcome: Outcome, fn: Callable[..., Any], *, idempotent: bool, lease: timedelta
 ) -> Reply:
     if not outcome.execute:
         return Reply(outcome=outcome, value=outcome.tool_result)
@@ -46,7 +46,7 @@ def run_once(
 
 
 async def arun_once(
-    store: Store,
+    store: Backend,
     outcome: Outcome,
     fn: Callable[..., Awaitable[Any]] | Callable[..., Any],
     *,
@@ -99,7 +99,7 @@ def claimed_elsewhere(outcome: Outcome, claim: Claim) -> Reply:
 
 
 @contextmanager
-def heartbeat(store: Store, request_id: str, token: str, lease: timedelta) -> Iterator[None]:
+def heartbeat(store: Backend, request_id: str, token: str, lease: timedelta) -> Iterator[None]:
     """Renew the claim's lease while the tool runs, so other hosts don't think we died."""
     stop = threading.Event()
     interval = max(lease.total_seconds() / 3, 0.05)

@@ -1,6 +1,6 @@
 """Waiting for a decision: on a console in this process, blocking in a thread, or as a coroutine.
 
-Waiters are woken by push (`Store.subscribe`); they look again at most every `poll_interval`
+Waiters are woken by push (`Backend.subscribe`); they look again at most every `poll_interval`
 seconds as a safety net, and at the deadline they expire the request themselves
 (compare-and-set, so only one party does it).
 """
@@ -13,15 +13,15 @@ import time
 from typing import TYPE_CHECKING
 
 from ._util import utcnow
+from .backend import Backend
 from .errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpired, ReviewTimeout
 from .requests import Request
-from .store import Store
 
 if TYPE_CHECKING:
     from .console import ConfirmationUI
 
 
-def present(store: Store, ui: ConfirmationUI, request: Request, *, actor: str) -> Request:
+def present(store: Backend, ui: ConfirmationUI, request: Request, *, actor: str) -> Request:
     """Show the request on this process's UI until someone (here or elsewhere) decides."""
     stop = threading.Event()
     waiter = store.subscribe(request.id)
@@ -64,7 +64,9 @@ def present(store: Store, ui: ConfirmationUI, request: Request, *, actor: str) -
     return current
 
 
-def wait_blocking(store: Store, request: Request, *, timeout: float | None, poll_interval: float) -> Request:
+def wait_blocking(
+    store: Backend, request: Request, *, timeout: float | None, poll_interval: float
+) -> Request:
     waiter = store.subscribe(request.id)
     give_up = None if timeout is None else time.monotonic() + timeout
     try:
@@ -80,7 +82,7 @@ def wait_blocking(store: Store, request: Request, *, timeout: float | None, poll
 
 
 async def wait_async(
-    store: Store, request: Request, *, timeout: float | None, poll_interval: float
+    store: Backend, request: Request, *, timeout: float | None, poll_interval: float
 ) -> Request:
     waiter = store.subscribe_async(request.id)
     give_up = None if timeout is None else time.monotonic() + timeout
@@ -98,7 +100,7 @@ async def wait_async(
         store.unsubscribe(waiter)
 
 
-def next_wait(store: Store, current: Request, give_up: float | None, poll_interval: float) -> float | None:
+def next_wait(store: Backend, current: Request, give_up: float | None, poll_interval: float) -> float | None:
     """Seconds to sleep before looking again, or None when done waiting (terminal or expired)."""
     if current.is_terminal:
         return None

@@ -30,7 +30,7 @@ def config_import(
 ) -> None:
     """Make the stored rules exactly those of FILE (all layers are replaced)."""
     rules = RuleSet.from_file(file)
-    store_of(ctx).replace_rules(rules, actor=acting_user(as_user), channel="cli")
+    store_of(ctx).replace_rules(rules, actor=acting_user(ctx, as_user), channel="cli")
     counts = ", ".join(
         f"{len(entries)} {label}"
         for label, entries in (
@@ -119,7 +119,7 @@ def groups_add(
     as_user: AsUser = None,
 ) -> None:
     """Add USER to GROUP."""
-    store_of(ctx).add_group_member(_group_name(group), user, actor=acting_user(as_user), channel="cli")
+    store_of(ctx).add_group_member(_group_name(group), user, actor=acting_user(ctx, as_user), channel="cli")
     render.console().print(f"{user} is in group {_group_name(group)}.")
 
 
@@ -132,7 +132,7 @@ def groups_remove(
 ) -> None:
     """Remove USER from GROUP."""
     name = _group_name(group)
-    if not store_of(ctx).remove_group_member(name, user, actor=acting_user(as_user), channel="cli"):
+    if not store_of(ctx).remove_group_member(name, user, actor=acting_user(ctx, as_user), channel="cli"):
         raise CliError(f"{user} is not in group {name}")
     render.console().print(f"{user} is no longer in group {name}.")
 

@@ -11,7 +11,7 @@ from .. import __version__
 from ..errors import SignoffError
 from ..store import DB_ENV
 from . import admin, decide, demo, explain, layers, requests, serve, users
-from .state import CliError, CliState
+from .state import TOKEN_ENV, URL_ENV, CliError, CliInputError, CliState
 
 
 class SignoffGroup(TyperGroup):
@@ -59,11 +59,33 @@ def root(
             show_default=False,
         ),
     ] = None,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            envvar=URL_ENV,
+            help="Work through the signoff server at this address instead of a database "
+            f"(with the API token in ${TOKEN_ENV}).",
+            show_default=False,
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar=TOKEN_ENV,
+            help=f"The API token for --url (better set ${TOKEN_ENV}: a command line is seen by others).",
+            show_default=False,
+        ),
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
 ) -> None:
-    state = CliState(db_url=db)
+    db_source = ctx.get_parameter_source("db")
+    if url and db and db_source is not None and db_source.name == "COMMANDLINE":
+        raise CliInputError(f"give either --db or a server (--url / ${URL_ENV}), not both")
+    state = CliState(db_url=db, server_url=url or None, token=token or None)
     ctx.obj = state
     ctx.call_on_close(state.close)
 

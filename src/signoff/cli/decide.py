@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from ..client import Client
 from ..decisions import Approve, Decision, Edit, Reject, Respond
+from ..templates import REDACTED
 from . import render
 from .options import AsUser, RequestId
 from .parsing import apply_sets, parse_json, parse_json_object
@@ -16,8 +18,17 @@ Comment = Annotated[str | None, typer.Option(help="A note kept with the decision
 
 
 def _decide(ctx: typer.Context, request_id: str, decision: Decision, as_user: str | None) -> None:
-    request = store_of(ctx).decide(request_id, decision, actor=acting_user(as_user), channel="cli")
+    request = store_of(ctx).decide(request_id, decision, actor=acting_user(ctx, as_user), channel="cli")
     render.decided(request)
+
+
+def _refuse_masked(args: dict[str, Any]) -> None:
+    """A server shows people redacted arguments masked: an edit must not send the mask back."""
+    masked = sorted(key for key, value in args.items() if value == REDACTED)
+    if masked:
+        raise CliInputError(
+            f"the server masks {', '.join(masked)}; give them with --set too, or all arguments with --args"
+        )
 
 
 def approve(
@@ -58,8 +69,11 @@ def edit(
     if args is not None:
         new_args = parse_json_object(args, option="--args")
     else:
-        request = store_of(ctx).get_request(request_id)
+        store = store_of(ctx)
+        request = store.get_request(request_id)
         new_args = apply_sets(request.args, assignments or [], request.args_schema)
+        if isinstance(store, Client):
+            _refuse_masked(new_args)
     _decide(ctx, request_id, Edit(args=new_args, comment=comment), as_user)
 
 

@@ -35,6 +35,6 @@ def demo(
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
-    code = run_demo(state.store(), ui=ui.value, thread_id=thread, auto=auto, db_hint=state.db_url)
+    code = run_demo(state.local_store("demo"), ui=ui.value, thread_id=thread, auto=auto, db_hint=state.db_url)
     if code:
         raise typer.Exit(code)

@@ -97,7 +97,7 @@ def _without_empty(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def _save(ctx: typer.Context, kind: LayerKind, name: str, entry: dict[str, Any], as_user: str | None) -> None:
-    saved = store_of(ctx).set_layer(kind, name, entry, actor=acting_user(as_user), channel="cli")
+    saved = store_of(ctx).set_layer(kind, name, entry, actor=acting_user(ctx, as_user), channel="cli")
     render.layer_block(kind, name.strip(), saved)
 
 
@@ -116,7 +116,7 @@ def _info(ctx: typer.Context, kind: LayerKind, name: str, as_json: bool) -> None
 
 
 def _delete(ctx: typer.Context, kind: LayerKind, name: str, as_user: str | None) -> None:
-    if not store_of(ctx).delete_layer(kind, name, actor=acting_user(as_user), channel="cli"):
+    if not store_of(ctx).delete_layer(kind, name, actor=acting_user(ctx, as_user), channel="cli"):
         raise CliError(f"no {kind} settings named {name!r}")
     render.console().print(f"Deleted the {kind} settings for {name}.")
 

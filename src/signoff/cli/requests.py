@@ -9,7 +9,7 @@ import typer
 from ..requests import RequestStatus
 from . import render
 from .options import AsUser, JsonFlag, RequestId
-from .state import acting_user, store_of
+from .state import acting_user, local_store_of, store_of
 
 OPEN_STATUSES = [RequestStatus.PENDING.value, RequestStatus.DRAFTING.value]
 
@@ -31,7 +31,7 @@ def pending(
         agent=agent,
         app=app,
         thread_id=thread,
-        visible_to=acting_user(as_user),
+        visible_to=acting_user(ctx, as_user),
         limit=limit,
     )
     if as_json:
@@ -48,7 +48,7 @@ def show(
 ) -> None:
     """A request, its decisions, its execution and its audit trail (approvers only)."""
     store = store_of(ctx)
-    request = store.get_request_for(request_id, acting_user(as_user), channel="cli")
+    request = store.get_request_for(request_id, acting_user(ctx, as_user), channel="cli")
     decisions = store.decisions(request_id)
     execution = store.get_execution(request_id)
     audit = list(store.audit_entries(request_id=request_id))
@@ -72,7 +72,7 @@ def cancel(
     as_user: AsUser = None,
 ) -> None:
     """Cancel an open request (the run it belongs to is abandoned)."""
-    request = store_of(ctx).cancel(request_id, actor=acting_user(as_user), channel="cli", reason=reason)
+    request = store_of(ctx).cancel(request_id, actor=acting_user(ctx, as_user), channel="cli", reason=reason)
     render.decided(request)
 
 
@@ -82,7 +82,7 @@ def rerun(
     as_user: AsUser = None,
 ) -> None:
     """Let an in_doubt or failed execution run again: the next replay of the call runs the tool."""
-    execution = store_of(ctx).reset_execution(request_id, actor=acting_user(as_user), channel="cli")
+    execution = store_of(ctx).reset_execution(request_id, actor=acting_user(ctx, as_user), channel="cli")
     render.console().print(
         f"Execution of {request_id} is now {execution.status.value} "
         f"(attempts so far: {execution.attempts}); the next replay of the call runs the tool again."
@@ -91,7 +91,7 @@ def rerun(
 
 def sweep(ctx: typer.Context) -> None:
     """Expire every open request whose deadline has passed."""
-    expired = store_of(ctx).expire_due()
+    expired = local_store_of(ctx, "sweep").expire_due()
     out = render.console()
     out.print(f"Expired {len(expired)} request(s).")
     for request in expired:

@@ -10,7 +10,7 @@ import typer
 
 from ..server import ServerSettings, create_app
 from ..server.serve import first_start, load_config, login_link
-from .state import state_of, store_of
+from .state import local_store_of, state_of
 
 DEFAULT_PORT = 8765
 
@@ -37,7 +37,7 @@ def serve(
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
-    store = store_of(ctx)
+    store = local_store_of(ctx, "serve")
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     settings = ServerSettings(base_url=base_url or f"http://{shown_host}:{port}")
     if config is not None:
@@ -74,4 +74,4 @@ def login_link_command(
     ),
 ) -> None:
     """Print a one-time link that signs USER in to the web inbox."""
-    typer.echo(login_link(store_of(ctx), ServerSettings(base_url=base_url), user))
+    typer.echo(login_link(local_store_of(ctx, "login-link"), ServerSettings(base_url=base_url), user))

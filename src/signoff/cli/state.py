@@ -1,4 +1,5 @@
-"""What every command shares: the database chosen by `--db`, the acting user, and input errors."""
+"""What every command shares: where requests live (the database chosen by `--db`, or a server
+when `SIGNOFF_URL` and `SIGNOFF_TOKEN` are set), the acting user, and input errors."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from dataclasses import dataclass, field
 import typer
 
 from .._util import os_user
+from ..client import Client
 from ..store import Store, open_store
+
+URL_ENV = "SIGNOFF_URL"
+TOKEN_ENV = "SIGNOFF_TOKEN"
+
+Backing = Store | Client
+"""A local store, or a client of a server standing in for it."""
 
 
 class CliError(Exception):
@@ -25,17 +33,59 @@ class CliInputError(CliError):
 @dataclass
 class CliState:
     db_url: str | None = None
-    _store: Store | None = field(default=None, repr=False)
+    server_url: str | None = None
+    token: str | None = None
+    _backing: Backing | None = field(default=None, repr=False)
+    _me: str | None = field(default=None, repr=False)
 
-    def store(self) -> Store:
-        if self._store is None:
-            self._store = open_store(self.db_url)
-        return self._store
+    @property
+    def remote(self) -> bool:
+        return bool(self.server_url)
+
+    def store(self) -> Backing:
+        """The server's client when `SIGNOFF_URL` is set, else the local database."""
+        if self._backing is None:
+            if self.remote:
+                assert self.server_url is not None
+                if not self.token:
+                    raise CliError(
+                        f"{URL_ENV} is set, so the CLI talks to {self.server_url}: set {TOKEN_ENV} too"
+                    )
+                self._backing = Client(self.server_url, self.token)
+            else:
+                self._backing = open_store(self.db_url)
+        return self._backing
+
+    def local_store(self, command: str) -> Store:
+        """The local database, for commands the server's API does not offer."""
+        if self.remote:
+            raise CliError(
+                f"`signoff {command}` works on a local database only; unset {URL_ENV} "
+                f"(now {self.server_url}) and give --db"
+            )
+        backing = self.store()
+        assert isinstance(backing, Store)
+        return backing
+
+    def actor(self, as_user: str | None) -> str:
+        """Who acts: `--as`, else the OS user; against a server, always the token's user."""
+        wanted = as_user.strip() if as_user and as_user.strip() else None
+        backing = self.store()
+        if not isinstance(backing, Client):
+            return wanted or os_user()
+        if self._me is None:
+            self._me = backing.me().name
+        if wanted is not None and wanted != self._me:
+            raise CliError(
+                f"--as {wanted}: against a server you act as the user of your token ({self._me}); "
+                f"use {wanted}'s own token instead"
+            )
+        return self._me
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        if self._backing is not None:
+            self._backing.close()
+            self._backing = None
 
 
 def state_of(ctx: typer.Context) -> CliState:
@@ -47,9 +97,13 @@ def state_of(ctx: typer.Context) -> CliState:
     return state
 
 
-def store_of(ctx: typer.Context) -> Store:
+def store_of(ctx: typer.Context) -> Backing:
     return state_of(ctx).store()
 
 
-def acting_user(as_user: str | None) -> str:
-    return as_user.strip() if as_user and as_user.strip() else os_user()
+def local_store_of(ctx: typer.Context, command: str) -> Store:
+    return state_of(ctx).local_store(command)
+
+
+def acting_user(ctx: typer.Context, as_user: str | None) -> str:
+    return state_of(ctx).actor(as_user)

@@ -9,7 +9,7 @@ import typer
 
 from .._util import parse_duration
 from ..identity import Role
-from .state import CliError, CliInputError, acting_user, store_of
+from .state import CliError, CliInputError, acting_user, local_store_of
 
 users_app = typer.Typer(help="People and agents who may use the server.", no_args_is_help=True)
 tokens_app = typer.Typer(help="API tokens (stored hashed; shown once).", no_args_is_help=True)
@@ -30,8 +30,8 @@ def users_add(
     if role not in ("admin", "member", "agent"):
         raise CliInputError(f"unknown role {role!r}; use admin, member or agent")
     role_value: Role = role  # type: ignore[assignment]
-    user = store_of(ctx).add_user(
-        name, role=role_value, display_name=display_name, email=email, actor=acting_user(as_user)
+    user = local_store_of(ctx, "users add").add_user(
+        name, role=role_value, display_name=display_name, email=email, actor=acting_user(ctx, as_user)
     )
     typer.echo(f"Added {user.role} {user.name}")
 
@@ -39,7 +39,7 @@ def users_add(
 @users_app.command("list")
 def users_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """List users."""
-    users = store_of(ctx).list_users()
+    users = local_store_of(ctx, "users list").list_users()
     if as_json:
         typer.echo(json.dumps([user.to_dict() for user in users], indent=2))
         return
@@ -52,7 +52,7 @@ def users_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json
 @users_app.command("disable")
 def users_disable(ctx: typer.Context, name: str, as_user: AsUser = None) -> None:
     """Disable a user: their tokens and sessions stop working."""
-    store_of(ctx).update_user(name, disabled=True, actor=acting_user(as_user))
+    local_store_of(ctx, "users disable").update_user(name, disabled=True, actor=acting_user(ctx, as_user))
     typer.echo(f"Disabled {name}")
 
 
@@ -69,8 +69,8 @@ def tokens_create(
         ttl = parse_duration(expires_in) if expires_in else None
     except ValueError as exc:
         raise CliInputError(str(exc)) from None
-    secret, _ = store_of(ctx).issue_credential(
-        "token", user, ttl=ttl, label=label, actor=acting_user(as_user)
+    secret, _ = local_store_of(ctx, "tokens create").issue_credential(
+        "token", user, ttl=ttl, label=label, actor=acting_user(ctx, as_user)
     )
     typer.echo(secret)
 
@@ -78,7 +78,7 @@ def tokens_create(
 @tokens_app.command("list")
 def tokens_list(ctx: typer.Context, user: Annotated[str | None, typer.Option("--user")] = None) -> None:
     """List tokens (never their secrets)."""
-    for credential in store_of(ctx).list_credentials("token", user):
+    for credential in local_store_of(ctx, "tokens list").list_credentials("token", user):
         state = "revoked" if credential.revoked_at else "active"
         typer.echo(f"{credential.id}  {credential.user_name}  {credential.label or '-'}  {state}")
 
@@ -86,6 +86,8 @@ def tokens_list(ctx: typer.Context, user: Annotated[str | None, typer.Option("--
 @tokens_app.command("revoke")
 def tokens_revoke(ctx: typer.Context, token_id: str, as_user: AsUser = None) -> None:
     """Revoke a token by its id."""
-    if not store_of(ctx).revoke_credential(id=token_id, actor=acting_user(as_user)):
+    if not local_store_of(ctx, "tokens revoke").revoke_credential(
+        id=token_id, actor=acting_user(ctx, as_user)
+    ):
         raise CliError(f"no active token {token_id!r}")
     typer.echo(f"Revoked {token_id}")

@@ -299,9 +299,10 @@ def execution(
     managed_request(store, request_id, user, what="run", channel=caller.channel)
     if body.action == "claim":
         request = store.get_request(request_id)
-        if request.status not in (RequestStatus.APPROVED, RequestStatus.EDITED):
+        if not _may_run(request):
             raise RequestConflict(
-                f"request {request_id} is {request.status}; only approved or edited calls run"
+                f"request {request_id} is {request.status}; only approved or edited calls run "
+                "(or expired ones whose rule approves at expiry)"
             )
         claim = store.claim_execution(request_id, lease=lease, idempotent=body.idempotent, owner=body.owner)
         return {"kind": claim.kind, "token": claim.token, "execution": _execution_record(claim.execution)}
@@ -315,6 +316,12 @@ def execution(
         request_id, body.token, succeeded=body.succeeded, result=body.result, error=body.error
     )
     return {"execution": _execution_record(finished)}
+
+
+def _may_run(request: Request) -> bool:
+    if request.status is RequestStatus.EXPIRED:
+        return request.rule.on_expire == "approve"
+    return request.status in (RequestStatus.APPROVED, RequestStatus.EDITED)
 
 
 def _execution_record(execution: Any) -> dict[str, Any]:

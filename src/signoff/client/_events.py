@@ -1,0 +1,116 @@
+"""One event stream per client: the push behind its waiters (DESIGN §6).
+
+The first subscription starts a thread that holds `GET /v1/events` open and fires the client's
+`WakeupHub` with the id of every request that changes, however many waiters there are. After a
+disconnect it reconnects with `Last-Event-ID`, so the server replays what was missed, and backs
+off while the server cannot be reached. Whenever a stream opens without a point to resume from,
+every waiter is woken to look again, which covers changes made before the stream was open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import random
+import threading
+
+import httpx
+
+from ..store.wakeup import WakeupHub
+from ._base import error_from
+from ._sse import SseDecoder
+
+log = logging.getLogger("signoff.client")
+
+FIRST_RETRY_SECONDS = 0.5
+MAX_RETRY_SECONDS = 30.0
+READ_TIMEOUT_SECONDS = 60.0
+"""The server sends a keepalive every 15 s; a silent minute means the connection is gone."""
+
+
+class EventFollower:
+    def __init__(self, url: str, headers: dict[str, str], hub: WakeupHub) -> None:
+        self.url = url
+        self.hub = hub
+        self.streams_opened = 0
+        """How many times an event stream was opened (once, unless the connection dropped)."""
+        self.last_event_id: str | None = None
+        self._headers = headers
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        """Start following, once; later calls do nothing."""
+        with self._lock:
+            if self._thread is not None or self._closed:
+                return
+            self._thread = threading.Thread(target=self._run, name="signoff-client-events", daemon=True)
+            self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        with self._lock:
+            self._closed = True
+            thread, loop, task = self._thread, self._loop, self._task
+        if loop is not None and task is not None:
+            with contextlib.suppress(RuntimeError):  # the loop already ended
+                loop.call_soon_threadsafe(task.cancel)
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    def _run(self) -> None:
+        with contextlib.suppress(asyncio.CancelledError):
+            asyncio.run(self._follow())
+
+    async def _follow(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            self._loop = asyncio.get_running_loop()
+            self._task = asyncio.current_task()
+        delay = FIRST_RETRY_SECONDS
+        timeout = httpx.Timeout(10.0, read=READ_TIMEOUT_SECONDS)
+        async with httpx.AsyncClient(base_url=self.url, headers=self._headers, timeout=timeout) as http:
+            while True:
+                try:
+                    if await self._stream(http):
+                        delay = FIRST_RETRY_SECONDS
+                except Exception as exc:  # unreachable, cut off, refused (a revoked token): retry, slower
+                    log.warning("the event stream from %s failed (%s); reconnecting", self.url, exc)
+                await asyncio.sleep(delay * random.uniform(0.8, 1.2))
+                delay = min(delay * 2, MAX_RETRY_SECONDS)
+
+    async def _stream(self, http: httpx.AsyncClient) -> bool:
+        """Follow one connection until it ends; True if it delivered anything."""
+        headers = {"Accept": "text/event-stream"}
+        resume = self.last_event_id
+        if resume is not None:
+            headers["Last-Event-ID"] = resume
+        async with http.stream("GET", "/v1/events", headers=headers) as response:
+            if response.status_code != 200:
+                raise error_from(response.status_code, await response.aread())
+            decoder = SseDecoder()
+            decoder.last_event_id = resume
+            opened = False
+            async for line in response.aiter_lines():
+                if not opened:  # the server subscribes before its first line: from here on, nothing is missed
+                    opened = True
+                    self.streams_opened += 1
+                    if resume is None:
+                        self.hub.fire(self.hub.watched())
+                event = decoder.feed(line)
+                if event is None:
+                    continue
+                self.last_event_id = event.id
+                request_id = json.loads(event.data).get("request", {}).get("id")
+                if isinstance(request_id, str):
+                    self.hub.fire([request_id])
+            return opened

@@ -1,0 +1,311 @@
+"""`Client`: a signoff server in place of a local store.
+
+    with Client("https://signoff.example.com", token) as client:
+        gate = Gate(client)                 # works exactly like Gate(open_store())
+        reply = gate.run(call, send_email)
+
+Decisions reach waiting gates by push: one background thread per client holds the server's event
+stream (see `_events`). `wait(request_id, timeout)` long-polls one request instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from types import TracebackType
+from typing import Any, TypeVar
+
+import httpx
+
+from ..audit import AuditEntry, AuditReport
+from ..backend import Backend
+from ..decisions import Decision, DecisionRecord
+from ..execution import Claim, current_owner
+from ..identity import User
+from ..requests import Execution, NewRequest, Request
+from ..rules.model import LayerKind, RuleSet
+from ..store.wakeup import Waiter, WakeupHub
+from . import _base as calls
+from ._base import Call, unreachable
+from ._events import EventFollower
+
+T = TypeVar("T")
+DEFAULT_TIMEOUT = 30.0
+
+
+class Client(Backend):
+    """Talks to a signoff server with an API token; a `Backend`, so a `Gate` can use it.
+
+    The token decides who acts: `actor` and `channel` arguments are the server's to set (the
+    token's user, channel `api`). Errors are the same `signoff.errors` classes the server raised;
+    a server that cannot be reached raises `RemoteError`.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        timeout: float = DEFAULT_TIMEOUT,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        headers = {"Authorization": f"Bearer {token}"}
+        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
+        self.hub = WakeupHub()
+        self.events = EventFollower(self.url, headers, self.hub)
+        self._fetched_rules: tuple[int, RuleSet] | None = None
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _send(self, call: Call[T]) -> T:
+        timeout = httpx.Timeout(self.timeout, read=self.timeout + call.holds) if call.holds else self.timeout
+        try:
+            response = self._http.request(
+                call.method, call.path, params=call.params, json=call.body, timeout=timeout
+            )
+        except httpx.HTTPError as exc:
+            raise unreachable(self.url, exc) from None
+        return call.answer(response.status_code, response.content)
+
+    def close(self) -> None:
+        self.events.stop()
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Client({self.url!r})"
+
+    # -- requests -----------------------------------------------------------------------------
+
+    def create_request(self, new: NewRequest) -> tuple[Request, bool]:
+        return self._send(calls.create_request(new))
+
+    def find_request(self, thread_id: str, tool_call_id: str) -> Request | None:
+        return self._send(calls.find_request(thread_id, tool_call_id))
+
+    def get_request(self, request_id: str) -> Request:
+        return self._send(calls.get_request(request_id))
+
+    def get_request_for(self, request_id: str, user: str, *, channel: str = "api") -> Request:
+        """The server shows only what the token's user may see (403 otherwise)."""
+        return self.get_request(request_id)
+
+    def list_requests(
+        self,
+        *,
+        status: str | list[str] | None = None,
+        tool: str | None = None,
+        agent: str | None = None,
+        app: str | None = None,
+        thread_id: str | None = None,
+        tool_call_id: str | None = None,
+        approver: str | None = None,
+        search: str | None = None,
+        visible_to: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> list[Request]:
+        """Newest first, those the token's user may see (`visible_to` is the server's to judge)."""
+        found: list[Request] = []
+        while len(found) < limit:
+            page, cursor = self._send(
+                calls.list_requests(
+                    status=status,
+                    tool=tool,
+                    agent=agent,
+                    app=app,
+                    thread_id=thread_id,
+                    tool_call_id=tool_call_id,
+                    approver=approver,
+                    search=search,
+                    limit=limit - len(found),
+                    cursor=cursor,
+                )
+            )
+            found.extend(page)
+            if cursor is None:
+                break
+        return found
+
+    def decide(
+        self,
+        request_id: str,
+        decision: Decision,
+        *,
+        actor: str = "",
+        channel: str = "api",
+        on_behalf: bool = False,
+    ) -> Request:
+        """Decide as the token's user; `on_behalf` records the agent's unattended auto-decision."""
+        return self._send(calls.decide(request_id, decision, on_behalf=on_behalf))
+
+    def wait(self, request_id: str, timeout: float | None = None) -> Request:
+        """Long-poll: the request as soon as it is decided, expired or cancelled, or as it is
+        when `timeout` seconds have passed (None: until it ends)."""
+        give_up = None if timeout is None else time.monotonic() + timeout
+        while True:
+            remaining = calls.MAX_WAIT_SECONDS if give_up is None else give_up - time.monotonic()
+            request = self._send(calls.wait(request_id, remaining))
+            if request.is_terminal or (give_up is not None and time.monotonic() >= give_up):
+                return request
+
+    def expire(self, request_id: str) -> Request | None:
+        return self._send(calls.expire(request_id))
+
+    def cancel(
+        self, request_id: str, *, actor: str = "", channel: str = "api", reason: str | None = None
+    ) -> Request:
+        return self._send(calls.cancel(request_id, reason=reason))
+
+    def cancel_thread(
+        self, thread_id: str, *, actor: str = "", channel: str = "api", reason: str | None = None
+    ) -> int:
+        return self._send(calls.cancel_thread(thread_id, reason=reason))
+
+    def update_draft(
+        self,
+        request_id: str,
+        *,
+        args: dict[str, Any] | None = None,
+        ready: bool = False,
+        actor: str = "",
+        channel: str = "api",
+    ) -> Request:
+        return self._send(calls.update_draft(request_id, args=args, ready=ready))
+
+    def count_auto_decisions(self, thread_id: str) -> int:
+        return self._send(calls.count_auto_decisions(thread_id))
+
+    def decisions(self, request_id: str) -> list[DecisionRecord]:
+        return self._send(calls.decisions(request_id))
+
+    # -- executions ---------------------------------------------------------------------------
+
+    def claim_execution(
+        self,
+        request_id: str,
+        *,
+        lease: timedelta,
+        idempotent: bool = False,
+        owner: dict[str, Any] | None = None,
+    ) -> Claim:
+        """Claim for this process: the server judges its liveness by this host, pid and lease."""
+        owner = owner if owner is not None else current_owner()
+        return self._send(calls.claim_execution(request_id, lease=lease, idempotent=idempotent, owner=owner))
+
+    def renew_lease(self, request_id: str, token: str, *, lease: timedelta) -> bool:
+        return self._send(calls.renew_lease(request_id, token, lease=lease))
+
+    def finish_execution(
+        self, request_id: str, token: str, *, succeeded: bool, result: Any = None, error: str | None = None
+    ) -> Execution:
+        return self._send(
+            calls.finish_execution(request_id, token, succeeded=succeeded, result=result, error=error)
+        )
+
+    def get_execution(self, request_id: str) -> Execution | None:
+        return self._send(calls.get_execution(request_id))
+
+    def reset_execution(self, request_id: str, *, actor: str = "", channel: str = "api") -> Execution:
+        """A person lets an in_doubt or failed call run again."""
+        return self._send(calls.reset_execution(request_id))
+
+    # -- rules and policy memory --------------------------------------------------------------
+
+    def rules_version(self) -> int:
+        self._fetched_rules = self._send(calls.rules())
+        return self._fetched_rules[0]
+
+    def load_rules(self) -> RuleSet:
+        """The server's rules (those fetched by the `rules_version` call just before, if any)."""
+        fetched, self._fetched_rules = self._fetched_rules, None
+        if fetched is None:
+            fetched = self._send(calls.rules())
+        return fetched[1]
+
+    def get_layer(self, kind: LayerKind, name: str) -> dict[str, Any] | None:
+        return self._send(calls.get_layer(kind, name))
+
+    def set_layer(
+        self, kind: LayerKind, name: str, data: dict[str, Any], *, actor: str = "", channel: str = "api"
+    ) -> dict[str, Any]:
+        return self._send(calls.set_layer(kind, name, data))
+
+    def delete_layer(self, kind: LayerKind, name: str, *, actor: str = "", channel: str = "api") -> bool:
+        return self._send(calls.delete_layer(kind, name))
+
+    def replace_rules(self, rules: RuleSet, *, actor: str = "", channel: str = "api") -> None:
+        self._send(calls.replace_rules(rules))
+
+    def remember(self, scope_key: str, fingerprint: str) -> None:
+        self._send(calls.remember(scope_key, fingerprint))
+
+    def recall(self, scope_key: str, fingerprint: str) -> bool:
+        return self._send(calls.recall(scope_key, fingerprint))
+
+    # -- audit, groups, identity --------------------------------------------------------------
+
+    def audit_entries(
+        self,
+        *,
+        request_id: str | None = None,
+        action: str | None = None,
+        actor: str | None = None,
+        after: int = 0,
+        batch: int = 1000,
+    ) -> Iterator[AuditEntry]:
+        """A request's trail (whoever may see it), or the whole log (admins), oldest first."""
+        if request_id is not None:
+            trail = self._send(calls.request_audit(request_id))
+            yield from (entry for entry in trail if entry.seq > after and _matches(entry, action, actor))
+            return
+        cursor: int | None = after
+        while cursor is not None:
+            page, cursor = self._send(
+                calls.audit_entries(action=action, actor=actor, after=cursor, limit=batch)
+            )
+            yield from page
+
+    def verify_audit(self) -> AuditReport:
+        return self._send(calls.verify_audit())
+
+    def me(self) -> User:
+        """Who the token belongs to."""
+        return self._send(calls.me())
+
+    def group_members(self) -> dict[str, list[str]]:
+        return self._send(calls.group_members())
+
+    def add_group_member(self, group: str, user: str, *, actor: str = "", channel: str = "api") -> None:
+        self._send(calls.add_group_member(group, user))
+
+    def remove_group_member(self, group: str, user: str, *, actor: str = "", channel: str = "api") -> bool:
+        return self._send(calls.remove_group_member(group, user))
+
+    # -- wake-ups -----------------------------------------------------------------------------
+
+    def subscribe(self, request_id: str) -> Waiter:
+        self.events.start()
+        return self.hub.subscribe(request_id)
+
+    def subscribe_async(self, request_id: str) -> Waiter:
+        self.events.start()
+        return self.hub.subscribe(request_id, loop=asyncio.get_running_loop())
+
+    def unsubscribe(self, waiter: Waiter) -> None:
+        self.hub.unsubscribe(waiter)
+
+
+def _matches(entry: AuditEntry, action: str | None, actor: str | None) -> bool:
+    return (action is None or entry.action == action) and (actor is None or entry.actor == actor)
