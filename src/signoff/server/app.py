@@ -52,6 +52,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
             await feed.stop()
+            server.close()
 
     app = FastAPI(
         title="signoff",

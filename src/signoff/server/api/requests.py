@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
 from fastapi import Request as HttpRequest
+from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..._util import parse_duration, utcnow
@@ -175,21 +176,27 @@ def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> di
     return request_view(request, caller.user)
 
 
-@router.post("/{request_id}/decision", summary="Decide: approve, edit, reject or respond")
-def decide(request_id: str, body: DecisionBody, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any]:
+@router.post(
+    "/{request_id}/decision", summary="Decide: approve, edit, reject or respond", response_model=None
+)
+async def decide(
+    request_id: str, body: DecisionBody, http: HttpRequest, caller: CurrentCaller
+) -> JSONResponse:
     """200 decided; 403 not an approver; 404; 409 already decided or still drafting; 410 expired;
     422 a type the rule does not allow, args breaking the tool's schema, or a malformed body."""
     payload = body.model_dump(exclude={"on_behalf"})
     payload = {key: value for key, value in payload.items() if value is not None or key == "type"}
-    request = decide_as(
-        server_of(http).store,
+    server = server_of(http)
+    request = await server.run(
+        decide_as,
+        server.store,
         request_id,
         payload,
         caller.user,
         channel=caller.channel,
         unattended=body.on_behalf == "unattended",
     )
-    return request_view(request, caller.user)
+    return JSONResponse(request_view(request, caller.user))
 
 
 @router.post("/{request_id}/cancel", summary="Cancel an open request")
