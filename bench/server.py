@@ -168,7 +168,7 @@ def measure_long_poll(running: Running, sizes: Sizes) -> list[float]:
 
 def measure_gate_client(running: Running, sizes: Sizes) -> list[float] | None:
     try:
-        from signoff import Client, Gate, RuleSet, Scope, ToolCall  # type: ignore[attr-defined]
+        from signoff import Client, Gate, RuleSet, Scope, ToolCall
     except ImportError:
         return None
     rules = RuleSet.from_yaml("tools: {send_email: {requires_approval: true, approvers: [alice]}}")
