@@ -335,6 +335,8 @@ class SQLiteStore(Store):
             self.hub.wake_sources()
             self._source.stop()
         with self._lock:
+            if self._batch is not None:  # writers waiting for their group's commit get it
+                self._commit(self._batch)
             self._connection.close()
             for reader in self._readers:
                 reader.close()
