@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..audit import AuditEntry
-from ..errors import RequestNotFound
 from ..identity import User
 from ..requests import Request
 from ..store import Store
@@ -138,16 +137,10 @@ class EventFeed:
                 entries.append(entry)
             if len(entries) >= 500:
                 break
-        requests: dict[str, Request | None] = {}
+        requests = self.store.get_requests([entry.request_id for entry in entries if entry.request_id])
         events = []
         for entry in entries:
-            assert entry.request_id is not None
-            if entry.request_id not in requests:
-                try:
-                    requests[entry.request_id] = self.store.get_request(entry.request_id)
-                except RequestNotFound:
-                    requests[entry.request_id] = None
-            request = requests[entry.request_id]
+            request = requests.get(entry.request_id or "")
             if request is not None:
                 events.append(Event(entry.seq, EVENT_OF_ACTION[entry.action], entry.action, request))
         return events, last

@@ -17,6 +17,9 @@ ON CONFLICT DO NOTHING;
 -- name: get_request
 SELECT * FROM requests WHERE id = :id;
 
+-- name: get_requests
+SELECT * FROM requests WHERE id = ANY(CAST(:ids AS text[]));
+
 -- name: lock_request
 SELECT * FROM requests WHERE id = :id FOR UPDATE;
 

@@ -17,6 +17,9 @@ ON CONFLICT DO NOTHING;
 -- name: get_request
 SELECT * FROM requests WHERE id = :id;
 
+-- name: get_requests
+SELECT * FROM requests WHERE id IN (SELECT value FROM json_each(:ids));
+
 -- name: lock_request
 SELECT * FROM requests WHERE id = :id;
 
