@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from fastapi import FastAPI
+from fastapi.telemetry import TelemetryConfig
 from fastapi.responses import PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.responses import Response
@@ -33,6 +34,9 @@ from .routing import add_routes
 
 log = logging.getLogger("signoff.server")
 PURGE_EVERY = timedelta(hours=1)
+NO_TELEMETRY: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False, "operation_spans": False}
+"""FastAPI's own OpenTelemetry wrapper costs on every request; signoff exports its metrics at
+/metrics and has no tracer configured."""
 
 
 def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: bool = True) -> FastAPI:
@@ -59,6 +63,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
         version=__version__,
         summary="The human approval layer for AI agents' tool calls.",
         lifespan=lifespan,
+        telemetry=NO_TELEMETRY,
     )
     app.state.server = server
     install_error_handlers(app)
