@@ -97,6 +97,12 @@ def test_create_refuses_bad_input_and_stores_nothing(people: dict[str, httpx.Cli
     bad_deadline = ask(agent, deadline="soon")
     assert bad_deadline.status_code == 422
     assert "deadline" in error_of(bad_deadline)[1]
+    bad_rule = ask(agent, rule={"on_expire": "maybe"})
+    assert bad_rule.status_code == 422
+    assert error_of(bad_rule)[1] == "rule.on_expire must be reject, approve or fail, not 'maybe'"
+    bad_template = ask(agent, rule={"reject_template": 42})
+    assert bad_template.status_code == 422
+    assert error_of(bad_template)[1] == "rule.reject_template must be a string"
     unknown_field = ask(agent, colour="blue")
     assert unknown_field.status_code == 422
     assert "colour" in error_of(unknown_field)[1]

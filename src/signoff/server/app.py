@@ -17,8 +17,8 @@ from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from fastapi import FastAPI
-from fastapi.telemetry import TelemetryConfig
 from fastapi.responses import PlainTextResponse
+from fastapi.telemetry import TelemetryConfig
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 

@@ -122,7 +122,22 @@ def _rule_from_snapshot(snapshot: dict[str, Any]) -> RequestRule:
         )
     if not isinstance(rule.quorum, int) or rule.quorum < 1:
         raise InvalidInput("rule.quorum must be a positive integer")
+    if rule.on_expire not in ("reject", "approve", "fail"):
+        raise InvalidInput(f"rule.on_expire must be reject, approve or fail, not {rule.on_expire!r}")
+    for name in TEXT_FIELDS:
+        if not isinstance(getattr(rule, name), str):
+            raise InvalidInput(f"rule.{name} must be a string")
     return rule
+
+
+TEXT_FIELDS = (
+    "expire_message",
+    "reject_template",
+    "modify_template",
+    "feedback_template",
+    "description",
+    "description_prefix",
+)
 
 
 @router.get("", summary="List the requests you may see, newest first")
