@@ -41,7 +41,6 @@ EVENT_OF_ACTION = {
     "request.expired": "expired",
     "request.cancelled": "cancelled",
 }
-EVENT_TYPES = ("created", "updated", "decided", "expired", "cancelled")
 KEEPALIVE_SECONDS = 15.0
 QUEUE_LIMIT = 2000
 RECHECK_SECONDS = 1.0

@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from .._util import new_id, utcnow
-from ..errors import InvalidInput, PermissionDenied
+from ..errors import InvalidInput
 from ..identity import (
     ROLES,
     Credential,
@@ -231,11 +231,6 @@ class IdentityOps(StoreCore):
         if kind == "login" and row["used_at"] is not None:
             return None
         return {**row, "name": row["user_name"]}
-
-
-def require_role(user: User, *roles: Role) -> None:
-    if user.role not in roles:
-        raise PermissionDenied(f"{user.name} is {user.role!r}; this needs {' or '.join(roles)}")
 
 
 def _user(row: dict[str, Any], groups: tuple[str, ...]) -> User:

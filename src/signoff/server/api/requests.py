@@ -65,19 +65,23 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest
     for schema in (body.args_schema, body.answer_schema):
         if schema is not None:
             check_schema(schema)
-    resolved = server.resolver().explain(body.tool, body.agent, body.app, body.args, body.requester).rule
-    if body.rule is not None:
-        rule = _rule_from_snapshot(body.rule)
-    else:
-        rule = resolved.for_request()
-        if body.kind == "input":
-            rule = RequestRule(allowed_decisions=("respond", "reject"))
-    if body.approvers and not rule.approvers:
-        rule = RequestRule.from_snapshot({**rule.snapshot(), "approvers": list(body.approvers)})
     try:
-        deadline = parse_duration(body.deadline) if body.deadline is not None else resolved.deadline
+        deadline = parse_duration(body.deadline) if body.deadline is not None else None
     except ValueError as exc:
         raise InvalidInput(f"deadline: {exc}") from None
+    resolved = None
+    if body.rule is None or deadline is None:  # the server's rules are needed only then
+        resolved = server.resolver().explain(body.tool, body.agent, body.app, body.args, body.requester).rule
+        deadline = deadline or resolved.deadline
+    if body.rule is not None:
+        rule = _rule_from_snapshot(body.rule)
+    elif body.kind == "input":
+        rule = RequestRule(allowed_decisions=("respond", "reject"))
+    else:
+        assert resolved is not None
+        rule = resolved.for_request()
+    if body.approvers and not rule.approvers:
+        rule = RequestRule.from_snapshot({**rule.snapshot(), "approvers": list(body.approvers)})
     description = body.description
     if description is None:
         description = render_description(
