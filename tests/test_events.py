@@ -199,3 +199,42 @@ def test_the_events_endpoint_needs_authentication(live_server: LiveServer) -> No
         response = anonymous.get("/v1/events")
     assert response.status_code == 401
     assert response.json()["error"]["type"] == "NotAuthenticated"
+
+
+def test_changes_this_server_made_carry_the_request_as_stored(live_server: LiveServer, store: Store) -> None:
+    """The feed takes requests this server created or decided from the call that did it, not from
+    the store: what it sends must be exactly what the store holds."""
+    bot, alice = live_server.user("bot", "agent"), live_server.user("alice")
+    schema = {"type": "object", "properties": {"to": {"type": "string"}}, "required": ["to"]}
+    with event_stream(live_server, bot) as events, live_server.client(alice) as person:
+        edited = create(live_server, bot, "c1", approvers=["alice"], args_schema=schema)
+        created = next_event(events)
+        with live_server.client(bot) as agent:
+            assert created["request"] == agent.get(f"/v1/requests/{edited}").json()
+        answer = person.post(
+            f"/v1/requests/{edited}/decision", json={"type": "edit", "args": {"to": "y"}, "comment": "not x"}
+        )
+        assert answer.status_code == 200, answer.text
+        decided = next_event(events)
+        with live_server.client(bot) as agent:
+            assert decided["request"] == agent.get(f"/v1/requests/{edited}").json()
+    assert (created["event"], decided["event"]) == ("created", "decided")
+    assert decided["request"]["status"] == "edited"
+    assert decided["request"]["record"]["final_args"] == {"to": "y"}
+
+
+def test_a_quorum_decided_elsewhere_after_a_vote_here_is_sent_decided(
+    live_server: LiveServer, store: Store
+) -> None:
+    bot, alice = live_server.user("bot", "agent"), live_server.user("alice")
+    live_server.user("bob")
+    with event_stream(live_server, alice) as events, live_server.client(alice) as person:
+        request_id = create(live_server, bot, "c1", rule={"approvers": ["alice", "bob"], "quorum": 2})
+        assert next_event(events)["event"] == "created"
+        vote = person.post(f"/v1/requests/{request_id}/decision", json={"type": "approve"})
+        assert vote.status_code == 200 and vote.json()["status"] == "pending", vote.text
+        assert next_event(events)["event"] == "updated"
+        store.decide(request_id, Approve(), actor="bob")  # the deciding vote, from another process
+        decided = next_event(events)
+    assert decided["event"] == "decided"
+    assert decided["request"]["status"] == "approved"

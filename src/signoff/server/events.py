@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,6 +47,8 @@ QUEUE_LIMIT = 2000
 RECHECK_SECONDS = 1.0
 BATCH_SECONDS = 0.005
 """After each read of the log, let changes gather this long, so a burst is read at once."""
+KNOWN_LIMIT = 4096
+"""At most this many requests changed by this server wait for their log entries."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,8 @@ class EventFeed:
         self._subscriptions: set[Subscription] = set()
         self._on_event = on_event
         self._task: asyncio.Task[None] | None = None
+        self._known: dict[tuple[str, str], Request] = {}
+        self._known_lock = threading.Lock()
 
     async def start(self) -> None:
         self.last_seq = await asyncio.to_thread(self.store.audit_head_seq)
@@ -100,6 +105,19 @@ class EventFeed:
 
     def unsubscribe(self, subscription: Subscription) -> None:
         self._subscriptions.discard(subscription)
+
+    def remember(self, action: str, request: Request) -> None:
+        """A change this server made itself (`request.created`, `request.decided`): when its log
+        entry arrives, the event carries `request` rather than a copy read back from the store.
+        Only for actions that happen once per request, whose state right after is `request`."""
+        with self._known_lock:
+            self._known[(request.id, action)] = request
+            if len(self._known) > KNOWN_LIMIT:
+                del self._known[next(iter(self._known))]
+
+    def _take_known(self, entry: AuditEntry) -> Request | None:
+        with self._known_lock:
+            return self._known.pop((entry.request_id or "", entry.action), None)
 
     async def _run(self) -> None:
         waiter = self.store.subscribe_async(ANY)
@@ -136,10 +154,18 @@ class EventFeed:
                 entries.append(entry)
             if len(entries) >= 500:
                 break
-        requests = self.store.get_requests([entry.request_id for entry in entries if entry.request_id])
+        known = [self._take_known(entry) for entry in entries]
+        requests = self.store.get_requests(
+            [
+                entry.request_id
+                for entry, request in zip(entries, known, strict=True)
+                if request is None and entry.request_id
+            ]
+        )
         events = []
-        for entry in entries:
-            request = requests.get(entry.request_id or "")
+        for entry, request in zip(entries, known, strict=True):
+            if request is None:
+                request = requests.get(entry.request_id or "")
             if request is not None:
                 events.append(Event(entry.seq, EVENT_OF_ACTION[entry.action], entry.action, request))
         return events, last

@@ -47,7 +47,9 @@ def create_request(
         raise PermissionDenied(f"{user.name} is a person; requests are created by agents (or admins)")
     new = _new_request(server, body, user)
     request, created = server.store.create_request(new)
-    if not created:
+    if created:
+        server.feed.remember("request.created", request)
+    else:
         if request.created_by != user.name and not user.is_admin:
             raise RequestConflict(
                 f"thread {body.thread_id!r} already has a tool call {body.tool_call_id!r} from someone else"
@@ -208,7 +210,7 @@ async def decide(
     server = server_of(http)
     request = await server.run(
         decide_as,
-        server.store,
+        server,
         request_id,
         payload,
         caller.user,

@@ -63,7 +63,7 @@ def decide(request_id: str, http: HttpRequest, caller: PageCaller, form: Form) -
     values = form_values(form)
     try:
         payload = decision_payload(current, values)
-        decided = decide_as(store, request_id, payload, caller.user, channel=caller.channel)
+        decided = decide_as(server_of(http), request_id, payload, caller.user, channel=caller.channel)
     except SignoffError as exc:
         latest = _latest(store, current)
         kind = values.get("type", "")

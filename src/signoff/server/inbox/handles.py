@@ -74,7 +74,7 @@ def decide(secret: str, http: HttpRequest, form: Form) -> HTMLResponse:
     store = server_of(http).store
     try:
         payload = decision_payload(request, values)
-        decided = decide_as(store, request.id, payload, user, channel=CHANNEL)
+        decided = decide_as(server_of(http), request.id, payload, user, channel=CHANNEL)
     except SignoffError as exc:
         latest = store.get_request(request.id)
         kind = values.get("type", "")
