@@ -14,6 +14,7 @@ from fastapi import Request as HttpRequest
 
 from ..rules.resolve import Resolver
 from ..store import Store
+from .grouping import GroupedWriter
 
 if TYPE_CHECKING:
     from .access import CallerCache
@@ -48,13 +49,28 @@ class Server:
     _pool: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="signoff-store")
     )
+    _writer: GroupedWriter | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.store.groups_writes:
+            self._writer = GroupedWriter(self.store)
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Run a store call in the server's own threads: a plain executor costs less per call
         than Starlette's threadpool, which matters on the hottest endpoints."""
         return await asyncio.get_running_loop().run_in_executor(self._pool, partial(fn, *args, **kwargs))
 
+    async def write(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
+        """Run a store call that writes: on SQLite, in bursts that share one commit (see
+        `grouping`); elsewhere like `run`."""
+        if self._writer is None:
+            return await self.run(fn, *args, **kwargs)
+        result: T = await self._writer.run(fn, *args, **kwargs)
+        return result
+
     def close(self) -> None:
+        if self._writer is not None:
+            self._writer.stop()
         self._pool.shutdown(wait=False)
 
     def resolver(self) -> Resolver:

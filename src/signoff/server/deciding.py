@@ -26,7 +26,8 @@ def decide_as(
 ) -> Request:
     """Parse and record `payload` as `user`'s decision. Agents never decide, except an
     unattended auto-decision on their own request. Errors carry their HTTP status: 404, 403
-    (audited), 409, 410, 422. The server's event feed takes the decided request from here."""
+    (audited), 409, 410, 422. Once committed, the server's event feed takes the decided request
+    from here."""
     store = server.store
     tool_name = store.get_request(request_id).tool_name if "edited_action" in payload else None
     decision = parse_decision(payload, tool_name=tool_name)
@@ -39,7 +40,7 @@ def decide_as(
     else:
         decided = _decide_as_person(store, request_id, decision, user, channel)
     if decided.is_terminal:  # not a quorum's vote that left it pending
-        server.feed.remember("request.decided", decided)
+        store.on_commit(lambda: server.feed.remember("request.decided", decided))
     return decided
 
 

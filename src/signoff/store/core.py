@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -90,6 +90,8 @@ class StoreCore(ABC):
 
     url: str
     hub: WakeupHub
+    groups_writes: bool = False
+    """Whether `grouped()` makes writes share a commit."""
 
     @abstractmethod
     def _write(self) -> AbstractContextManager[Tx]:
@@ -122,7 +124,22 @@ class StoreCore(ABC):
         with self._write() as tx:
             yield tx, changes
         if changes.request_ids:
-            self.hub.fire(changes.request_ids)
+            self._committed(changes.request_ids)
+
+    def _committed(self, request_ids: set[str]) -> None:
+        """Wake this process's waiters on requests a committed write changed."""
+        self.hub.fire(request_ids)
+
+    def on_commit(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once this thread's writes so far are committed: now, or, inside
+        `grouped()`, after the group's commit (never, if that commit fails)."""
+        callback()
+
+    def grouped(self) -> AbstractContextManager[None]:
+        """Writes this thread makes inside share one commit, made when the block ends (where the
+        backend can: SQLite; elsewhere each write commits on its own). A write inside returns
+        before it is durable: tell nobody of it until the block has ended without error."""
+        return nullcontext()
 
     # -- wake-ups -----------------------------------------------------------------------------
 

@@ -11,8 +11,9 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -147,8 +148,18 @@ class _Batch:
         self.error: sqlite3.Error | None = None
 
 
+@dataclass
+class _Group:
+    """What `grouped()` does once its commit succeeds."""
+
+    changed: set[str] = field(default_factory=set)
+    callbacks: list[Callable[[], None]] = field(default_factory=list)
+
+
 class SQLiteStore(Store):
     """`SQLiteStore("path/to/signoff.db")`. Safe to share between threads and processes."""
+
+    groups_writes = True
 
     def __init__(self, path: str | Path, *, migrate: bool = True) -> None:
         self.path = str(path)
@@ -190,6 +201,15 @@ class SQLiteStore(Store):
         if getattr(self._local, "writing", False):  # a write inside this thread's own write
             yield _SQLiteTx(self._connection, self._queries)
             return
+        if getattr(self._local, "group", None) is not None:  # grouped(): its end commits
+            self._ensure_open()
+            if self._batch is None:
+                self._connection.execute("BEGIN IMMEDIATE")
+                self._batch = _Batch()
+            with self._savepoint() as tx:
+                yield tx
+            self._batch.size += 1
+            return
         with self._waiting_lock:
             self._waiting += 1
         self._lock.acquire()
@@ -203,17 +223,12 @@ class SQLiteStore(Store):
                 self._connection.execute("BEGIN IMMEDIATE")
                 self._batch = _Batch()
             batch = self._batch
-            self._connection.execute("SAVEPOINT signoff_write")
-            self._local.writing = True
             try:
-                yield _SQLiteTx(self._connection, self._queries)
+                with self._savepoint() as tx:
+                    yield tx
             except BaseException:
                 failed = True
-                self._connection.execute("ROLLBACK TO signoff_write")
                 raise
-            finally:
-                self._local.writing = False
-                self._connection.execute("RELEASE signoff_write")
             batch.size += 1
         finally:
             if self._batch is not None:
@@ -226,6 +241,62 @@ class SQLiteStore(Store):
             batch.done.wait()
             if batch.error is not None:
                 raise StoreError(f"the write could not be committed: {batch.error}")
+
+    @contextmanager
+    def _savepoint(self) -> Iterator[_SQLiteTx]:
+        """One writer's work inside the open transaction: undone alone if it fails."""
+        self._connection.execute("SAVEPOINT signoff_write")
+        self._local.writing = True
+        try:
+            yield _SQLiteTx(self._connection, self._queries)
+        except BaseException:
+            self._connection.execute("ROLLBACK TO signoff_write")
+            raise
+        finally:
+            self._local.writing = False
+            self._connection.execute("RELEASE signoff_write")
+
+    @contextmanager
+    def grouped(self) -> Iterator[None]:
+        """Writes this thread makes inside share one commit, made when the block ends; others
+        write after it. Reads inside see the block's own writes. A write inside returns before
+        it is durable: tell nobody of it until the block has ended without error (a failed
+        commit raises StoreError here, and none of the block's writes happened)."""
+        if getattr(self._local, "group", None) is not None:
+            yield
+            return
+        group = _Group()
+        self._lock.acquire()
+        self._local.group = group
+        batch: _Batch | None = None
+        try:
+            yield
+        finally:
+            self._local.group = None
+            batch = self._batch
+            if batch is not None:
+                self._commit(batch)
+            self._lock.release()
+        if batch is not None and batch.error is not None:
+            raise StoreError(f"the writes could not be committed: {batch.error}")
+        if group.changed:
+            self.hub.fire(group.changed)
+        for callback in group.callbacks:
+            callback()
+
+    def _committed(self, request_ids: set[str]) -> None:
+        group: _Group | None = getattr(self._local, "group", None)
+        if group is not None:  # woken when the group commits
+            group.changed.update(request_ids)
+        else:
+            self.hub.fire(request_ids)
+
+    def on_commit(self, callback: Callable[[], None]) -> None:
+        group: _Group | None = getattr(self._local, "group", None)
+        if group is not None:
+            group.callbacks.append(callback)
+        else:
+            callback()
 
     def _commit(self, batch: _Batch) -> None:
         try:
@@ -243,7 +314,7 @@ class SQLiteStore(Store):
         """Reads go through a connection of the calling thread's own, so that they never wait
         for a writer's commit (WAL lets readers and the writer proceed together); inside this
         thread's write transaction they go through it, to see its changes."""
-        if getattr(self._local, "writing", False):
+        if getattr(self._local, "writing", False) or getattr(self._local, "group", None) is not None:
             yield _SQLiteTx(self._connection, self._queries)
             return
         self._ensure_open()

@@ -208,7 +208,7 @@ async def decide(
     payload = body.model_dump(exclude={"on_behalf"})
     payload = {key: value for key, value in payload.items() if value is not None or key == "type"}
     server = server_of(http)
-    request = await server.run(
+    request = await server.write(
         decide_as,
         server,
         request_id,
