@@ -334,18 +334,21 @@ class RequestRule:
 
     @classmethod
     def from_snapshot(cls, data: dict[str, Any]) -> RequestRule:
-        known = {item.name for item in fields(cls)}
+        defaults = _REQUEST_RULE_DEFAULTS
         values: dict[str, Any] = {
             key: tuple(value) if isinstance(value, list) else value
             for key, value in data.items()
-            if key in known
+            if key in defaults
         }
         return cls(**values)
 
     def snapshot(self) -> dict[str, Any]:
         """The fields that differ from the defaults (stored with every request, so kept small)."""
         return {
-            item.name: list(value) if isinstance(value, tuple) else value
-            for item in fields(self)
-            if (value := getattr(self, item.name)) != item.default
+            name: list(value) if isinstance(value, tuple) else value
+            for name, default in _REQUEST_RULE_DEFAULTS.items()
+            if (value := getattr(self, name)) != default
         }
+
+
+_REQUEST_RULE_DEFAULTS: dict[str, Any] = {item.name: item.default for item in fields(RequestRule)}

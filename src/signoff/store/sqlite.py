@@ -74,22 +74,37 @@ def _param(value: Any) -> Any:
     return value
 
 
-def _row(cursor: sqlite3.Cursor, values: tuple[Any, ...]) -> dict[str, Any]:
-    row = {}
-    for (name, *_), value in zip(cursor.description, values, strict=True):
-        if value is not None:
-            if name in JSON_COLUMNS:
-                value = json.loads(value)
-            elif name in TIME_COLUMNS:
-                value = from_iso(value)
-        row[name] = value
-    return row
+RowPlan = tuple[tuple[str, Callable[[Any], Any] | None], ...]
+"""Each result column's name and how its stored text is read back (None: as it is)."""
+
+
+def _row_plan(cursor: sqlite3.Cursor) -> RowPlan:
+    return tuple(
+        (name, json.loads if name in JSON_COLUMNS else from_iso if name in TIME_COLUMNS else None)
+        for name, *_ in cursor.description
+    )
+
+
+def _row(plan: RowPlan, values: tuple[Any, ...]) -> dict[str, Any]:
+    return {
+        name: value if convert is None or value is None else convert(value)
+        for (name, convert), value in zip(plan, values, strict=True)
+    }
 
 
 class _SQLiteTx:
-    def __init__(self, connection: sqlite3.Connection, queries: dict[str, str]) -> None:
+    def __init__(
+        self, connection: sqlite3.Connection, queries: dict[str, str], plans: dict[str, RowPlan]
+    ) -> None:
         self._connection = connection
         self._queries = queries
+        self._plans = plans
+
+    def _plan(self, query: str, cursor: sqlite3.Cursor) -> RowPlan:
+        plan = self._plans.get(query)
+        if plan is None:
+            plan = self._plans[query] = _row_plan(cursor)
+        return plan
 
     def _execute(self, query: str, params: dict[str, Any]) -> sqlite3.Cursor:
         plain = _PLAIN
@@ -101,13 +116,17 @@ class _SQLiteTx:
     def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:
         cursor = self._execute(query, params)
         values = cursor.fetchone()
-        result = _row(cursor, values) if values is not None else None
+        result = _row(self._plan(query, cursor), values) if values is not None else None
         cursor.close()
         return result
 
     def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
         cursor = self._execute(query, params)
-        return [_row(cursor, values) for values in cursor.fetchall()]
+        rows = cursor.fetchall()
+        if not rows:
+            return []
+        plan = self._plan(query, cursor)
+        return [_row(plan, values) for values in rows]
 
     def run(self, query: str, /, **params: Any) -> int:
         return self._execute(query, params).rowcount
@@ -169,6 +188,7 @@ class SQLiteStore(Store):
         self.url = f"sqlite:///{Path(self.path).resolve()}"
         self.hub = WakeupHub()
         self._queries = load_queries("sqlite")
+        self._plans: dict[str, RowPlan] = {}
         self._lock = threading.RLock()
         try:
             self._connection = _connect(self.path)
@@ -199,7 +219,7 @@ class SQLiteStore(Store):
         the commit that holds their work.
         """
         if getattr(self._local, "writing", False):  # a write inside this thread's own write
-            yield _SQLiteTx(self._connection, self._queries)
+            yield _SQLiteTx(self._connection, self._queries, self._plans)
             return
         if getattr(self._local, "group", None) is not None:  # grouped(): its end commits
             self._ensure_open()
@@ -248,7 +268,7 @@ class SQLiteStore(Store):
         self._connection.execute("SAVEPOINT signoff_write")
         self._local.writing = True
         try:
-            yield _SQLiteTx(self._connection, self._queries)
+            yield _SQLiteTx(self._connection, self._queries, self._plans)
         except BaseException:
             self._connection.execute("ROLLBACK TO signoff_write")
             raise
@@ -315,10 +335,10 @@ class SQLiteStore(Store):
         for a writer's commit (WAL lets readers and the writer proceed together); inside this
         thread's write transaction they go through it, to see its changes."""
         if getattr(self._local, "writing", False) or getattr(self._local, "group", None) is not None:
-            yield _SQLiteTx(self._connection, self._queries)
+            yield _SQLiteTx(self._connection, self._queries, self._plans)
             return
         self._ensure_open()
-        yield _SQLiteTx(self._reader(), self._queries)
+        yield _SQLiteTx(self._reader(), self._queries, self._plans)
 
     def _reader(self) -> sqlite3.Connection:
         reader: sqlite3.Connection | None = getattr(self._local, "reader", None)
