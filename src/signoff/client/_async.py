@@ -24,9 +24,9 @@ from ..execution import Claim, current_owner
 from ..identity import User
 from ..requests import Execution, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
-from . import _base as calls
-from ._base import Call, unreachable
+from . import _calls as calls
 from ._sync import DEFAULT_TIMEOUT, _matches
+from ._wire import Call, unreachable
 
 T = TypeVar("T")
 

@@ -19,8 +19,8 @@ import threading
 import httpx
 
 from ..store.wakeup import WakeupHub
-from ._base import error_from
 from ._sse import SseDecoder
+from ._wire import error_from
 
 log = logging.getLogger("signoff.client")
 

@@ -27,9 +27,9 @@ from ..identity import User
 from ..requests import Execution, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
 from ..store.wakeup import Waiter, WakeupHub
-from . import _base as calls
-from ._base import Call, unreachable
+from . import _calls as calls
 from ._events import EventFollower
+from ._wire import Call, unreachable
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
