@@ -13,7 +13,8 @@ one small box does with its clients on it.
    HTTP response (committed) to the waiter holding the decided request, on CLOCK_MONOTONIC.
 2. `POST /v1/requests/{id}/decision` throughput: 32 concurrent clients (asyncio, one keep-alive
    HTTP/1.1 connection each) approve distinct pending requests; decisions per second of
-   wall time, over the whole batch.
+   wall time, over the whole batch. Beside it, without a target, `POST /v1/requests` from 32
+   concurrent agents asking for new decisions.
 3. Inbox first page with 10,000 pending requests: `GET /` (the web inbox, signed in)
    measured as the server's own handling time (the `Server-Timing` header when present,
    else the client round trip on loopback).
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
 import subprocess
@@ -299,21 +301,21 @@ class KeepAliveConnection:
         self.writer.close()
 
 
-async def decide_all(url: str, token: str, ids: list[str]) -> tuple[float, int]:
-    pending = list(reversed(ids))
+async def post_all(url: str, token: str, calls: list[tuple[str, bytes]], expect: int) -> tuple[float, int]:
+    """POST each (path, body) over CLIENTS keep-alive connections; (seconds, failures)."""
+    pending = list(reversed(calls))
     failures = 0
     connections = [await KeepAliveConnection.open(url) for _ in range(CLIENTS)]
-    body = b'{"type": "approve"}'
 
     async def worker(connection: KeepAliveConnection) -> None:
         nonlocal failures
         while pending:
-            request_id = pending.pop()
-            status, answer = await connection.post_json(f"/v1/requests/{request_id}/decision", body, token)
-            if status != 200:
+            path, body = pending.pop()
+            status, answer = await connection.post_json(path, body, token)
+            if status != expect:
                 failures += 1
                 if failures == 1:
-                    progress(f"a decision failed: {status} {answer[:300]!r}")
+                    progress(f"a call failed: {status} {answer[:300]!r}")
 
     started = time.perf_counter()
     await asyncio.gather(*(worker(connection) for connection in connections))
@@ -323,14 +325,55 @@ async def decide_all(url: str, token: str, ids: list[str]) -> tuple[float, int]:
     return elapsed, failures
 
 
+async def decide_all(url: str, token: str, ids: list[str]) -> tuple[float, int]:
+    body = b'{"type": "approve"}'
+    return await post_all(
+        url, token, [(f"/v1/requests/{request_id}/decision", body) for request_id in ids], 200
+    )
+
+
+async def ask_all(url: str, token: str, thread: str, count: int) -> tuple[float, int]:
+    calls = [
+        (
+            "/v1/requests",
+            json.dumps(
+                {
+                    "thread_id": thread,
+                    "tool_call_id": f"c{index}",
+                    "tool": "send_email",
+                    "args": {"to": "bob@example.com", "subject": "Quarterly report"},
+                    "approvers": ["alice"],
+                }
+            ).encode(),
+        )
+        for index in range(count)
+    ]
+    return await post_all(url, token, calls, 201)
+
+
 def measure_throughput(report: Report, workdir: Path, sizes: Sizes) -> None:
     with serving(workdir, "throughput") as running:
         warm = prepare_pending(running.db, 200, "alice", "warm-up")
         asyncio.run(decide_all(running.url, running.person_token, warm))
         ids = prepare_pending(running.db, sizes.decisions, "alice", "throughput")
         elapsed, failures = asyncio.run(decide_all(running.url, running.person_token, ids))
-    if failures:
-        raise RuntimeError(f"{failures} decisions failed")
+        asyncio.run(ask_all(running.url, running.agent_token, "warm-up-asks", 200))
+        ask_seconds, ask_failures = asyncio.run(
+            ask_all(running.url, running.agent_token, "asks", sizes.decisions)
+        )
+    if failures or ask_failures:
+        raise RuntimeError(f"{failures} decisions and {ask_failures} asks failed")
+    report.add(
+        Metric(
+            "decision throughput",
+            "asks_per_second",
+            f"POST /v1/requests (new requests), {CLIENTS} concurrent agents, SQLite, 1 worker",
+            sizes.decisions / ask_seconds,
+            "requests/s",
+            None,
+            {"requests": sizes.decisions, "seconds": ask_seconds},
+        )
+    )
     report.add(
         Metric(
             "decision throughput",

@@ -170,3 +170,33 @@ def test_concurrent_decisions_through_the_api_share_commits(sqlite_server: LiveS
     assert sorted(entry.request_id or "" for entry in decided) == sorted(ids)
     assert store.commits - before < 64
     assert store.verify_audit().ok
+
+
+def test_concurrent_asks_through_the_api_get_or_create_once(sqlite_server: LiveServer) -> None:
+    """Agents asking at once: each distinct call is created once (201), the same call asked again
+    in the same burst gets that request back (200), and the asks share commits."""
+    store = sqlite_server.store
+    assert isinstance(store, SQLiteStore)
+    bot = sqlite_server.user("bot", "agent")
+    before = store.commits
+
+    async def ask(client: httpx.AsyncClient, call_id: str) -> tuple[int, str]:
+        body = {"thread_id": "t", "tool_call_id": call_id, "tool": "send_email", "args": {"to": "x"}}
+        response = await client.post("/v1/requests", json=body)
+        return response.status_code, response.json()["id"]
+
+    async def main() -> list[tuple[int, str]]:
+        headers = {"Authorization": f"Bearer {bot}"}
+        limits = httpx.Limits(max_connections=32)
+        async with httpx.AsyncClient(base_url=sqlite_server.url, headers=headers, limits=limits) as client:
+            calls = [f"c{n}" for n in range(48)]
+            return await asyncio.gather(*(ask(client, call) for call in calls + calls[:16]))
+
+    answers = asyncio.run(main())
+    created = [request_id for status, request_id in answers if status == 201]
+    again = [request_id for status, request_id in answers if status == 200]
+    assert len(created) == len(set(created)) == 48
+    assert len(again) == 16 and set(again) <= set(created)
+    assert len(store.list_requests(limit=100)) == 48
+    assert all(status_outside(store, request_id) == "pending" for request_id in created)
+    assert store.commits - before < 48

@@ -1,4 +1,5 @@
-"""Store writes from the event loop, run in bursts that share one commit.
+"""Store writes from the event loop (the API's decisions and new requests), run in bursts that
+share one commit.
 
 Handing each write to a thread pool costs a thread switch and a wake-up of the event loop per
 call, and 32 threads contending for the GIL and the write lock cost more than the writes

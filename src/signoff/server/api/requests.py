@@ -6,7 +6,7 @@ import time
 from datetime import timedelta
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query
 from fastapi import Request as HttpRequest
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
@@ -36,20 +36,15 @@ router = APIRouter(prefix="/v1/requests", tags=["requests"])
 MAX_WAIT_SECONDS = 60.0
 
 
-@router.post("", status_code=201, summary="Ask for a decision (get-or-create)")
-def create_request(
-    body: NewRequestBody, http: HttpRequest, response: Response, caller: CurrentCaller
-) -> dict[str, Any]:
+@router.post("", status_code=201, summary="Ask for a decision (get-or-create)", response_model=None)
+async def create_request(body: NewRequestBody, http: HttpRequest, caller: CurrentCaller) -> JSONResponse:
     """201 with the new request, or 200 with the existing one for the same (thread_id, tool_call_id)."""
     server = server_of(http)
     user = caller.user
     if user.role == "member":
         raise PermissionDenied(f"{user.name} is a person; requests are created by agents (or admins)")
-    new = _new_request(server, body, user)
-    request, created = server.store.create_request(new)
-    if created:
-        server.feed.remember("request.created", request)
-    else:
+    request, created = await server.write(_get_or_create, server, body, user)
+    if not created:
         if request.created_by != user.name and not user.is_admin:
             raise RequestConflict(
                 f"thread {body.thread_id!r} already has a tool call {body.tool_call_id!r} from someone else"
@@ -59,8 +54,14 @@ def create_request(
                 f"tool_call_id {body.tool_call_id!r} in thread {body.thread_id!r} already belongs to a "
                 f"call of {request.tool_name!r}, not {body.tool!r}"
             )
-        response.status_code = 200
-    return request_view(request, user)
+    return JSONResponse(request_view(request, user), status_code=201 if created else 200)
+
+
+def _get_or_create(server: Server, body: NewRequestBody, user: User) -> tuple[Request, bool]:
+    request, created = server.store.create_request(_new_request(server, body, user))
+    if created:
+        server.store.on_commit(lambda: server.feed.remember("request.created", request))
+    return request, created
 
 
 def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest:
