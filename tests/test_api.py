@@ -521,6 +521,10 @@ def test_healthz_metrics_and_openapi(live_server: LiveServer, people: dict[str, 
     ):
         assert path in paths, path
     assert "patch" in paths["/v1/requests/{request_id}"]
+    for path, field in (("/v1/requests", "thread_id"), ("/v1/requests/{request_id}/decision", "type")):
+        body = paths[path]["post"]["requestBody"]
+        assert body["required"] is True
+        assert field in body["content"]["application/json"]["schema"]["properties"], path
 
 
 def test_sweeper_expires_past_deadlines(people: dict[str, httpx.Client], store: Store) -> None:

@@ -23,12 +23,14 @@ from ...validation import check_schema
 from ..access import (
     CurrentCaller,
     CurrentUser,
+    authenticate,
     managed_request,
     request_view,
     visible_request,
 )
 from ..context import Server, server_of
 from ..deciding import decide_as
+from .bodies import documented, read_body
 from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
 
 router = APIRouter(prefix="/v1/requests", tags=["requests"])
@@ -36,9 +38,17 @@ router = APIRouter(prefix="/v1/requests", tags=["requests"])
 MAX_WAIT_SECONDS = 60.0
 
 
-@router.post("", status_code=201, summary="Ask for a decision (get-or-create)", response_model=None)
-async def create_request(body: NewRequestBody, http: HttpRequest, caller: CurrentCaller) -> JSONResponse:
+@router.post(
+    "",
+    status_code=201,
+    summary="Ask for a decision (get-or-create)",
+    response_model=None,
+    openapi_extra=documented(NewRequestBody),
+)
+async def create_request(http: HttpRequest) -> JSONResponse:
     """201 with the new request, or 200 with the existing one for the same (thread_id, tool_call_id)."""
+    caller = await authenticate(http)
+    body = await read_body(http, NewRequestBody)
     server = server_of(http)
     user = caller.user
     if user.role == "member":
@@ -199,13 +209,16 @@ def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> di
 
 
 @router.post(
-    "/{request_id}/decision", summary="Decide: approve, edit, reject or respond", response_model=None
+    "/{request_id}/decision",
+    summary="Decide: approve, edit, reject or respond",
+    response_model=None,
+    openapi_extra=documented(DecisionBody),
 )
-async def decide(
-    request_id: str, body: DecisionBody, http: HttpRequest, caller: CurrentCaller
-) -> JSONResponse:
+async def decide(request_id: str, http: HttpRequest) -> JSONResponse:
     """200 decided; 403 not an approver; 404; 409 already decided or still drafting; 410 expired;
     422 a type the rule does not allow, args breaking the tool's schema, or a malformed body."""
+    caller = await authenticate(http)
+    body = await read_body(http, DecisionBody)
     payload = body.model_dump(exclude={"on_behalf"})
     payload = {key: value for key, value in payload.items() if value is not None or key == "type"}
     server = server_of(http)
