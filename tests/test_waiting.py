@@ -165,3 +165,40 @@ def test_a_review_timeout_leaves_the_request_pending_for_a_replay(backend: Backe
     store.decide(request.id, Approve(), actor="alice")
     assert gate.review(call, Scope(thread_id="to"), timeout=5).status == "approved"
     assert len(store.list_requests(thread_id="to")) == 1
+
+
+def test_a_feed_watching_every_change_sees_other_processes_commits(sqlite_store: Store) -> None:
+    """With only ANY watched, SQLite checks less often; a request waiter that subscribes then
+    is still woken by another process's decision (the check speeds up for it)."""
+    from signoff.store import SQLiteStore
+    from signoff.store.wakeup import ANY
+
+    from .test_store_requests import new_request
+
+    assert isinstance(sqlite_store, SQLiteStore)
+    every_change = sqlite_store.subscribe(ANY)
+    other = SQLiteStore(sqlite_store.path)  # its commits reach this store only through the file
+    try:
+        request, _ = other.create_request(new_request(tool_call_id="from-elsewhere"))
+        assert every_change.wait(10)
+        one_request = sqlite_store.subscribe(request.id)
+        try:
+            other.decide(request.id, Approve(), actor="alice")
+            assert one_request.wait(10)
+        finally:
+            sqlite_store.unsubscribe(one_request)
+    finally:
+        sqlite_store.unsubscribe(every_change)
+        other.close()
+
+
+def test_a_paused_change_check_resumes_when_someone_subscribes() -> None:
+    hub = WakeupHub()
+    paused = threading.Thread(target=hub.pause, args=(3600,))
+    paused.start()
+    for attempt in range(200):  # until the thread is surely inside pause(): a subscription ends it
+        hub.subscribe(f"req_{attempt}")
+        paused.join(0.05)
+        if not paused.is_alive():
+            break
+    assert not paused.is_alive()

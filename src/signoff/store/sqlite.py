@@ -54,7 +54,10 @@ TIME_COLUMNS = frozenset(
     }
 )
 CHANGE_CHECK_INTERVAL = 0.003
-"""Seconds between `PRAGMA data_version` checks while somebody waits."""
+"""Seconds between `PRAGMA data_version` checks while somebody waits for a request."""
+ANY_CHECK_INTERVAL = 0.02
+"""The same while only `ANY` is watched (a server's event feed, which this process's own
+commits wake at once): other processes' changes reach it within this."""
 BUSY_TIMEOUT_MS = 10_000
 WATCHED_STATE = "SELECT id, status, updated_at FROM requests WHERE id IN (SELECT value FROM json_each(?))"
 
@@ -411,7 +414,10 @@ class SQLiteStore(Store):
                     state = {row[0]: (row[1], row[2]) for row in rows}
                     self.hub.fire(rid for rid, now in state.items() if seen.get(rid) != now)
                     seen = state
-                time.sleep(CHANGE_CHECK_INTERVAL)
+                if any(rid != ANY for rid in watched):
+                    time.sleep(CHANGE_CHECK_INTERVAL)
+                else:
+                    self.hub.pause(ANY_CHECK_INTERVAL)
         except sqlite3.Error:
             if not stop.is_set():
                 raise

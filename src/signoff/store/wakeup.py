@@ -97,6 +97,11 @@ class WakeupHub:
                 self._changed.wait(timeout)
             return bool(self._waiters)
 
+    def pause(self, timeout: float) -> None:
+        """Sleep `timeout` seconds, or less if somebody subscribes meanwhile."""
+        with self._lock:
+            self._changed.wait(timeout)
+
     def wake_sources(self) -> None:
         with self._lock:
             self._changed.notify_all()
