@@ -76,9 +76,14 @@ def test_a_decision_from_another_process_wakes_the_waiter(backend: Backend, stor
     assert outcome.execute
 
 
+SERVER_THREADS = ("AnyIO worker", "signoff-store", "signoff-writer")
+"""Name prefixes of the live test server's own workers (when remote): Starlette's threadpool,
+the server's store executor and its grouped writer."""
+
+
 def agent_threads() -> list[threading.Thread]:
-    """This process's threads, less the live test server's request workers (when remote)."""
-    return [thread for thread in threading.enumerate() if not thread.name.startswith("AnyIO worker")]
+    """This process's threads, less the live test server's workers (when remote)."""
+    return [thread for thread in threading.enumerate() if not thread.name.startswith(SERVER_THREADS)]
 
 
 def test_many_async_waiters_hold_no_thread_each(backend: Backend, store: Store) -> None:
