@@ -16,43 +16,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-from .._util import from_iso, to_iso
+from .._util import to_iso
 from ..errors import MigrationError, StoreError
 from .base import Store
-from .core import BackgroundThread, Json
+from .core import BackgroundThread
 from .queries import load_queries, migration_files
+from .sqlite_tx import RowPlan, SQLiteTx
 from .wakeup import ANY, WakeupHub
 
-JSON_COLUMNS = frozenset(
-    {
-        "args",
-        "args_schema",
-        "answer_schema",
-        "rule",
-        "decision",
-        "final_args",
-        "payload",
-        "owner",
-        "result",
-        "data",
-    }
-)
-TIME_COLUMNS = frozenset(
-    {
-        "created_at",
-        "updated_at",
-        "deadline",
-        "decided_at",
-        "lease_until",
-        "started_at",
-        "finished_at",
-        "expires_at",
-        "used_at",
-        "revoked_at",
-    }
-)
 CHANGE_CHECK_INTERVAL = 0.003
 """Seconds between `PRAGMA data_version` checks while somebody waits for a request."""
 ANY_CHECK_INTERVAL = 0.02
@@ -60,82 +32,6 @@ ANY_CHECK_INTERVAL = 0.02
 commits wake at once): other processes' changes reach it within this."""
 BUSY_TIMEOUT_MS = 10_000
 WATCHED_STATE = "SELECT id, status, updated_at FROM requests WHERE id IN (SELECT value FROM json_each(?))"
-
-
-_PLAIN = frozenset({str, int, float, bool, type(None)})
-
-
-def _param(value: Any) -> Any:
-    if isinstance(value, Json):
-        if value.text is not None:
-            return value.text
-        return json.dumps(value.value, ensure_ascii=False, separators=(",", ":"), default=str)
-    if isinstance(value, datetime):
-        return to_iso(value)
-    if isinstance(value, list | tuple):
-        return json.dumps(list(value))
-    return value
-
-
-RowPlan = tuple[tuple[str, Callable[[Any], Any] | None], ...]
-"""Each result column's name and how its stored text is read back (None: as it is)."""
-
-
-def _row_plan(cursor: sqlite3.Cursor) -> RowPlan:
-    return tuple(
-        (name, json.loads if name in JSON_COLUMNS else from_iso if name in TIME_COLUMNS else None)
-        for name, *_ in cursor.description
-    )
-
-
-def _row(plan: RowPlan, values: tuple[Any, ...]) -> dict[str, Any]:
-    return {
-        name: value if convert is None or value is None else convert(value)
-        for (name, convert), value in zip(plan, values, strict=True)
-    }
-
-
-class _SQLiteTx:
-    def __init__(
-        self, connection: sqlite3.Connection, queries: dict[str, str], plans: dict[str, RowPlan]
-    ) -> None:
-        self._connection = connection
-        self._queries = queries
-        self._plans = plans
-
-    def _plan(self, query: str, cursor: sqlite3.Cursor) -> RowPlan:
-        plan = self._plans.get(query)
-        if plan is None:
-            plan = self._plans[query] = _row_plan(cursor)
-        return plan
-
-    def _execute(self, query: str, params: dict[str, Any]) -> sqlite3.Cursor:
-        plain = _PLAIN
-        return self._connection.execute(
-            self._queries[query],
-            {key: value if type(value) in plain else _param(value) for key, value in params.items()},
-        )
-
-    def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:
-        cursor = self._execute(query, params)
-        values = cursor.fetchone()
-        result = _row(self._plan(query, cursor), values) if values is not None else None
-        cursor.close()
-        return result
-
-    def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
-        cursor = self._execute(query, params)
-        rows = cursor.fetchall()
-        if not rows:
-            return []
-        plan = self._plan(query, cursor)
-        return [_row(plan, values) for values in rows]
-
-    def run(self, query: str, /, **params: Any) -> int:
-        return self._execute(query, params).rowcount
-
-    def send(self, query: str, /, **params: Any) -> None:
-        self._execute(query, params)
 
 
 def _sha256_hex(text: str) -> str:
@@ -213,7 +109,7 @@ class SQLiteStore(Store):
     # -- transactions -------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self) -> Iterator[_SQLiteTx]:
+    def _write(self) -> Iterator[SQLiteTx]:
         """One write transaction, committed durably before this returns.
 
         Group commit: when other threads are already waiting to write, the transaction is kept
@@ -222,7 +118,7 @@ class SQLiteStore(Store):
         the commit that holds their work.
         """
         if getattr(self._local, "writing", False):  # a write inside this thread's own write
-            yield _SQLiteTx(self._connection, self._queries, self._plans)
+            yield SQLiteTx(self._connection, self._queries, self._plans)
             return
         if getattr(self._local, "group", None) is not None:  # grouped(): its end commits
             self._ensure_open()
@@ -266,12 +162,12 @@ class SQLiteStore(Store):
                 raise StoreError(f"the write could not be committed: {batch.error}")
 
     @contextmanager
-    def _savepoint(self) -> Iterator[_SQLiteTx]:
+    def _savepoint(self) -> Iterator[SQLiteTx]:
         """One writer's work inside the open transaction: undone alone if it fails."""
         self._connection.execute("SAVEPOINT signoff_write")
         self._local.writing = True
         try:
-            yield _SQLiteTx(self._connection, self._queries, self._plans)
+            yield SQLiteTx(self._connection, self._queries, self._plans)
         except BaseException:
             self._connection.execute("ROLLBACK TO signoff_write")
             raise
@@ -333,15 +229,15 @@ class SQLiteStore(Store):
             batch.done.set()
 
     @contextmanager
-    def _read(self) -> Iterator[_SQLiteTx]:
+    def _read(self) -> Iterator[SQLiteTx]:
         """Reads go through a connection of the calling thread's own, so that they never wait
         for a writer's commit (WAL lets readers and the writer proceed together); inside this
         thread's write transaction they go through it, to see its changes."""
         if getattr(self._local, "writing", False) or getattr(self._local, "group", None) is not None:
-            yield _SQLiteTx(self._connection, self._queries, self._plans)
+            yield SQLiteTx(self._connection, self._queries, self._plans)
             return
         self._ensure_open()
-        yield _SQLiteTx(self._reader(), self._queries, self._plans)
+        yield SQLiteTx(self._reader(), self._queries, self._plans)
 
     def _reader(self) -> sqlite3.Connection:
         reader: sqlite3.Connection | None = getattr(self._local, "reader", None)
