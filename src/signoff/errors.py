@@ -3,6 +3,7 @@
 SignoffError
 ├── ConfigError                  rules, templates or CEL conditions that cannot be used
 ├── StoreError                   the database could not do what was asked
+│   ├── StoreUnavailable         it cannot be used right now: full, read-only, unreachable (503)
 │   └── MigrationError
 ├── RequestError                 something was asked of a request that cannot be done
 │   ├── RequestNotFound          (404)
@@ -26,6 +27,7 @@ SignoffError
 │   ├── NotAuthenticated         no valid token, session or link (401)
 │   └── PermissionDenied         authenticated, but this user may not do this (403)
 ├── InvalidInput                 a request body or parameter that cannot be used (422)
+│   └── PayloadTooLarge          a body or value over the size limit (413)
 ├── NotFound                     no such user, token or rule entry (404)
 └── RemoteError                  the signoff server could not be reached or answered oddly
 
@@ -56,6 +58,13 @@ class ConfigError(SignoffError):
 
 class StoreError(SignoffError):
     """The store could not complete the operation."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be used right now (full, read-only, locked or unreachable); nothing
+    was changed. Try again shortly."""
+
+    status_code = 503
 
 
 class MigrationError(StoreError):
@@ -178,6 +187,12 @@ class InvalidInput(SignoffError):
     """The input is invalid."""
 
     status_code = 422
+
+
+class PayloadTooLarge(InvalidInput):
+    """The request body or a value in it is over the size limit."""
+
+    status_code = 413
 
 
 class RemoteError(SignoffError):
