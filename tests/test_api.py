@@ -489,6 +489,43 @@ def test_audit_for_admins_with_filters_and_jsonl_export(
     assert people["admin"].get("/v1/audit/verify").json()["ok"] is True
 
 
+def test_audit_anchor_and_verify_against_it(people: dict[str, httpx.Client], store: Store) -> None:
+    admin = people["admin"]
+    request_id = ask(people["agent"]).json()["id"]
+    assert people["alice"].get("/v1/audit/anchor").status_code == 403
+    anchor = admin.get("/v1/audit/anchor").json()
+    assert anchor == store.audit_anchor().to_dict()
+    assert anchor["anchor"] == f"{anchor['seq']}:{list(store.audit_entries())[-1].hash}"
+    people["alice"].post(f"/v1/requests/{request_id}/decision", json={"type": "approve"})
+    report = admin.get("/v1/audit/verify", params={"anchor": anchor["anchor"]}).json()
+    assert report["ok"] is True, report
+    assert (report["anchor"], report["requests"]) == (anchor["anchor"], 1)
+    wrong = admin.get("/v1/audit/verify", params={"anchor": f"{anchor['seq']}:" + "f" * 64}).json()
+    assert wrong["ok"] is False
+    assert [problem["seq"] for problem in wrong["problems"]] == [anchor["seq"]]
+    malformed = admin.get("/v1/audit/verify", params={"anchor": "one:two"})
+    assert malformed.status_code == 422
+    assert "not an audit anchor" in error_of(malformed)[1]
+
+
+def test_audit_verify_reports_a_dropped_table_and_anchor_refuses(
+    people: dict[str, httpx.Client], store: Store
+) -> None:
+    from tests.test_audit import run_sql
+
+    ask(people["agent"])
+    run_sql(store, "DROP TABLE audit_log")
+    report = people["admin"].get("/v1/audit/verify")
+    assert report.status_code == 200
+    assert report.json()["ok"] is False
+    assert {"seq": 0, "problem": "the table audit_log is missing: it was dropped, or never created"} in (
+        report.json()["problems"]
+    )
+    refused = people["admin"].get("/v1/audit/anchor")
+    assert refused.status_code == 409
+    assert "the table audit_log is missing" in error_of(refused)[1]
+
+
 def test_healthz_metrics_and_openapi(live_server: LiveServer, people: dict[str, httpx.Client]) -> None:
     request_id = ask(people["agent"]).json()["id"]
     people["alice"].post(f"/v1/requests/{request_id}/decision", json={"type": "reject", "message": "no"})

@@ -375,7 +375,7 @@ def test_audit_verify_ok_then_broken(cli: Cli, sqlite_store: SQLiteStore, sqlite
     assert cli("approve", request.id).exit_code == 0
     ok = cli("audit", "verify")
     assert ok.exit_code == 0
-    assert ok.stdout.strip() == "ok, 2 entries"
+    assert ok.stdout.strip() == "ok, 2 entries, 1 request"
     with sqlite3.connect(sqlite_path) as connection:
         connection.execute("DROP TRIGGER audit_log_no_update")
         connection.execute("""UPDATE audit_log SET data = '{"tool": "innocent"}' WHERE seq = 1""")
@@ -385,6 +385,40 @@ def test_audit_verify_ok_then_broken(cli: Cli, sqlite_store: SQLiteStore, sqlite
     report = cli("audit", "verify", "--json")
     assert report.exit_code == 1
     assert json.loads(report.stdout)["ok"] is False
+
+
+def test_audit_anchor_then_verify_against_it(cli: Cli, sqlite_store: SQLiteStore, sqlite_path: Path) -> None:
+    request = submit(sqlite_store, "count_things", {"n": 1})
+    assert cli("approve", request.id).exit_code == 0
+    anchored = cli("audit", "anchor")
+    assert anchored.exit_code == 0, anchored.output
+    anchor = anchored.stdout.strip()
+    assert anchor == f"2:{list(sqlite_store.audit_entries())[-1].hash}"
+    assert json.loads(cli("audit", "anchor", "--json").stdout)["anchor"] == anchor
+    submit(sqlite_store, "count_things", {"n": 2}, call_id="c2")
+    extended = cli("audit", "verify", "--anchor", anchor)
+    assert extended.exit_code == 0, extended.output
+    assert extended.stdout.strip() == "ok, 3 entries, 2 requests; it extends the anchor at entry 2"
+    rewritten = cli("audit", "verify", "--anchor", "2:" + "0" * 64)
+    assert rewritten.exit_code == 1
+    assert "entry 2: does not match the anchor 2:000" in rewritten.stdout
+    assert_clean_error(cli("audit", "verify", "--anchor", "2:nothex"), 2, "--anchor: not an audit anchor")
+
+
+def test_audit_commands_on_a_dropped_log_say_so_without_a_traceback(
+    cli: Cli, sqlite_store: SQLiteStore, sqlite_path: Path
+) -> None:
+    submit(sqlite_store, "count_things", {"n": 1})
+    with sqlite3.connect(sqlite_path) as connection:
+        connection.execute("DROP TABLE audit_log")
+    verified = cli("audit", "verify")
+    assert verified.exit_code == 1, verified.output
+    assert "log: the table audit_log is missing: it was dropped, or never created" in verified.stdout
+    assert "log: the trigger audit_log_no_update is missing" in verified.stdout
+    assert "Traceback" not in verified.output
+    assert_clean_error(
+        cli("audit", "anchor"), 1, "cannot anchor the audit log: the table audit_log is missing"
+    )
 
 
 def test_audit_export_jsonl(cli: Cli, sqlite_store: SQLiteStore, tmp_path: Path) -> None:
@@ -486,7 +520,7 @@ def test_decide_and_verify_on_both_backends(store: Store) -> None:
     assert store.get_request(request.id).status == "rejected"
     verified = runner.invoke(app, ["audit", "verify"])
     assert verified.exit_code == 0
-    assert verified.stdout.strip() == "ok, 2 entries"
+    assert verified.stdout.strip() == "ok, 2 entries, 1 request"
 
 
 def test_bad_database_url_is_a_clear_error() -> None:

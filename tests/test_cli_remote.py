@@ -141,6 +141,11 @@ def test_rules_are_changed_on_the_server_by_an_admin(live_server: LiveServer, st
     assert exported.exit_code == 0, exported.output
     assert RuleSet.from_yaml(exported.stdout).tools["wire_money"].approvers == ["alice"]
     assert admin("audit", "verify").stdout.startswith("ok, ")
+    anchor = admin("audit", "anchor").stdout.strip()
+    assert anchor == str(store.audit_anchor())
+    against = admin("audit", "verify", "--anchor", anchor)
+    assert against.exit_code == 0, against.output
+    assert against.stdout.strip().endswith(f"it extends the anchor at entry {anchor.split(':')[0]}")
     member = cli_for(live_server, live_server.user("alice"))
     assert_clean_error(member("tool", "delete", "wire_money"), 1, "alice is not an admin")
     assert store.get_layer("tool", "wire_money") is not None

@@ -1,6 +1,6 @@
 """signoff: the human approval layer for AI agents' tool calls."""
 
-from .audit import AuditEntry, AuditReport
+from .audit import AuditAnchor, AuditEntry, AuditReport
 from .backend import Backend
 from .calls import Scope, ToolCall
 from .client import AsyncClient, Client
@@ -9,6 +9,7 @@ from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond,
 from .errors import (
     AlreadyDecided,
     ApprovalRequiredUnattended,
+    AuditBroken,
     AutoResumeExceeded,
     ConfigError,
     DecisionNotAllowed,
@@ -55,6 +56,8 @@ __all__ = [
     "AskOnce",
     "AskOncePerTool",
     "AsyncClient",
+    "AuditAnchor",
+    "AuditBroken",
     "AuditEntry",
     "AuditReport",
     "AutoResumeExceeded",

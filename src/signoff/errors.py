@@ -4,7 +4,8 @@ SignoffError
 ├── ConfigError                  rules, templates or CEL conditions that cannot be used
 ├── StoreError                   the database could not do what was asked
 │   ├── StoreUnavailable         it cannot be used right now: full, read-only, unreachable (503)
-│   └── MigrationError
+│   ├── MigrationError
+│   └── AuditBroken              the audit log does not end at its head: it cannot be anchored (409)
 ├── RequestError                 something was asked of a request that cannot be done
 │   ├── RequestNotFound          (404)
 │   ├── NotAnApprover            (403)
@@ -69,6 +70,12 @@ class StoreUnavailable(StoreError):
 
 class MigrationError(StoreError):
     """The database schema could not be migrated."""
+
+
+class AuditBroken(StoreError):
+    """The audit log does not match its recorded head; `signoff audit verify` says how."""
+
+    status_code = 409
 
 
 class RequestError(SignoffError):

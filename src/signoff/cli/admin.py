@@ -9,10 +9,11 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from ..audit import AuditAnchor
 from ..rules import RuleSet
 from . import render
 from .options import AsUser, JsonFlag
-from .state import CliError, acting_user, store_of
+from .state import CliError, CliInputError, acting_user, store_of
 
 config_app = typer.Typer(help="Import or export all rule layers as YAML.", no_args_is_help=True)
 audit_app = typer.Typer(help="The hash-chained audit log.", no_args_is_help=True)
@@ -64,22 +65,59 @@ def config_export(
 
 
 @audit_app.command("verify")
-def audit_verify(ctx: typer.Context, as_json: JsonFlag = False) -> None:
-    """Check the hash chain; exit code 1 if an entry was edited, deleted or cut off."""
-    report = store_of(ctx).verify_audit()
+def audit_verify(
+    ctx: typer.Context,
+    anchor: Annotated[
+        str | None,
+        typer.Option(
+            "--anchor",
+            metavar="SEQ:HASH",
+            help="Also check that the log still extends this anchor (as `signoff audit anchor` printed it).",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Check the hash chain, the triggers guarding it, and every request against its entries;
+    exit code 1 if anything was edited, deleted, cut off or rewound."""
+    report = store_of(ctx).verify_audit(anchor=_anchor(anchor))
     if as_json:
         render.print_json(report.to_dict())
     elif report.ok:
-        render.console().print(f"ok, {report.entries} entries")
+        against = f"; it extends the anchor at entry {report.anchor.seq}" if report.anchor else ""
+        checked = f"{report.requests} request{'' if report.requests == 1 else 's'}"
+        render.console().print(f"ok, {report.entries} entries, {checked}{against}")
     else:
         out = render.console()
-        out.print(
-            f"[bold red]BROKEN[/bold red]: {len(report.problems)} problem(s) in {report.entries} entries"
-        )
+        count = len(report.problems) + report.left_out
+        out.print(f"[bold red]BROKEN[/bold red]: {count} problem(s) in {report.entries} entries")
         for problem in report.problems:
-            out.print(f"  entry {problem.seq}: {problem.problem}")
+            where = f"entry {problem.seq}" if problem.seq else "log"
+            out.print(f"  {where}: {problem.problem}", markup=False, highlight=False)
+        if report.left_out:
+            out.print(f"  … and {report.left_out} more (see --json)")
     if not report.ok:
         raise typer.Exit(1)
+
+
+@audit_app.command("anchor")
+def audit_anchor(ctx: typer.Context, as_json: JsonFlag = False) -> None:
+    """Print the log's head as SEQ:HASH. Keep it somewhere the database's writers cannot reach
+    (a ticket, a mail, another system); `signoff audit verify --anchor SEQ:HASH` then proves that
+    nothing up to it was rewritten or cut off since."""
+    anchor = store_of(ctx).audit_anchor()
+    if as_json:
+        render.print_json(anchor.to_dict())
+    else:
+        typer.echo(str(anchor))
+
+
+def _anchor(text: str | None) -> AuditAnchor | None:
+    if text is None:
+        return None
+    try:
+        return AuditAnchor.parse(text)
+    except ValueError as exc:
+        raise CliInputError(f"--anchor: {exc}") from None
 
 
 @audit_app.command("export")

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from ..audit import AuditEntry, AuditReport
+from ..audit import AuditAnchor, AuditEntry, AuditReport
 from ..decisions import Decision, DecisionRecord
 from ..execution import Claim, current_owner
 from ..identity import User
@@ -231,8 +231,13 @@ class AsyncClient:
             for entry in page:
                 yield entry
 
-    async def verify_audit(self) -> AuditReport:
-        return await self._send(calls.verify_audit())
+    async def verify_audit(self, *, anchor: AuditAnchor | None = None) -> AuditReport:
+        """The server's check of its audit log (admins); with `anchor`, also that the log still extends it."""
+        return await self._send(calls.verify_audit(anchor))
+
+    async def audit_anchor(self) -> AuditAnchor:
+        """The server's audit head as an anchor to keep elsewhere (admins)."""
+        return await self._send(calls.audit_anchor())
 
     async def me(self) -> User:
         return await self._send(calls.me())

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .._util import utcnow
-from ..audit import AuditEntry, AuditProblem, AuditReport
+from ..audit import AuditAnchor, AuditEntry, AuditReport
 from ..decisions import Decision, DecisionRecord, decision_to_dict
 from ..errors import RequestConflict
 from ..execution import Claim
@@ -323,13 +323,21 @@ def audit_entries(
     )
 
 
-def verify_audit() -> Call[AuditReport]:
-    def read(answer: Answer) -> AuditReport:
-        data = answer.data
-        problems = [AuditProblem(int(item["seq"]), item["problem"]) for item in data["problems"]]
-        return AuditReport(entries=int(data["entries"]), head_seq=int(data["head_seq"]), problems=problems)
+def verify_audit(anchor: AuditAnchor | None = None) -> Call[AuditReport]:
+    return Call(
+        "GET",
+        _path("audit", "verify"),
+        lambda answer: AuditReport.from_dict(answer.data),
+        params=_query(anchor=str(anchor) if anchor is not None else None),
+    )
 
-    return Call("GET", _path("audit", "verify"), read)
+
+def audit_anchor() -> Call[AuditAnchor]:
+    return Call(
+        "GET",
+        _path("audit", "anchor"),
+        lambda answer: AuditAnchor(int(answer.data["seq"]), str(answer.data["hash"])),
+    )
 
 
 def me() -> Call[User]:

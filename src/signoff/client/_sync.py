@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from ..audit import AuditEntry, AuditReport
+from ..audit import AuditAnchor, AuditEntry, AuditReport
 from ..backend import Backend
 from ..decisions import Decision, DecisionRecord
 from ..execution import Claim, current_owner
@@ -277,8 +277,13 @@ class Client(Backend):
             )
             yield from page
 
-    def verify_audit(self) -> AuditReport:
-        return self._send(calls.verify_audit())
+    def verify_audit(self, *, anchor: AuditAnchor | None = None) -> AuditReport:
+        """The server's check of its audit log (admins); with `anchor`, also that the log still extends it."""
+        return self._send(calls.verify_audit(anchor))
+
+    def audit_anchor(self) -> AuditAnchor:
+        """The server's audit head as an anchor to keep elsewhere (admins)."""
+        return self._send(calls.audit_anchor())
 
     def me(self) -> User:
         """Who the token belongs to."""

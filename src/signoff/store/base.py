@@ -8,6 +8,7 @@ state change and its audit entry commit together; waiters are woken after the co
 
 from __future__ import annotations
 
+from .audit_ops import AuditOps
 from .execution_ops import ExecutionOps
 from .identity_ops import IdentityOps
 from .report_ops import ReportOps
@@ -15,5 +16,5 @@ from .request_ops import RequestOps
 from .settings_ops import SettingsOps
 
 
-class Store(RequestOps, ExecutionOps, SettingsOps, IdentityOps, ReportOps):
+class Store(RequestOps, ExecutionOps, SettingsOps, AuditOps, IdentityOps, ReportOps):
     """Base class of the store backends. Use `open_store(url)` to get one."""

@@ -1,13 +1,10 @@
-"""Settings in the store: rule layers, group membership, AskOnce memory, and the audit log."""
+"""Settings in the store: rule layers, group membership and AskOnce memory."""
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterator
 from typing import Any
 
 from .._util import utcnow
-from ..audit import AuditEntry, AuditReport, verify_chain
 from ..errors import ConfigError
 from ..rules.model import LAYER_KINDS, LayerKind, RuleSet, validate_entry
 from .core import Json, StoreCore
@@ -117,43 +114,6 @@ class SettingsOps(StoreCore):
     def recall(self, scope_key: str, fingerprint: str) -> bool:
         with self._read() as tx:
             return tx.one("recall", scope_key=scope_key, fingerprint=fingerprint) is not None
-
-    # -- audit --------------------------------------------------------------------------------
-
-    def audit_entries(
-        self,
-        *,
-        request_id: str | None = None,
-        action: str | None = None,
-        actor: str | None = None,
-        after: int = 0,
-        batch: int = 1000,
-    ) -> Iterator[AuditEntry]:
-        """The log in order, read in batches."""
-        while True:
-            with self._read() as tx:
-                rows = tx.all(
-                    "audit_rows", after=after, request_id=request_id, action=action, actor=actor, limit=batch
-                )
-            for row in rows:
-                yield AuditEntry(**row)
-            if len(rows) < batch:
-                return
-            after = int(rows[-1]["seq"])
-
-    def audit_head_seq(self) -> int:
-        """The sequence number of the newest audit entry (0 when the log is empty)."""
-        with self._read() as tx:
-            head = tx.one("audit_head")
-        return int(head["seq"]) if head else 0
-
-    def verify_audit(self) -> AuditReport:
-        with self._read() as tx:
-            head = tx.one("audit_head")
-        assert head is not None
-        head_seq = int(head["seq"])
-        entries = itertools.takewhile(lambda entry: entry.seq <= head_seq, self.audit_entries())
-        return verify_chain(entries, head_seq=head_seq, head_hash=head["hash"])
 
 
 def _check_kind(kind: str) -> None:

@@ -11,6 +11,8 @@ from fastapi import APIRouter, Query
 from fastapi import Request as HttpRequest
 from fastapi.responses import StreamingResponse
 
+from ...audit import AuditAnchor
+from ...errors import InvalidInput
 from ..access import CurrentUser, require_admin
 from ..context import server_of
 
@@ -54,7 +56,38 @@ def export(http: HttpRequest, user: CurrentUser) -> StreamingResponse:
     )
 
 
-@router.get("/verify", summary="Check the hash chain (admins)")
-def verify(http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
+@router.get("/verify", summary="Check the log, its guards and every request against it (admins)")
+def verify(
+    http: HttpRequest,
+    user: CurrentUser,
+    anchor: Annotated[
+        str | None,
+        Query(
+            description="SEQ:HASH from `/v1/audit/anchor` (or `signoff audit anchor`), kept elsewhere: "
+            "also check that the log still extends it."
+        ),
+    ] = None,
+) -> dict[str, Any]:
+    """`ok` is false, with the problems listed, when an entry was edited, deleted or cut off, the
+    head was moved back, a guarding table or trigger is missing, the log no longer extends the
+    anchor, or a request's status or final args differ from what its entries recorded."""
     require_admin(user)
-    return server_of(http).store.verify_audit().to_dict()
+    checked = None
+    if anchor is not None:
+        try:
+            checked = AuditAnchor.parse(anchor)
+        except ValueError as exc:
+            raise InvalidInput(str(exc)) from None
+    return server_of(http).store.verify_audit(anchor=checked).to_dict()
+
+
+@router.get(
+    "/anchor",
+    summary="The log's head as an anchor to keep elsewhere (admins)",
+    responses={409: {"description": "The log does not end at its recorded head; verify says how."}},
+)
+def anchor(http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
+    """`{"seq", "hash", "anchor": "SEQ:HASH"}`. Keep `anchor` where the database's writers cannot
+    reach it; `/v1/audit/verify?anchor=SEQ:HASH` later proves nothing up to it was rewritten."""
+    require_admin(user)
+    return server_of(http).store.audit_anchor().to_dict()

@@ -119,6 +119,16 @@ WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_t
 UPDATE executions SET status = 'not_started', updated_at = :now
 WHERE request_id = :request_id AND status IN ('in_doubt', 'failed');
 
+-- name: running_past_lease
+-- running executions whose lease ran out: the sweeper asks whether their process still lives
+-- (rows another replica is sweeping or a claim holds are skipped)
+SELECT * FROM executions WHERE status = 'running' AND lease_until <= :now ORDER BY request_id LIMIT :limit
+FOR UPDATE SKIP LOCKED;
+
+-- name: list_executions
+SELECT * FROM executions WHERE status = :status AND (CAST(:cursor AS text) IS NULL OR request_id < :cursor)
+ORDER BY request_id DESC LIMIT :limit;
+
 -- name: remember
 INSERT INTO policy_memory (scope_key, fingerprint, created_at) VALUES (:scope_key, :fingerprint, :now)
 ON CONFLICT DO NOTHING;
@@ -177,6 +187,42 @@ SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM a
 WHERE seq > :after AND (CAST(:request_id AS text) IS NULL OR request_id = :request_id)
   AND (CAST(:action AS text) IS NULL OR action = :action) AND (CAST(:actor AS text) IS NULL OR actor = :actor)
 ORDER BY seq LIMIT :limit;
+
+-- name: audit_tail
+-- the head and the newest entry in one snapshot: entries beyond the head mean it was moved back
+SELECT h.seq, h.hash, (SELECT max(a.seq) FROM audit_log a) AS last_seq,
+       (SELECT a.hash FROM audit_log a WHERE a.seq = h.seq) AS entry_hash
+FROM audit_head h WHERE h.id = 1;
+
+-- name: audit_guards
+-- the tables and triggers that keep the log append-only, and whether each is in place
+SELECT e.kind, e.name,
+       CASE WHEN e.kind = 'table' THEN CASE WHEN to_regclass(e.name) IS NULL THEN 'missing' ELSE 'ok' END
+            ELSE COALESCE((SELECT CASE WHEN t.tgenabled = 'D' THEN 'disabled' ELSE 'ok' END FROM pg_trigger t
+                           WHERE t.tgrelid = to_regclass(e.on_table) AND t.tgname = e.name), 'missing')
+       END AS state
+FROM (VALUES ('table', 'audit_log', 'audit_log'), ('table', 'audit_head', 'audit_head'),
+             ('table', 'requests', 'requests'),
+             ('trigger', 'audit_log_moves_head', 'audit_log'), ('trigger', 'audit_log_no_change', 'audit_log'),
+             ('trigger', 'audit_log_no_truncate', 'audit_log'), ('trigger', 'audit_head_guard', 'audit_head'),
+             ('trigger', 'audit_head_no_truncate', 'audit_head')) AS e (kind, name, on_table);
+
+-- name: request_trails
+-- a batch of requests with the entries that recorded their args or ended them, in one statement
+-- (one snapshot: a request and its entries commit together)
+SELECT r.id, r.status, r.args, r.rule, r.decision, r.final_args,
+       a.seq, a.action, a.actor AS audit_actor, a.data
+FROM (SELECT * FROM requests WHERE id > :after ORDER BY id LIMIT :limit) r
+LEFT JOIN audit_log a ON a.request_id = r.id
+ AND a.action IN ('request.created', 'request.updated', 'request.ready',
+                  'request.decided', 'request.expired', 'request.cancelled')
+ORDER BY r.id, a.seq;
+
+-- name: audit_orphans
+-- requests the log saw created that the requests table no longer has
+SELECT a.request_id, min(a.seq) AS seq FROM audit_log a
+WHERE a.action = 'request.created' AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = a.request_id)
+GROUP BY a.request_id ORDER BY min(a.seq) LIMIT :limit;
 
 -- PostgreSQL fuses the two hot writes into one statement each, run in autocommit: one round trip
 -- instead of BEGIN, several statements and COMMIT. SQLite runs the same steps in a transaction.

@@ -60,6 +60,7 @@ CREATE TABLE executions (
     error TEXT,
     updated_at TIMESTAMPTZ NOT NULL
 );
+CREATE INDEX executions_by_status ON executions (status, request_id);
 
 CREATE TABLE policy_memory (
     scope_key TEXT NOT NULL,
@@ -126,6 +127,29 @@ $$;
 
 CREATE TRIGGER audit_log_moves_head AFTER INSERT ON audit_log
 FOR EACH ROW EXECUTE FUNCTION audit_log_move_head();
+
+-- The head moves only as the log's own trigger moves it: one step forward, onto the entry
+-- just appended. Neither table may be truncated (TRUNCATE skips row triggers).
+CREATE FUNCTION audit_head_moves_forward() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'UPDATE' THEN
+        IF NEW.id = OLD.id AND NEW.seq = OLD.seq + 1 AND EXISTS
+            (SELECT 1 FROM audit_log WHERE seq = NEW.seq AND hash = NEW.hash AND prev_hash = OLD.hash) THEN
+            RETURN NEW;
+        END IF;
+    END IF;
+    RAISE EXCEPTION 'audit_head moves only as audit_log grows';
+END;
+$$;
+
+CREATE TRIGGER audit_head_guard BEFORE INSERT OR UPDATE OR DELETE ON audit_head
+FOR EACH ROW EXECUTE FUNCTION audit_head_moves_forward();
+
+CREATE TRIGGER audit_head_no_truncate BEFORE TRUNCATE ON audit_head
+FOR EACH STATEMENT EXECUTE FUNCTION audit_head_moves_forward();
+
+CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
+FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
 
 -- Waiters in other processes LISTEN on this channel; the payload is only the request id.
 CREATE FUNCTION requests_notify() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -118,6 +118,14 @@ WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_t
 UPDATE executions SET status = 'not_started', updated_at = :now
 WHERE request_id = :request_id AND status IN ('in_doubt', 'failed');
 
+-- name: running_past_lease
+-- running executions whose lease ran out: the sweeper asks whether their process still lives
+SELECT * FROM executions WHERE status = 'running' AND lease_until <= :now ORDER BY request_id LIMIT :limit;
+
+-- name: list_executions
+SELECT * FROM executions WHERE status = :status AND (:cursor IS NULL OR request_id < :cursor)
+ORDER BY request_id DESC LIMIT :limit;
+
 -- name: remember
 INSERT INTO policy_memory (scope_key, fingerprint, created_at) VALUES (:scope_key, :fingerprint, :now)
 ON CONFLICT DO NOTHING;
@@ -176,6 +184,42 @@ SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM a
 WHERE seq > :after AND (:request_id IS NULL OR request_id = :request_id)
   AND (:action IS NULL OR action = :action) AND (:actor IS NULL OR actor = :actor)
 ORDER BY seq LIMIT :limit;
+
+-- name: audit_tail
+-- the head and the newest entry in one snapshot: entries beyond the head mean it was moved back
+SELECT h.seq, h.hash, (SELECT max(a.seq) FROM audit_log a) AS last_seq,
+       (SELECT a.hash FROM audit_log a WHERE a.seq = h.seq) AS entry_hash
+FROM audit_head h WHERE h.id = 1;
+
+-- name: audit_guards
+-- the tables and triggers that keep the log append-only, and whether each is in place
+SELECT expected.column1 AS kind, expected.column2 AS name,
+       CASE WHEN m.name IS NULL THEN 'missing' ELSE 'ok' END AS state
+FROM (VALUES ('table', 'audit_log', 'audit_log'), ('table', 'audit_head', 'audit_head'),
+             ('table', 'requests', 'requests'),
+             ('trigger', 'audit_log_moves_head', 'audit_log'), ('trigger', 'audit_log_no_update', 'audit_log'),
+             ('trigger', 'audit_log_no_delete', 'audit_log'), ('trigger', 'audit_head_no_insert', 'audit_head'),
+             ('trigger', 'audit_head_no_delete', 'audit_head'),
+             ('trigger', 'audit_head_moves_forward', 'audit_head')) AS expected
+LEFT JOIN sqlite_master m ON m.type = expected.column1 AND m.name = expected.column2
+                         AND m.tbl_name = expected.column3;
+
+-- name: request_trails
+-- a batch of requests with the entries that recorded their args or ended them, in one statement
+-- (one snapshot: a request and its entries commit together)
+SELECT r.id, r.status, r.args, r.rule, r.decision, r.final_args,
+       a.seq, a.action, a.actor AS audit_actor, a.data
+FROM (SELECT * FROM requests WHERE id > :after ORDER BY id LIMIT :limit) r
+LEFT JOIN audit_log a ON a.request_id = r.id
+ AND a.action IN ('request.created', 'request.updated', 'request.ready',
+                  'request.decided', 'request.expired', 'request.cancelled')
+ORDER BY r.id, a.seq;
+
+-- name: audit_orphans
+-- requests the log saw created that the requests table no longer has
+SELECT a.request_id, min(a.seq) AS seq FROM audit_log a
+WHERE a.action = 'request.created' AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = a.request_id)
+GROUP BY a.request_id ORDER BY min(a.seq) LIMIT :limit;
 
 -- name: insert_user
 INSERT INTO users (name, role, display_name, email, created_at) VALUES (:name, :role, :display_name, :email, :now)

@@ -59,6 +59,7 @@ CREATE TABLE executions (
     error TEXT,
     updated_at TEXT NOT NULL
 );
+CREATE INDEX executions_by_status ON executions (status, request_id);
 
 CREATE TABLE policy_memory (
     scope_key TEXT NOT NULL,
@@ -120,6 +121,25 @@ END;
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 BEGIN
     SELECT RAISE(ABORT, 'audit_log is append-only');
+END;
+
+-- The head moves only as the log's own trigger moves it: one step forward, onto the entry
+-- just appended.
+CREATE TRIGGER audit_head_no_insert BEFORE INSERT ON audit_head
+BEGIN
+    SELECT RAISE(ABORT, 'audit_head moves only as audit_log grows');
+END;
+
+CREATE TRIGGER audit_head_no_delete BEFORE DELETE ON audit_head
+BEGIN
+    SELECT RAISE(ABORT, 'audit_head moves only as audit_log grows');
+END;
+
+CREATE TRIGGER audit_head_moves_forward BEFORE UPDATE ON audit_head
+WHEN NEW.id != OLD.id OR NEW.seq != OLD.seq + 1 OR NOT EXISTS
+    (SELECT 1 FROM audit_log WHERE seq = NEW.seq AND hash = NEW.hash AND prev_hash = OLD.hash)
+BEGIN
+    SELECT RAISE(ABORT, 'audit_head moves only as audit_log grows');
 END;
 CREATE INDEX requests_by_creator ON requests (created_by);
 

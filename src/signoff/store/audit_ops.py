@@ -1,0 +1,164 @@
+"""The audit log in the store: reading it, anchoring it, and verifying it (DESIGN §8).
+
+`verify_audit` checks, in order: that the tables and triggers guarding the log are in place;
+the hash chain up to the head; that nothing lies beyond the head (it was moved back); the
+anchor, when one is given; and every request's row against the entries that recorded its args
+and its end. Whatever it finds is a problem in the report, never an exception: a dropped table
+or an unreadable row too.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+from ..audit import AuditAnchor, AuditEntry, AuditReport, check_request, verify_chain
+from ..errors import AuditBroken
+from .core import StoreCore
+
+CHECK_BATCH = 1000
+"""Requests cross-checked per read."""
+
+
+class AuditOps(StoreCore):
+    def audit_entries(
+        self,
+        *,
+        request_id: str | None = None,
+        action: str | None = None,
+        actor: str | None = None,
+        after: int = 0,
+        batch: int = 1000,
+    ) -> Iterator[AuditEntry]:
+        """The log in order, read in batches."""
+        while True:
+            with self._read() as tx:
+                rows = tx.all(
+                    "audit_rows", after=after, request_id=request_id, action=action, actor=actor, limit=batch
+                )
+            for row in rows:
+                yield AuditEntry(**row)
+            if len(rows) < batch:
+                return
+            after = int(rows[-1]["seq"])
+
+    def audit_head_seq(self) -> int:
+        """The sequence number of the newest audit entry (0 when the log is empty)."""
+        with self._read() as tx:
+            head = tx.one("audit_head")
+        return int(head["seq"]) if head else 0
+
+    def audit_anchor(self) -> AuditAnchor:
+        """The head of the log, to keep somewhere else: `verify_audit(anchor=...)` later checks
+        that the log still extends it. AuditBroken if the head does not match the log."""
+        problem = self._guard_problem()
+        if problem is None:
+            with self._read() as tx:
+                tail = tx.one("audit_tail")
+            if tail is None:
+                problem = "the audit_head row is gone"
+            elif (tail["last_seq"] or 0) != tail["seq"] or (
+                tail["seq"] and tail["entry_hash"] != tail["hash"]
+            ):
+                problem = "the log does not end at its recorded head"
+            else:
+                return AuditAnchor(int(tail["seq"]), str(tail["hash"]))
+        raise AuditBroken(f"cannot anchor the audit log: {problem}; `signoff audit verify` says more")
+
+    def verify_audit(self, *, anchor: AuditAnchor | None = None, requests: bool = True) -> AuditReport:
+        """Check the log (and, with `anchor`, that it still extends it); with `requests`, every
+        request's status, args and final args against the log."""
+        report = AuditReport(anchor=anchor)
+        state = self._guards(report)
+        if state.get("audit_log") != "ok":
+            return report
+        head_seq: int | None = None
+        head_hash: str | None = None
+        if state.get("audit_head") == "ok":
+            with self._read() as tx:
+                head = tx.one("audit_head")
+            if head is None:
+                report.add(0, "the audit_head row is gone: the log's end cannot be checked")
+            else:
+                head_seq, head_hash = int(head["seq"]), str(head["hash"])
+        entries = self.audit_entries()
+        if head_seq is not None:
+            limit = head_seq
+            entries = itertools.takewhile(lambda entry: entry.seq <= limit, entries)
+        try:
+            verify_chain(entries, head_seq=head_seq, head_hash=head_hash, anchor=anchor, report=report)
+        except ValueError as exc:
+            report.add(report.entries + 1, f"the log cannot be read from here on: {exc}")
+        if head_seq is not None:
+            self._check_tail(report)
+        if requests and state.get("requests") == "ok":
+            self._check_requests(report)
+        return report
+
+    def _guards(self, report: AuditReport) -> dict[str, str]:
+        """The guarding tables and triggers by name, each 'ok', 'missing' or 'disabled'."""
+        with self._read() as tx:
+            rows = tx.all("audit_guards")
+        state = {}
+        for row in rows:
+            state[row["name"]] = row["state"]
+            if row["state"] == "ok":
+                continue
+            if row["kind"] == "table":
+                report.add(0, f"the table {row['name']} is {row['state']}: it was dropped, or never created")
+            else:
+                report.add(
+                    0,
+                    f"the trigger {row['name']} is {row['state']}: the log is no longer protected "
+                    "against rewriting",
+                )
+        return state
+
+    def _guard_problem(self) -> str | None:
+        report = AuditReport()
+        self._guards(report)
+        return report.problems[0].problem if report.problems else None
+
+    def _check_tail(self, report: AuditReport) -> None:
+        with self._read() as tx:
+            tail = tx.one("audit_tail")
+        if tail is None:
+            report.add(0, "the audit_head row is gone")
+            return
+        head, last = int(tail["seq"]), int(tail["last_seq"] or 0)
+        if last > head:
+            report.add(
+                head + 1,
+                f"entries {head + 1}..{last} lie beyond the recorded head {head}: the head was moved back",
+            )
+
+    def _check_requests(self, report: AuditReport) -> None:
+        after = ""
+        try:
+            while True:
+                with self._read() as tx:
+                    rows = tx.all("request_trails", after=after, limit=CHECK_BATCH)
+                if not rows:
+                    break
+                for request_rows in _by_request(rows):
+                    trail = [row for row in request_rows if row["seq"] is not None]
+                    check_request(request_rows[0], trail, report)
+                    report.requests += 1
+                after = str(rows[-1]["id"])
+            with self._read() as tx:
+                orphans = tx.all("audit_orphans", limit=100)
+        except ValueError as exc:
+            report.add(0, f"the requests after {after or 'the first'} cannot be read: {exc}")
+            return
+        for orphan in orphans:
+            report.add(
+                int(orphan["seq"]),
+                f"request {orphan['request_id']} was created, but the requests table no longer has it",
+                orphan["request_id"],
+            )
+
+
+def _by_request(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    for _, group in itertools.groupby(rows, key=lambda row: row["id"]):
+        yield list(group)
