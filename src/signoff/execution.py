@@ -69,6 +69,14 @@ def owner_is_alive(
     return lease_until is not None and lease_until > (now or utcnow())
 
 
+def why_dead(owner: dict[str, Any] | None) -> str:
+    """Why `owner_is_alive` said no, in words for the audit log and the people reading it."""
+    if owner and owner.get("host") == _hostname():
+        return "the running process died"
+    host = owner.get("host") if owner else None
+    return f"its lease ran out: the process on {host or 'an unknown host'} stopped renewing it"
+
+
 def _pid_exists(pid: int) -> bool:
     try:
         os.kill(pid, 0)

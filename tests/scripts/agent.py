@@ -3,13 +3,16 @@
 usage: agent.py DB_URL THREAD_ID LOG_FILE MODE
 MODE: suspend (exit 3 while pending), block (wait for the decision), slow (the tool hangs after
 starting, to be killed), idempotent (the tool is declared idempotent).
-Every time the tool body runs it appends a line to LOG_FILE.
+Every time the tool body runs it appends a line to LOG_FILE. AGENT_LEASE (seconds, default 60)
+is the gate's execution lease.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 from signoff import ExecutionInDoubt, Gate, RuleSet, Scope, Suspended, open_store
@@ -21,7 +24,8 @@ def main() -> int:
     url, thread_id, log_file, mode = sys.argv[1:5]
     log = Path(log_file)
     store = open_store(url)
-    gate = Gate(store, rules=RULES, scope=Scope(thread_id=thread_id, agent="billing"))
+    lease = timedelta(seconds=float(os.environ.get("AGENT_LEASE", "60")))
+    gate = Gate(store, rules=RULES, scope=Scope(thread_id=thread_id, agent="billing"), lease=lease)
 
     @gate.guard(suspend=mode == "suspend", idempotent=mode == "idempotent")
     def charge_card(customer: str, cents: int) -> str:

@@ -3,8 +3,9 @@
     app = create_app(open_store("sqlite:///signoff.db"))
     uvicorn.run(app, host="127.0.0.1", port=8765)
 
-The server owns the expiry sweeper: every `sweep_interval` seconds it expires what is past its
-deadline (safe on several replicas: PostgreSQL skips rows another replica holds).
+The server owns the sweeper: every `sweep_interval` seconds it expires what is past its deadline
+and marks in doubt the executions whose process stopped while running the tool (safe on several
+replicas: PostgreSQL skips rows another replica holds).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from starlette.responses import Response
 from .. import __version__
 from ..store import Store
 from .access import CallerCache
-from .api import agents, audit, identity, requests, rules
+from .api import agents, audit, executions, identity, requests, rules
 from .context import Server, ServerSettings
 from .errors import install_error_handlers
 from .events import EventFeed
@@ -67,7 +68,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
     )
     app.state.server = server
     install_error_handlers(app)
-    for module in (requests, agents, rules, audit, identity):
+    for module in (requests, agents, executions, rules, audit, identity):
         add_routes(app, module.router)
 
     @app.get("/healthz", tags=["meta"], summary="Liveness and store check")
@@ -94,9 +95,17 @@ async def _sweep(server: Server) -> None:
             expired = await asyncio.to_thread(store.expire_due)
             if expired:
                 log.info("expired %d request(s) past their deadline", len(expired))
+            doubtful = await asyncio.to_thread(store.mark_dead_executions)
+            if doubtful:
+                log.warning(
+                    "%d execution(s) in doubt: their process stopped while running the tool (%s); "
+                    "a person must check and then `signoff rerun ID` or leave them",
+                    len(doubtful),
+                    ", ".join(execution.request_id for execution in doubtful),
+                )
             if loop.time() >= next_purge:
                 await asyncio.to_thread(store.purge_credentials)
                 next_purge = loop.time() + PURGE_EVERY.total_seconds()
         except Exception:
-            log.exception("the expiry sweep failed; trying again")
+            log.exception("the sweep failed; trying again")
         await asyncio.sleep(server.settings.sweep_interval)

@@ -1,13 +1,19 @@
-"""Execution records: claim, renew, finish; dead claims become in_doubt (DESIGN §7)."""
+"""Execution records: claim, renew, finish; dead claims become in_doubt (DESIGN §7).
+
+A claim whose process died is marked in_doubt when the call is replayed, and by the server's
+sweeper once its lease has run out (`mark_dead_executions`), so that nobody has to replay the
+call to learn of it; people find them with `list_executions(status="in_doubt")`.
+"""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from .._util import utcnow
 from ..errors import RequestConflict, RequestNotFound
-from ..execution import Claim, current_owner, owner_is_alive
+from ..execution import Claim, current_owner, owner_is_alive, why_dead
 from ..requests import Execution, ExecutionStatus
 from .core import Json, StoreCore, Tx
 
@@ -55,23 +61,76 @@ class ExecutionOps(StoreCore):
             if execution.status is ExecutionStatus.RUNNING:
                 if owner_is_alive(execution.owner, execution.lease_until, now):
                     return Claim("busy", execution)
-                tx.run("abandon_execution", request_id=request_id, owner_token=row["owner_token"], now=now)
-                self._audit(
-                    tx,
-                    "execution.in_doubt",
-                    actor="system",
-                    channel="gate",
-                    request_id=request_id,
-                    data={"owner": execution.owner, "reason": "the running process died"},
-                )
-                changes.request_ids.add(request_id)
-                execution = _execution({**row, "status": ExecutionStatus.IN_DOUBT})
+                if self._mark_in_doubt(tx, execution, row["owner_token"], now, channel="gate"):
+                    changes.request_ids.add(request_id)
+                    execution = replace(execution, status=ExecutionStatus.IN_DOUBT)
+                else:  # the sweeper marked it first, or its run ended meanwhile
+                    execution = _execution(tx.one("get_execution", request_id=request_id) or row)
+                    if execution.status is ExecutionStatus.SUCCEEDED:
+                        return Claim("succeeded", execution)
             if execution.status is ExecutionStatus.NOT_STARTED or (
                 idempotent and execution.status in (ExecutionStatus.IN_DOUBT, ExecutionStatus.FAILED)
             ):
                 tx.run("reclaim_execution", from_status=execution.status, **params)
                 return self._claimed(tx, request_id, owner, attempt=execution.attempts + 1)
             return Claim("in_doubt" if execution.status is ExecutionStatus.IN_DOUBT else "failed", execution)
+
+    def mark_dead_executions(self, *, limit: int = 500) -> list[Execution]:
+        """Mark in_doubt (audited) every running execution whose lease has run out and whose
+        process is not alive: on this host the pid decides (a live process is never marked),
+        elsewhere the lease. The sweeper's job; safe on several replicas (PostgreSQL skips the
+        rows another replica or a claim holds). Returns the executions marked."""
+        now = utcnow()
+        with self._read() as tx:
+            if not tx.all("running_past_lease", now=now, limit=1):
+                return []
+        marked = []
+        with self._transaction() as (tx, changes):
+            for row in tx.all("running_past_lease", now=now, limit=limit):
+                execution = _execution(row)
+                if owner_is_alive(execution.owner, execution.lease_until, now):
+                    continue
+                if self._mark_in_doubt(tx, execution, row["owner_token"], now, channel="sweeper"):
+                    changes.request_ids.add(execution.request_id)
+                    marked.append(replace(execution, status=ExecutionStatus.IN_DOUBT))
+        return marked
+
+    def _mark_in_doubt(
+        self, tx: Tx, execution: Execution, owner_token: str, now: datetime, *, channel: str
+    ) -> bool:
+        """Compare-and-set a dead claim to in_doubt, with its audit entry; False if it moved on."""
+        if (
+            tx.run("abandon_execution", request_id=execution.request_id, owner_token=owner_token, now=now)
+            != 1
+        ):
+            return False
+        self._audit(
+            tx,
+            "execution.in_doubt",
+            actor="system",
+            channel=channel,
+            request_id=execution.request_id,
+            data={
+                "owner": execution.owner,
+                "reason": why_dead(execution.owner),
+                "attempt": execution.attempts,
+            },
+        )
+        return True
+
+    def list_executions(
+        self,
+        *,
+        status: ExecutionStatus | str = ExecutionStatus.IN_DOUBT,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> list[Execution]:
+        """Executions in `status`, newest request first; `cursor`: the last request id of the
+        previous page."""
+        status = ExecutionStatus(status)
+        with self._read() as tx:
+            rows = tx.all("list_executions", status=status.value, cursor=cursor, limit=limit)
+        return [_execution(row) for row in rows]
 
     def _claimed(self, tx: Tx, request_id: str, owner: dict[str, Any], *, attempt: int) -> Claim:
         self._audit(

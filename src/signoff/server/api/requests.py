@@ -30,6 +30,7 @@ from ..access import (
 )
 from ..context import Server, server_of
 from ..deciding import decide_as
+from ..executions import rerun_as
 from .bodies import documented, read_body
 from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
 
@@ -332,12 +333,7 @@ def execution(
     user = caller.user
     lease = timedelta(seconds=body.lease_seconds)
     if body.action == "reset":
-        visible_request(store, request_id, user, channel=caller.channel)
-        if user.is_agent:
-            raise PermissionDenied("a person decides whether an in-doubt call may run again")
-        return {
-            "execution": store.reset_execution(request_id, actor=user.name, channel=caller.channel).to_dict()
-        }
+        return {"execution": rerun_as(store, request_id, user, channel=caller.channel).to_dict()}
     managed_request(store, request_id, user, what="run", channel=caller.channel)
     if body.action == "claim":
         request = store.get_request(request_id)

@@ -1,8 +1,8 @@
 """The web inbox: server-rendered pages (Jinja2) made live with htmx and the event stream.
 
-Pages: `/` (the inbox), `/requests/{id}`, `/history`, `/rules`, `/overview`, `/login`, and the
-handle links `/h/{secret}`. Static files (htmx, vendored; `inbox.js`, `inbox.css`) are served from
-`/static`: the pages need nothing but this server.
+Pages: `/` (the inbox), `/requests/{id}`, `/history`, `/rules`, `/overview`, `/executions` (calls
+in doubt), `/login`, and the handle links `/h/{secret}`. Static files (htmx, vendored; `inbox.js`,
+`inbox.css`) are served from `/static`: the pages need nothing but this server.
 """
 
 from __future__ import annotations
@@ -11,7 +11,17 @@ from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
 from ..routing import add_routes
-from . import card_routes, handles, history, inbox_page, login, overview, request_page, rules_page
+from . import (
+    card_routes,
+    executions_page,
+    handles,
+    history,
+    inbox_page,
+    login,
+    overview,
+    request_page,
+    rules_page,
+)
 from .page_access import install_page_errors
 from .rendering import STATIC_DIR
 
@@ -20,5 +30,15 @@ def install_inbox(app: FastAPI) -> None:
     """Mount the inbox's pages and static files on `app`."""
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     install_page_errors(app)
-    for module in (login, inbox_page, card_routes, request_page, history, rules_page, overview, handles):
+    for module in (
+        login,
+        inbox_page,
+        card_routes,
+        request_page,
+        executions_page,
+        history,
+        rules_page,
+        overview,
+        handles,
+    ):
         add_routes(app, module.router)

@@ -15,6 +15,7 @@ from ...requests import Request
 from ..access import Caller
 from ..context import server_of
 from .cards import Card
+from .executions_page import in_doubt_label
 from .page_access import PageCaller
 from .rendering import (
     OPEN_STATUSES,
@@ -47,6 +48,7 @@ def inbox(http: HttpRequest, caller: PageCaller, cursor: str | None = None) -> H
         cards=[Card(request=request, viewer=caller.user) for request in page],
         next_cursor=next_cursor,
         cursor=cursor,
+        in_doubt=in_doubt_label(server_of(http).store, caller.user),
     )
     return render(http, "inbox.html", context)
 
