@@ -1,20 +1,298 @@
-"""The README stays true: its rules example loads and means what the text says."""
+"""The README stays true and stands alone: every code block in it is run or checked here, and it
+points at nothing outside the repository.
+
+Python blocks are executed (in a temporary directory, over a temporary store or a live test
+server), bash blocks run through bash with `signoff` on the PATH (against a temporary database),
+the rules example is loaded and checked for what the text says, and output samples (```text)
+are compared with what the program prints.
+"""
 
 from __future__ import annotations
 
+import ast
+import dataclasses
+import json
+import os
+import queue
 import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from signoff import RuleSet
+import pytest
+from typer.testing import CliRunner
+
+from signoff import RuleSet, ToolCall
+from signoff.cli import app
 from signoff.rules import Resolver
+from signoff.store import SQLiteStore
 
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+from .live import LiveServer, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+BLOCKS: list[tuple[str, str]] = re.findall(r"^```(\S*)\n(.*?)^```$", README, flags=re.DOTALL | re.MULTILINE)
+
+CHECKED = {
+    ("bash", "signoff serve --demo"): "test_the_quick_start_server_prints_what_the_readme_shows",
+    ("text", "First start:"): "test_the_quick_start_server_prints_what_the_readme_shows",
+    ("python", "@gate.guard"): "test_the_library_example_runs_as_written",
+    ("python", "Client("): "test_the_client_example_works_against_a_server",
+    ("yaml", "hitl_required"): "test_the_rules_example_means_what_the_readme_says",
+    ("bash", "signoff users add"): "test_the_identity_commands_run",
+    ("text", "src/signoff/"): "test_the_development_tree_is_what_is_there",
+}
+"""Each block, by its language and a text only it contains, and the test that runs or checks it."""
 
 
 def readme_block(language: str, containing: str) -> str:
-    blocks = re.findall(rf"```{language}\n(.*?)```", README, flags=re.DOTALL)
-    [block] = [block for block in blocks if containing in block]
+    [block] = [body for lang, body in BLOCKS if lang == language and containing in body]
     return block
+
+
+def inline_code() -> list[str]:
+    prose = re.sub(r"^```.*?^```$", "", README, flags=re.DOTALL | re.MULTILINE)
+    return re.findall(r"`([^`\n]+)`", prose)
+
+
+# -- every block, and nothing outside the repository --------------------------------------------
+
+
+def test_every_code_block_is_labelled_and_checked() -> None:
+    assert BLOCKS, "no code blocks found"
+    for language, body in BLOCKS:
+        assert language, f"a code block without a language (use ```text for output):\n{body}"
+        claimed = [test for (lang, text), test in CHECKED.items() if lang == language and text in body]
+        assert len(claimed) == 1, f"no test runs this {language} block:\n{body}"
+        assert claimed[0] in globals()
+    for language, text in CHECKED:
+        readme_block(language, text)  # exactly one block each
+
+
+def test_the_readme_stands_alone() -> None:
+    for outside in ("DESIGN.md", "../", "/work/", "/shared/"):
+        assert outside not in README, f"the README points outside the repository: {outside!r}"
+    assert not re.search(r"\bseeds?\b", README, flags=re.IGNORECASE), "the README speaks of seeds"
+    headings = {_anchor(heading) for heading in re.findall(r"^#+ (.+)$", README, flags=re.MULTILINE)}
+    for target in re.findall(r"\]\(([^)]+)\)", README):
+        if target.startswith("#"):
+            assert target[1:] in headings, f"a link to a missing section: {target}"
+        elif not target.startswith("https://"):
+            assert (ROOT / target).exists(), f"a link to a missing file: {target}"
+    paths = [
+        path
+        for code in inline_code()
+        for path in re.findall(r"(?<![\w/.])((?:src|tests|bench|\.ci)/[\w./<>-]*)", code)
+    ]
+    assert "src/signoff/store/sql/<dialect>/queries.sql" in paths
+    for path in paths:
+        for dialect in ("sqlite", "postgres"):
+            assert (ROOT / path.replace("<dialect>", dialect)).exists(), f"the README names a missing {path}"
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_tool_calls_in_the_text_use_keywords() -> None:
+    fields = {field.name for field in dataclasses.fields(ToolCall)}
+    calls = [code for code in inline_code() if code.startswith("ToolCall(")]
+    assert calls
+    for code in calls:
+        call = ast.parse(code.replace("…", "None"), mode="eval").body
+        assert isinstance(call, ast.Call)
+        assert not call.args, f"ToolCall takes keywords only: {code}"
+        assert {keyword.arg for keyword in call.keywords} <= fields, code
+
+
+# -- the quick start ----------------------------------------------------------------------------
+
+
+def test_the_quick_start_has_exactly_two_setup_commands() -> None:
+    quick_start = README.split("## Quick start", 1)[1].split("##", 1)[0]
+    commands = quick_start_commands()
+    assert len(commands) == 2
+    assert commands[0].endswith("signoff serve --demo")
+    assert commands[1].endswith(".venv/bin/pytest")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert commands[1] in ci.splitlines(), "CI must run the README's test command verbatim"
+    assert "signoff serve" in quick_start
+    assert "/login?token=" in quick_start
+
+
+def quick_start_commands() -> list[str]:
+    block = readme_block("bash", "signoff serve --demo")
+    return [line for line in block.splitlines() if line and not line.startswith("#")]
+
+
+@pytest.fixture
+def signoff_on_path(tmp_path: Path) -> dict[str, str]:
+    """An environment in which `signoff` and `.venv/bin/signoff` (from `tmp_path`) run this
+    checkout's CLI with this interpreter, over a fresh database."""
+    script = f'#!/bin/sh\nexec "{sys.executable}" -m signoff.cli "$@"\n'
+    for folder in (tmp_path / "bin", tmp_path / ".venv" / "bin"):
+        folder.mkdir(parents=True)
+        (folder / "signoff").write_text(script, encoding="utf-8")
+        (folder / "signoff").chmod(0o755)
+    source = str(ROOT / "src")
+    return {
+        **os.environ,
+        "PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": os.pathsep.join(filter(None, [source, os.environ.get("PYTHONPATH")])),
+        "PYTHONUNBUFFERED": "1",
+        "SIGNOFF_DB": f"sqlite:///{tmp_path / 'signoff.db'}",
+        "COLUMNS": "200",
+    }
+
+
+@pytest.mark.slow
+def test_the_quick_start_server_prints_what_the_readme_shows(
+    tmp_path: Path, signoff_on_path: dict[str, str]
+) -> None:
+    install, start = quick_start_commands()[0].rsplit(" && ", 1)
+    assert install == "python3 -m venv .venv && .venv/bin/pip install -q -e ."  # what .ci/run does too
+    port = free_port()
+    with running(f"{start} --port {port}", cwd=tmp_path, env=signoff_on_path) as lines:
+        expected = readme_block("text", "First start:").splitlines()
+        printed = [lines.get(timeout=30) for _ in expected]
+    url = f"http://127.0.0.1:{port}"
+    for sample, line in zip(expected, printed, strict=True):
+        pattern = re.escape(sample.replace("http://127.0.0.1:8765", url)).replace("…", r"[\w-]+")
+        assert re.fullmatch(pattern, line), f"the README shows {sample!r}, signoff serve printed {line!r}"
+
+
+@dataclasses.dataclass
+class Lines:
+    queue: queue.Queue[str]
+    seen: list[str]
+
+    def get(self, timeout: float) -> str:
+        try:
+            line = self.queue.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"nothing more printed; so far: {self.seen}") from None
+        self.seen.append(line)
+        return line
+
+
+@contextmanager
+def running(command: str, *, cwd: Path, env: dict[str, str]) -> Iterator[Lines]:
+    """`command` run by bash in its own process group; its output lines as they come; ended after."""
+    process = subprocess.Popen(
+        ["bash", "-c", command],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            lines.put(line.rstrip("\n"))
+
+    pumping = threading.Thread(target=pump, daemon=True)
+    pumping.start()
+    try:
+        yield Lines(lines, [])
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+        process.wait(15)
+        pumping.join(5)
+        assert process.stdout is not None
+        process.stdout.close()
+
+
+# -- using the library --------------------------------------------------------------------------
+
+
+def test_the_library_example_runs_as_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The snippet as it stands, with the README's rules saved as rules.yaml; a person approves
+    with the CLI, as the text says."""
+    db = f"sqlite:///{tmp_path / 'signoff.db'}"
+    monkeypatch.setenv("SIGNOFF_DB", db)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "rules.yaml").write_text(readme_block("yaml", "hitl_required"), encoding="utf-8")
+    namespace: dict[str, Any] = {}
+    failures: list[BaseException] = []
+
+    def agent() -> None:
+        try:
+            exec(compile(readme_block("python", "@gate.guard"), "README.md", "exec"), namespace)
+        except BaseException as exc:  # reported by the test below
+            failures.append(exc)
+
+    running_agent = threading.Thread(target=agent, daemon=True)
+    running_agent.start()
+    runner = CliRunner(env={"SIGNOFF_DB": db, "COLUMNS": "200"})
+    try:
+        request_id = _wait_for_one_pending(runner, running_agent, failures)
+        approved = runner.invoke(app, ["approve", request_id, "--as", "carol"])
+        assert approved.exit_code == 0, approved.output
+        running_agent.join(30)
+        assert not running_agent.is_alive(), "the guarded call did not return after the approval"
+    finally:
+        if running_agent.is_alive():
+            namespace["gate"].cancel("conversation-42")
+            running_agent.join(10)
+        if "gate" in namespace:
+            namespace["gate"].store.close()
+    assert not failures, failures
+    assert namespace["messages"] == [{"role": "tool", "content": "Email sent to alice@example.com."}]
+    assert not namespace["reply"].is_error
+
+
+def _wait_for_one_pending(runner: CliRunner, agent: threading.Thread, failures: list[BaseException]) -> str:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        assert not failures, failures
+        assert agent.is_alive(), "the example ended without asking"
+        listed = runner.invoke(app, ["pending", "--json"])
+        if listed.exit_code == 0 and json.loads(listed.stdout):
+            [request] = json.loads(listed.stdout)
+            assert (request["tool"], request["agent"], request["app"]) == (
+                "send_email",
+                "support",
+                "acme-prod",
+            )
+            return str(request["id"])
+        time.sleep(0.1)
+    raise AssertionError("the example asked nothing")
+
+
+def test_the_client_example_works_against_a_server(sqlite_server: LiveServer) -> None:
+    """The snippet with its address and token placeholder filled in for a live server."""
+    sqlite_server.store.set_layer("tool", "wire_money", {"requires_approval": True}, actor="admin")
+    token = sqlite_server.user("bot", role="agent")
+    block = readme_block("python", "Client(")
+    for placeholder in ('"http://127.0.0.1:8765"', '"so_tok_…"'):
+        assert block.count(placeholder) == 1
+    filled = block.replace('"http://127.0.0.1:8765"', repr(sqlite_server.url)).replace(
+        '"so_tok_…"', repr(token)
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(filled, "README.md", "exec"), namespace)
+    gate = namespace["gate"]
+    try:
+        assert gate.store.me().name == "bot"
+        assert gate.explain("wire_money").ask  # "the server's rules"
+        assert not gate.explain("read_file").ask
+    finally:
+        gate.store.close()
+
+
+# -- rules --------------------------------------------------------------------------------------
 
 
 def test_the_rules_example_means_what_the_readme_says() -> None:
@@ -32,15 +310,46 @@ def test_the_rules_example_means_what_the_readme_says() -> None:
     assert not resolver.explain("github.merge", args={"repo": "sandbox"}).ask
 
 
-def test_the_quick_start_has_exactly_two_setup_commands() -> None:
-    quick_start = README.split("## Quick start", 1)[1].split("##", 1)[0]
-    commands = [
-        line for line in readme_block("bash", "pip install").splitlines() if line and not line.startswith("#")
-    ]
-    assert len(commands) == 2
-    assert commands[0].endswith("signoff serve --demo")
-    assert commands[1].endswith(".venv/bin/pytest")
-    ci = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text(encoding="utf-8")
-    assert commands[1] in ci.splitlines(), "CI must run the README's test command verbatim"
-    assert "signoff serve" in quick_start
-    assert "/login?token=" in quick_start
+# -- the server ---------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_the_identity_commands_run(tmp_path: Path, signoff_on_path: dict[str, str]) -> None:
+    block = readme_block("bash", "signoff users add")
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=tmp_path,
+        env=signoff_on_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    added, token, grouped = done.stdout.splitlines()
+    assert added == "Added member alice"
+    assert token.startswith("so_tok_")  # "printed once"
+    assert grouped == "alice is in group dba."
+    store = SQLiteStore(tmp_path / "signoff.db")
+    try:
+        [alice] = [user for user in store.list_users() if user.name == "alice"]
+        assert alice.role == "member"
+        assert [credential.label for credential in store.list_credentials("token", "alice")] == ["laptop"]
+        assert set(store.group_members()["dba"]) == {"alice"}
+    finally:
+        store.close()
+
+
+# -- development --------------------------------------------------------------------------------
+
+
+def test_the_development_tree_is_what_is_there() -> None:
+    for line in readme_block("text", "src/signoff/").splitlines():
+        path, what = line.split(maxsplit=1)
+        assert (ROOT / path).exists(), f"the README lists {path}, which is not in the repository"
+        for named in re.findall(r"(?<![\w./])((?:tests|bench)/[\w/]+/)", what):
+            assert (ROOT / named).is_dir(), named
+        if path == ".ci/run":
+            ci = (ROOT / path).read_text(encoding="utf-8")
+            for step in ("ruff check", "ruff format --check", "mypy", ".venv/bin/pytest"):
+                assert step in ci, step

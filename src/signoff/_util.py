@@ -1,4 +1,4 @@
-"""Small helpers shared across modules: ids, time, canonical JSON, durations."""
+"""Small helpers shared across modules: ids, time, canonical JSON, durations, how times read."""
 
 from __future__ import annotations
 
@@ -47,6 +47,27 @@ def to_iso(moment: datetime) -> str:
 
 def from_iso(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def format_moment(moment: datetime) -> str:
+    """A moment as people read it, the same in the inbox, the CLI and error messages:
+    `2025-06-01 14:03:07 UTC`."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def format_span(seconds: float) -> str:
+    """A length of time as people read it: '45s', '12m', '3h 20m', '2d 4h' (the sign is ignored)."""
+    seconds = int(abs(seconds))
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes = seconds // 60
+    if minutes < 60:
+        return f"{minutes}m"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    days, hours = divmod(hours, 24)
+    return f"{days}d {hours}h" if hours else f"{days}d"
 
 
 def canonical_json(value: Any) -> str:

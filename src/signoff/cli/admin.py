@@ -14,6 +14,7 @@ from ..rules import RuleSet
 from . import render
 from .options import AsUser, JsonFlag
 from .state import CliError, CliInputError, acting_user, store_of
+from .text import Readout
 
 config_app = typer.Typer(help="Import or export all rule layers as YAML.", no_args_is_help=True)
 audit_app = typer.Typer(help="The hash-chained audit log.", no_args_is_help=True)
@@ -185,10 +186,15 @@ def groups_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     if not members:
         render.console().print("No groups.")
         return
+    readout = Readout()
     table = Table("group", "members")
     for group, users in sorted(members.items()):
-        table.add_row(f"group:{group}", ", ".join(sorted(users)))
-    render.console().print(table)
+        table.add_row(
+            readout.text(f"group:{group}", "a group"), readout.text(", ".join(sorted(users)), group)
+        )
+    out = render.console()
+    out.print(table)
+    render.warn(out, readout)
 
 
 def _group_name(group: str) -> str:

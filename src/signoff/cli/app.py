@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -22,6 +24,8 @@ class SignoffGroup(TyperGroup):
             return super().invoke(ctx)
         except (SignoffError, CliError) as exc:
             _fail(str(exc), getattr(exc, "exit_code", 1))
+        except BrokenPipeError:
+            _reader_left()
         except OSError as exc:
             _fail(f"{exc.strerror or exc}{f': {exc.filename}' if exc.filename else ''}", 1)
 
@@ -31,13 +35,33 @@ def _fail(message: str, code: int) -> NoReturn:
     raise typer.Exit(code)
 
 
+SIGPIPE_EXIT = 128 + 13
+"""What a shell reports for a program that SIGPIPE ended (`yes | head`)."""
+
+
+def _reader_left() -> NoReturn:
+    """The reader of standard output went away (`signoff audit export | head`): stop quietly with
+    SIGPIPE's exit code, and point standard output at /dev/null so that the flush at exit does not
+    complain either."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # no real file descriptor (e.g. under a test runner)
+        pass
+    raise typer.Exit(SIGPIPE_EXIT)
+
+
 app = typer.Typer(
     name="signoff",
     cls=SignoffGroup,
     help="The human approval layer for AI agents' tool calls.",
     no_args_is_help=True,
     pretty_exceptions_show_locals=False,
+    rich_markup_mode=None,
 )
+"""Help and usage errors in Click's plain format: it wraps the help text and never cuts an
+option's name to fit (Typer's Rich panels do, at 80 columns)."""
 
 
 def _version(value: bool) -> None:

@@ -1,24 +1,30 @@
-"""Rich output for people; `--json` output goes through `print_json` instead."""
+"""Rich output for people; `--json` output goes through `print_json` instead.
+
+Every text that comes from data (names, descriptions, args, audit data) goes through a
+`Readout`, which escapes hidden characters and Rich markup; what it found is printed as a
+warning under the output.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 
-from .._util import as_text
+from .._util import format_span
 from ..audit import AuditEntry
 from ..decisions import DecisionRecord
 from ..outcome import outcome_for
 from ..requests import Execution, Request
 from ..rules import Explanation, ServiceEntry, ToolEntry
+from .text import Readout, json_text, moment, with_times
 
 
 def console() -> Console:
@@ -26,50 +32,77 @@ def console() -> Console:
 
 
 def print_json(data: Any) -> None:
-    typer.echo(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    typer.echo(json_text(data))
 
 
 def countdown(deadline: datetime, now: datetime | None = None) -> str:
-    seconds = int((deadline - (now or datetime.now(UTC))).total_seconds())
-    if seconds <= 0:
-        return "overdue"
-    days, rest = divmod(seconds, 86400)
-    hours, rest = divmod(rest, 3600)
-    minutes, seconds = divmod(rest, 60)
-    if days:
-        return f"{days}d {hours}h"
-    if hours:
-        return f"{hours}h {minutes:02d}m"
-    return f"{minutes}m {seconds:02d}s"
+    seconds = (deadline - (now or datetime.now(UTC))).total_seconds()
+    return f"{format_span(seconds)} left" if seconds >= 1 else "past its deadline"
+
+
+def warn(out: Console, readout: Readout) -> None:
+    warning = readout.warning()
+    if warning is not None:
+        out.print(warning, soft_wrap=True)
 
 
 def approvers_text(request: Request) -> str:
     return ", ".join(request.approvers) or "anyone"
 
 
+PENDING_COLUMNS = ("id", "tool", "description", "agent / app", "deadline", "approvers")
+DESCRIPTION_WIDTH = 48
+"""The pending table cuts a description's first line here (`show` has it whole)."""
+UNLIMITED = 1 << 16
+"""A width no table reaches: measuring with it gives the table's unwrapped width."""
+
+
 def pending_table(requests: list[Request]) -> None:
+    """The open requests: a table when it fits the terminal unwrapped, else one block per request;
+    either way an id is never broken over lines (it is what people copy)."""
     out = console()
     if not requests:
         out.print("No open requests.")
         return
-    table = Table(title=f"{len(requests)} open request(s)", title_justify="left")
-    for column in ("id", "tool", "description", "agent/app", "deadline", "approvers"):
-        table.add_column(column, overflow="fold")
-    for request in requests:
-        first_line = request.description.strip().splitlines()[0] if request.description.strip() else ""
-        where = " / ".join(part or "-" for part in (request.agent, request.app))
-        deadline = countdown(request.deadline)
-        if request.status.value == "drafting":
-            deadline += " (drafting)"
-        table.add_row(
-            request.id,
-            escape(request.tool_name),
-            escape(first_line),
-            escape(where),
-            deadline,
-            escape(approvers_text(request)),
+    readout = Readout()
+    rows = [_pending_row(request, readout) for request in requests]
+    out.print(f"{len(requests)} open request(s)")
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    for column in PENDING_COLUMNS:
+        table.add_column(
+            column,
+            no_wrap=True,
+            overflow="ellipsis",
+            max_width=DESCRIPTION_WIDTH if column == "description" else None,
         )
-    out.print(table)
+    for row in rows:
+        table.add_row(*row)
+    if Measurement.get(out, out.options.update(max_width=UNLIMITED), table).maximum <= out.width:
+        out.print(table)
+    else:
+        for request_id, tool, description, where, deadline, approvers in rows:
+            out.print(f"[bold]{request_id}[/bold]  {tool}  {deadline}", soft_wrap=True)
+            for line in (description, f"{where} · approvers: {approvers}"):
+                out.print(Padding(line, (0, 0, 0, 2), expand=False))
+    warn(out, readout)
+
+
+def _pending_row(request: Request, readout: Readout) -> tuple[str, ...]:
+    description = request.description.strip()
+    first_line = description.splitlines()[0] if description else ""
+    where = " / ".join(part or "-" for part in (request.agent, request.app))
+    deadline = countdown(request.deadline)
+    if request.status.value == "drafting":
+        deadline += " (drafting)"
+    named = f"request {request.id}"
+    return (
+        readout.text(request.id, named),
+        readout.text(request.tool_name, f"{named}: tool"),
+        readout.text(first_line, f"{named}: description"),
+        readout.text(where, f"{named}: agent / app"),
+        deadline,
+        readout.text(approvers_text(request), f"{named}: approvers"),
+    )
 
 
 def request_details(
@@ -79,33 +112,47 @@ def request_details(
     audit: list[AuditEntry],
 ) -> None:
     out = console()
+    readout = Readout()
+    read = readout.text
     rule = request.rule
+    approvals = ", ".join(request.approvals) or "none"
     lines = [
         f"[bold]status:[/bold] {request.status.value}",
-        f"[bold]tool:[/bold] {escape(request.tool_name)}",
-        f"[bold]thread / call:[/bold] {escape(request.thread_id)} / {escape(request.tool_call_id)}",
+        f"[bold]tool:[/bold] {read(request.tool_name, 'the tool')}",
+        f"[bold]thread / call:[/bold] {read(request.thread_id, 'the thread')} / "
+        f"{read(request.tool_call_id, 'the call id')}",
         "[bold]agent / app / requester:[/bold] "
-        + " / ".join(escape(part or "-") for part in (request.agent, request.app, request.requester)),
-        f"[bold]approvers:[/bold] {escape(approvers_text(request))}"
+        + " / ".join(
+            read(part or "-", label)
+            for part, label in (
+                (request.agent, "the agent"),
+                (request.app, "the app"),
+                (request.requester, "the requester"),
+            )
+        ),
+        f"[bold]approvers:[/bold] {read(approvers_text(request), 'the approvers')}"
         + (
-            f" (quorum {rule.quorum}, approvals: {', '.join(request.approvals) or 'none'})"
+            f" (quorum {rule.quorum}, approvals: {read(approvals, 'the approvals')})"
             if rule.quorum > 1
             else ""
         ),
         f"[bold]allowed decisions:[/bold] {', '.join(rule.allowed_decisions)}",
-        f"[bold]created:[/bold] {request.created_at.isoformat()}",
-        f"[bold]deadline:[/bold] {request.deadline.isoformat()}"
-        + ("" if request.is_terminal else f" (in {countdown(request.deadline)})"),
+        f"[bold]created:[/bold] {moment(request.created_at)}",
+        f"[bold]deadline:[/bold] {moment(request.deadline)}"
+        + ("" if request.is_terminal else f" ({countdown(request.deadline)})"),
         "",
-        escape(request.description),
+        read(request.description, "the description", newlines=True),
         "",
         "[bold]arguments:[/bold]",
     ]
     shown = request.shown_args()
-    lines += [f"  [cyan]{escape(key)}[/cyan]: {escape(as_text(value))}" for key, value in shown.items()]
+    lines += [
+        f"  [cyan]{read(key, f'argument {key!r}')}[/cyan]: {readout.value(value, f'argument {key!r}')}"
+        for key, value in shown.items()
+    ]
     if not shown:
         lines.append("  (none)")
-    out.print(Panel("\n".join(lines), title=f"Request {request.id}", title_align="left"))
+    out.print(Panel("\n".join(lines), title=f"Request {read(request.id, 'the id')}", title_align="left"))
     if decisions:
         table = Table(title="Decisions", title_justify="left")
         for column in ("at", "actor", "channel", "decision"):
@@ -116,59 +163,67 @@ def request_details(
                 key: value for key, value in data.items() if key not in ("id", "actor", "channel", "at")
             }
             table.add_row(
-                record.created_at.isoformat(),
-                escape(record.actor),
-                escape(record.channel),
-                escape(as_text(details)),
+                moment(record.created_at),
+                read(record.actor, "a decision's actor"),
+                read(record.channel, "a decision's channel"),
+                readout.value(details, "a decision"),
             )
         out.print(table)
     if request.is_terminal:
-        out.print(outcome_text(request), soft_wrap=True)
+        out.print(outcome_text(request, readout), soft_wrap=True)
     if execution is not None:
-        out.print(f"[bold]Execution:[/bold] {escape(as_text(execution.to_dict()))}")
-    audit_trail(audit)
+        out.print(
+            f"[bold]Execution:[/bold] {readout.value(with_times(execution.to_dict()), 'the execution')}"
+        )
+    audit_trail(audit, out, readout)
+    warn(out, readout)
 
 
-def audit_trail(entries: Iterable[AuditEntry]) -> None:
-    out = console()
+def audit_trail(entries: Iterable[AuditEntry], out: Console, readout: Readout) -> None:
     out.print("[bold]Audit trail[/bold]")
     for entry in entries:
-        out.print(
-            f"  {entry.seq:>5}  {entry.at}  [bold]{entry.action}[/bold]  "
-            f"[dim]by[/dim] {escape(entry.actor)} [dim]via[/dim] {escape(entry.channel)}"
+        where = f"audit entry {entry.seq}"
+        action, actor, channel = (
+            readout.text(part, where) for part in (entry.action, entry.actor, entry.channel)
         )
+        who = f"[dim]by[/dim] {actor} [dim]via[/dim] {channel}"
+        out.print(f"  {entry.seq:>5}  {moment(entry.at)}  [bold]{action}[/bold]  {who}")
         if entry.data:
-            out.print(f"         {escape(as_text(entry.data))}", style="dim", soft_wrap=True)
+            out.print(f"         {readout.value(with_times(entry.data), where)}", style="dim", soft_wrap=True)
 
 
-def outcome_text(request: Request) -> str:
+def outcome_text(request: Request, readout: Readout) -> str:
     """What the agent does and what the model is told, for a decided request."""
     if not request.is_terminal:
         if request.rule.quorum > 1:
             return (
                 f"Still pending: {len(request.approvals)} of {request.rule.quorum} approvals "
-                f"({', '.join(request.approvals)})."
+                f"({readout.text(', '.join(request.approvals), 'the approvals')})."
             )
         return "Still pending."
     outcome = outcome_for(request)
     if outcome.execute and outcome.decision == "edit":
         return (
             "The tool runs with the edited arguments; the model is told:\n"
-            f"{escape(outcome.feedback or '')}\n(followed by the tool's result)"
+            f"{readout.text(outcome.feedback or '', 'what the model is told', newlines=True)}\n"
+            "(followed by the tool's result)"
         )
     if outcome.execute:
         return "The tool runs with the original arguments; the model is told the tool's result."
     kind = "an error" if outcome.is_error else "the tool's result"
-    return f"The tool does not run; the model is told ({kind}):\n{escape(outcome.model_text or '')}"
+    told = readout.text(outcome.model_text or "", "what the model is told", newlines=True)
+    return f"The tool does not run; the model is told ({kind}):\n{told}"
 
 
 def decided(request: Request) -> None:
+    readout = Readout()
     resolution = request.resolution or {}
     actor, channel = resolution.get("actor"), resolution.get("channel")
     who = f" by {actor} ({channel})" if actor and request.is_terminal else ""
     out = console()
-    out.print(f"Request {request.id}: [bold]{request.status.value}[/bold]{escape(who)}.")
-    out.print(outcome_text(request), soft_wrap=True)
+    out.print(f"Request {request.id}: [bold]{request.status.value}[/bold]{readout.text(who, 'who decided')}.")
+    out.print(outcome_text(request, readout), soft_wrap=True)
+    warn(out, readout)
 
 
 LAYER_DEFAULTS: dict[str, dict[str, Any]] = {
@@ -182,6 +237,7 @@ LAYER_DEFAULTS: dict[str, dict[str, Any]] = {
 
 def layer_block(kind: str, name: str, data: dict[str, Any]) -> None:
     """A layer entry as seed 004's `info` shows it: an HITL Approval block."""
+    readout = Readout()
     per_tool_key = {"agent": "interrupt_on", "app": "interrupt_overrides"}.get(kind)
     data = {**LAYER_DEFAULTS.get(kind, {}), **data}
     lines: list[str] = []
@@ -191,28 +247,31 @@ def layer_block(kind: str, name: str, data: dict[str, Any]) -> None:
         lines.append(f"[bold]hitl_disabled:[/bold] {str(silenced).lower()}{note}")
     for key, value in data.items():
         if key not in (per_tool_key, "hitl_disabled"):
-            lines.append(f"[bold]{key}:[/bold] {escape(as_text(value))}")
+            lines.append(f"[bold]{readout.text(key, key)}:[/bold] {readout.value(value, key)}")
     if per_tool_key is not None:
         rules: dict[str, Any] = data.get(per_tool_key) or {}
         lines.append(f"[bold]{per_tool_key}:[/bold]" + ("" if rules else " (none)"))
         lines += [
-            f"  [cyan]{escape(tool)}[/cyan]: {escape(_switch_text(switch))}" for tool, switch in rules.items()
+            f"  [cyan]{readout.text(tool, per_tool_key)}[/cyan]: {_switch_text(switch, readout, tool)}"
+            for tool, switch in rules.items()
         ]
-    console().print(
-        Panel("\n".join(lines), title=f"HITL Approval: {kind} {escape(name)}", title_align="left")
-    )
+    out = console()
+    title = f"HITL Approval: {kind} {readout.text(name, 'the name')}"
+    out.print(Panel("\n".join(lines), title=title, title_align="left"))
+    warn(out, readout)
 
 
-def _switch_text(switch: Any) -> str:
+def _switch_text(switch: Any, readout: Readout, tool: str) -> str:
     if switch is True:
         return "on (with the settings beneath)"
     if switch is False:
         return "off"
-    return "on with " + as_text(switch)
+    return "on with " + readout.value(switch, tool)
 
 
 def explanation(result: Explanation) -> None:
     out = console()
+    readout = Readout()
     if result.ask:
         answer = "[bold yellow]ASK[/bold yellow] a person before this call runs"
     else:
@@ -220,17 +279,20 @@ def explanation(result: Explanation) -> None:
     where = " / ".join(
         f"{label}={value or '-'}" for label, value in (("agent", result.agent), ("app", result.app))
     )
-    out.print(f"{escape(result.tool)} ({escape(where)}): {answer}")
+    out.print(f"{readout.text(result.tool, 'the tool')} ({readout.text(where, 'the agent / app')}): {answer}")
     out.print(f"decided by: [bold]{result.layer}[/bold]")
     if result.ask:
         rule = result.rule
         out.print(f"allowed decisions: {', '.join(result.allowed_decisions)}")
-        out.print(f"approvers: {escape(', '.join(rule.approvers) or 'anyone')}")
+        out.print(f"approvers: {readout.text(', '.join(rule.approvers) or 'anyone', 'the approvers')}")
         if rule.required:
             out.print("required: the app's hitl_required lists it; nothing can silence it")
     table = Table(title="trace", title_justify="left")
     for column in ("layer", "key", "said"):
         table.add_column(column, overflow="fold")
     for step in result.trace:
-        table.add_row(step.layer, escape(step.key or "-"), escape(step.said))
+        table.add_row(
+            step.layer, readout.text(step.key or "-", "the trace"), readout.text(step.said, "the trace")
+        )
     out.print(table)
+    warn(out, readout)

@@ -10,6 +10,7 @@ from ..requests import RequestStatus
 from . import render
 from .options import AsUser, JsonFlag, RequestId
 from .state import acting_user, local_store_of, store_of
+from .text import Readout
 
 OPEN_STATUSES = [RequestStatus.PENDING.value, RequestStatus.DRAFTING.value]
 
@@ -93,6 +94,9 @@ def sweep(ctx: typer.Context) -> None:
     """Expire every open request whose deadline has passed."""
     expired = local_store_of(ctx, "sweep").expire_due()
     out = render.console()
+    readout = Readout()
     out.print(f"Expired {len(expired)} request(s).")
     for request in expired:
-        out.print(f"  {request.id}  {request.tool_name}  (on_expire: {request.rule.on_expire})")
+        tool = readout.text(request.tool_name, f"request {request.id}: tool")
+        out.print(f"  {request.id}  {tool}  (on_expire: {request.rule.on_expire})", soft_wrap=True)
+    render.warn(out, readout)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import socket
 import threading
 from pathlib import Path
 from typing import Annotated
@@ -10,16 +12,20 @@ import typer
 
 from ..server import ServerSettings, create_app
 from ..server.serve import first_start, load_config, login_link
-from .state import local_store_of, state_of
+from .state import CliError, local_store_of, state_of
 
 DEFAULT_PORT = 8765
+BACKLOG = 2048
+"""uvicorn's default listen backlog."""
+STARTUP_FAILED = 3
+"""uvicorn's exit code when the server cannot start."""
 
 
 def serve(
     ctx: typer.Context,
     db: Annotated[str | None, typer.Option("--db", help="The database (as for `signoff --db`).")] = None,
     host: Annotated[str, typer.Option(help="The address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="The port to listen on.")] = DEFAULT_PORT,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="The port to listen on.")] = DEFAULT_PORT,
     config: Annotated[
         Path | None,
         typer.Option("--config", help="A rules YAML file; replaces the stored rules at start."),
@@ -37,6 +43,7 @@ def serve(
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
+    listening = listen(host, port)
     store = local_store_of(ctx, "serve")
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     settings = ServerSettings(base_url=base_url or f"http://{shown_host}:{port}")
@@ -57,7 +64,7 @@ def serve(
         threading.Thread(
             target=start_demo_agent, args=(store, settings), name="signoff-demo", daemon=True
         ).start()
-    uvicorn.run(
+    server_config = uvicorn.Config(
         create_app(store, settings),
         host=host,
         port=port,
@@ -65,6 +72,44 @@ def serve(
         access_log=False,
         timeout_graceful_shutdown=2,
     )
+    server = uvicorn.Server(server_config)
+    server.run(sockets=[listening])
+    if not server.started:
+        raise typer.Exit(STARTUP_FAILED)
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The server's socket, bound and listening before anything is printed, so that a port in use
+    is one clear error rather than "serving on …" followed by uvicorn's `[Errno 98]`."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            free = _free_port_near(host, port)
+            instead = f", e.g. --port {free}" if free is not None else ""
+            raise CliError(
+                f"port {port} on {host} is already in use (is another signoff serve running?); "
+                f"choose another with --port{instead}"
+            ) from None
+        raise CliError(
+            f"cannot listen on {host} port {port}: {exc.strerror or exc} (see --host and --port)"
+        ) from None
+    return sock
+
+
+def _free_port_near(host: str, port: int) -> int | None:
+    for candidate in range(port + 1, min(port + 20, 65536)):
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            try:
+                probe.bind((host, candidate))
+            except OSError:
+                continue
+            return candidate
+    return None
 
 
 def login_link_command(

@@ -9,6 +9,7 @@ import typer
 
 from .._util import parse_duration
 from ..identity import Role
+from ..visible import visible
 from .state import CliError, CliInputError, acting_user, local_store_of
 
 users_app = typer.Typer(help="People and agents who may use the server.", no_args_is_help=True)
@@ -46,7 +47,7 @@ def users_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--json
     for user in users:
         groups = f"  groups: {', '.join(user.groups)}" if user.groups else ""
         state = "  (disabled)" if user.disabled else ""
-        typer.echo(f"{user.name}  {user.role}{groups}{state}")
+        typer.echo(visible(f"{user.name}  {user.role}{groups}{state}"))
 
 
 @users_app.command("disable")
@@ -80,7 +81,7 @@ def tokens_list(ctx: typer.Context, user: Annotated[str | None, typer.Option("--
     """List tokens (never their secrets)."""
     for credential in local_store_of(ctx, "tokens list").list_credentials("token", user):
         state = "revoked" if credential.revoked_at else "active"
-        typer.echo(f"{credential.id}  {credential.user_name}  {credential.label or '-'}  {state}")
+        typer.echo(visible(f"{credential.id}  {credential.user_name}  {credential.label or '-'}  {state}"))
 
 
 @tokens_app.command("revoke")

@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from .._util import new_id, to_iso, utcnow
+from .._util import format_moment, new_id, to_iso, utcnow
 from ..decisions import Decision, DecisionRecord, Edit, Respond, decision_to_dict
 from ..errors import (
     AlreadyDecided,
@@ -256,7 +256,7 @@ class RequestOps(StoreCore):
         _refuse_if_closed(request)
         if request.deadline <= utcnow():
             self.expire(request_id)
-            raise RequestExpired(f"request {request_id} expired at {to_iso(request.deadline)}")
+            raise RequestExpired(f"request {request_id} expired at {format_moment(request.deadline)}")
         approvers = request.rule.approvers
         if (
             not on_behalf
@@ -294,7 +294,7 @@ class RequestOps(StoreCore):
         current = self.get_request(request_id)
         _refuse_if_closed(current)
         self.expire(request_id)
-        raise RequestExpired(f"request {request_id} expired at {to_iso(current.deadline)}")
+        raise RequestExpired(f"request {request_id} expired at {format_moment(current.deadline)}")
 
     def _vote(self, request_id: str, decision: Decision, *, actor: str, channel: str) -> Request:
         """A quorum's vote, counted under the request's lock; the last approval (or any reject) ends it."""
@@ -303,7 +303,7 @@ class RequestOps(StoreCore):
             request = self._locked(tx, request_id)
             _refuse_if_closed(request)
             if request.deadline <= now:
-                raise RequestExpired(f"request {request_id} expired at {to_iso(request.deadline)}")
+                raise RequestExpired(f"request {request_id} expired at {format_moment(request.deadline)}")
             if actor in request.approvals:
                 raise AlreadyDecided(
                     f"{actor} has already approved request {request.id}; "
@@ -455,7 +455,7 @@ class RequestOps(StoreCore):
 
 def _refuse_if_closed(request: Request) -> None:
     if request.status is RequestStatus.EXPIRED:
-        raise RequestExpired(f"request {request.id} expired at {to_iso(request.deadline)}")
+        raise RequestExpired(f"request {request.id} expired at {format_moment(request.deadline)}")
     if request.status is RequestStatus.DRAFTING:
         raise RequestNotReady(f"request {request.id} is still drafting; its arguments are not complete")
     if request.is_terminal:
