@@ -50,11 +50,14 @@ class ExecutionStatus(StrEnum):
 
 
 RequestKind = Literal["tool", "input"]
+LOCAL_CREATOR = "agent"
+"""Who creates the requests of a gate over a local store. Through a server, the creator is the
+agent's user; each creator has its own thread ids."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class NewRequest:
-    """What the gate asks the store to create (or find, by thread_id + tool_call_id)."""
+    """What the gate asks the store to create (or find, by its creator, thread_id and tool_call_id)."""
 
     thread_id: str
     tool_call_id: str
@@ -71,7 +74,8 @@ class NewRequest:
     app: str | None = None
     requester: str | None = None
     drafting: bool = False
-    actor: str = "agent"
+    actor: str = LOCAL_CREATOR
+    """Who asks: the request's creator."""
     channel: str = "gate"
 
 

@@ -1,15 +1,16 @@
 """Who may see, decide and manage which request (DESIGN §8), and who is asking.
 
-A request is visible to its approvers (users, or members of `group:NAME`), to everybody when it
-names none, to the user who created it, and to admins. Only approvers decide (admins too only
-when they are one). The creator (an agent) may update its drafts, cancel, record executions.
+An agent sees only the requests it created. A person sees the requests naming them (as a user,
+or a `group:NAME` of theirs), or naming nobody ("no approvers" means any person, never another
+agent). Admins see everything. Only approvers decide (admins too only when they are one). The
+creator (an agent) may update its drafts, cancel, record executions.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Annotated
+from typing import Annotated, TypedDict
 
 from fastapi import Depends
 from fastapi import Request as HttpRequest
@@ -29,7 +30,26 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def can_see(request: Request, user: User) -> bool:
-    return user.is_admin or request.created_by == user.name or may_decide(request, user.name, user.groups)
+    """Whether `user` may see `request` at all: anywhere it is read, listed, waited on or streamed."""
+    if user.is_admin:
+        return True
+    if user.is_agent:
+        return request.created_by == user.name
+    return request.created_by == user.name or may_decide(request, user.name, user.groups)
+
+
+class ListingFilter(TypedDict, total=False):
+    visible_to: str
+    created_by: str
+
+
+def listing_filter(user: User) -> ListingFilter:
+    """The `list_requests` filters that keep exactly the requests `can_see` lets `user` see."""
+    if user.is_admin:
+        return {}
+    if user.is_agent:
+        return {"created_by": user.name}
+    return {"visible_to": user.name}
 
 
 def is_creator(request: Request, user: User) -> bool:

@@ -24,6 +24,7 @@ from ..access import (
     CurrentCaller,
     CurrentUser,
     authenticate,
+    listing_filter,
     managed_request,
     request_view,
     visible_request,
@@ -46,7 +47,8 @@ MAX_WAIT_SECONDS = 60.0
     openapi_extra=documented(NewRequestBody),
 )
 async def create_request(http: HttpRequest) -> JSONResponse:
-    """201 with the new request, or 200 with the existing one for the same (thread_id, tool_call_id)."""
+    """201 with the new request, or 200 with the one you created before for the same
+    (thread_id, tool_call_id): each agent has its own thread ids."""
     caller = await authenticate(http)
     body = await read_body(http, NewRequestBody)
     server = server_of(http)
@@ -54,16 +56,11 @@ async def create_request(http: HttpRequest) -> JSONResponse:
     if user.role == "member":
         raise PermissionDenied(f"{user.name} is a person; requests are created by agents (or admins)")
     request, created = await server.write(_get_or_create, server, body, user)
-    if not created:
-        if request.created_by != user.name and not user.is_admin:
-            raise RequestConflict(
-                f"thread {body.thread_id!r} already has a tool call {body.tool_call_id!r} from someone else"
-            )
-        if request.tool_name != body.tool:
-            raise RequestConflict(
-                f"tool_call_id {body.tool_call_id!r} in thread {body.thread_id!r} already belongs to a "
-                f"call of {request.tool_name!r}, not {body.tool!r}"
-            )
+    if not created and request.tool_name != body.tool:
+        raise RequestConflict(
+            f"tool_call_id {body.tool_call_id!r} in thread {body.thread_id!r} already belongs to a "
+            f"call of {request.tool_name!r}, not {body.tool!r}"
+        )
     return JSONResponse(request_view(request, user), status_code=201 if created else 200)
 
 
@@ -190,9 +187,9 @@ def list_requests(
         thread_id=thread,
         tool_call_id=tool_call_id,
         search=q,
-        visible_to=None if user.is_admin else user.name,
         limit=limit + 1,
         cursor=cursor,
+        **listing_filter(user),
     )
     more = len(items) > limit
     items = items[:limit]

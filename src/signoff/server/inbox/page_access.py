@@ -49,14 +49,22 @@ class PageError(Exception):
         return cls(error.status_code, error.message)
 
 
+AGENTS_USE_THE_API = "The inbox is for people; an agent uses the API (see /docs)."
+
+
 async def page_caller(http: HttpRequest) -> Caller:
+    """The person looking at a page. Agents are refused: they see only their own requests, and
+    only through the API."""
     http.state.started = time.perf_counter()
     try:
-        return await authenticate(http)
+        caller = await authenticate(http)
     except NotAuthenticated:
         raise LoginRequired from None
     except PermissionDenied as exc:
         raise PageError(403, exc.message, title="Refused") from None
+    if caller.user.is_agent:
+        raise PageError(403, AGENTS_USE_THE_API, title="Refused")
+    return caller
 
 
 async def read_form(http: HttpRequest) -> FormData:
