@@ -18,11 +18,10 @@ one party does) and returns the rule's `on_expire` outcome.
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
@@ -38,12 +37,13 @@ from .errors import (
     AutoResumeExceeded,
     RequestConflict,
     RequestExpired,
+    SignoffError,
 )
 from .execution import DEFAULT_LEASE
 from .outcome import Outcome, Reply, not_required, outcome_for
 from .policies import AlwaysAsk, Policy
 from .requests import NewRequest, Request, RequestStatus
-from .rules.model import DEFAULT_MAX_AUTO_RESUME, RequestRule, Rule, RuleSet, ToolEntry
+from .rules.model import RequestRule, Rule, RuleSet, ToolEntry
 from .rules.resolve import Explanation, Resolver
 from .running import arun_once, jsonable, run_once
 from .scopes import ScopeState, current_scope
@@ -55,7 +55,6 @@ from .waiting import present, wait_async, wait_blocking
 if TYPE_CHECKING:
     from .console import ConfirmationUI
 
-ENV_MAX_AUTO_RESUME = "SIGNOFF_UNATTENDED_MAX_AUTO_RESUME"
 UNATTENDED_ACTOR = "unattended"
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -338,14 +337,14 @@ class Gate:
     def max_auto_resume(self) -> int:
         if self._max_auto_resume is not None:
             return self._max_auto_resume
-        configured = self.rules().defaults.max_auto_resume
-        if configured is not None:
-            return configured
-        env = os.environ.get(ENV_MAX_AUTO_RESUME)
-        return int(env) if env and env.strip().isdigit() else DEFAULT_MAX_AUTO_RESUME
+        return self.rules().defaults.auto_resume_limit()
 
     def _auto_decide(self, call: ToolCall, scope: Scope, rule: Rule) -> Request:
-        """Nobody to ask (cron): decide by the rule's `unattended` mode, at most N times per run."""
+        """Nobody to ask (cron): decide by the `unattended` mode, at most N times per run.
+
+        The mode is the stored request's: through a server, the server's rule where it covers
+        the tool, which may be stricter than this gate's. A request nobody may decide on its own
+        is cancelled (a replay then finds it cancelled instead of waiting for nobody)."""
         if rule.unattended == "fail":
             raise ApprovalRequiredUnattended(f"{call.name!r} needs approval and this run is unattended")
         limit = self.max_auto_resume()
@@ -354,9 +353,13 @@ class Gate:
         request, _ = self.store.create_request(self._new_request(call, scope, rule))
         if request.is_terminal:
             return request
+        mode = request.rule.unattended
+        if mode == "fail":
+            self._give_up(request, "the rule says unattended runs fail")
+            raise ApprovalRequiredUnattended(f"{call.name!r} needs approval and this run is unattended")
         decision: Decision = (
             Approve(comment="auto-approved: unattended")
-            if rule.unattended == "approve"
+            if mode == "approve"
             else Reject(message="auto-rejected: unattended")
         )
         try:
@@ -365,6 +368,15 @@ class Gate:
             )
         except AlreadyDecided:
             return self.store.get_request(request.id)
+        except SignoffError as exc:  # the server refused it (its cap, its rule)
+            self._give_up(request, exc.message)
+            raise
+
+    def _give_up(self, request: Request, why: str) -> None:
+        with suppress(AlreadyDecided):
+            self.store.cancel(
+                request.id, actor=UNATTENDED_ACTOR, channel="unattended", reason=f"unattended run: {why}"
+            )
 
     # -- input requests -----------------------------------------------------------------------
 

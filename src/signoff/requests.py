@@ -142,6 +142,7 @@ class Request:
             "allowed_decisions": list(rule.allowed_decisions),
             "quorum": rule.quorum,
             "approvals": list(self.approvals),
+            "rule_origin": rule.origin.to_dict() if rule.origin is not None else None,
             "created_at": _iso(self.created_at),
             "deadline": _iso(self.deadline),
             "decided_at": _iso(self.decided_at),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -13,6 +14,11 @@ from ..server.serve import first_start, load_config, login_link
 from .state import local_store_of, state_of
 
 DEFAULT_PORT = 8765
+
+
+class AgentRulesChoice(StrEnum):
+    allow = "allow"
+    deny = "deny"
 
 
 def serve(
@@ -30,6 +36,17 @@ def serve(
     demo: Annotated[
         bool, typer.Option("--demo", help="Also run the scripted demo agent against this server.")
     ] = False,
+    agent_rules: Annotated[
+        AgentRulesChoice,
+        typer.Option(
+            "--agent-rules",
+            help=(
+                "For a tool this server's rules do not cover: 'allow' lets the agent's own rule say who "
+                "decides, the quorum, deadline, on_expire and unattended handling; 'deny' applies this "
+                "server's defaults."
+            ),
+        ),
+    ] = AgentRulesChoice.allow,
 ) -> None:
     """Run the server: REST API (/docs), live web inbox, metrics, and the expiry sweeper."""
     import uvicorn
@@ -39,7 +56,9 @@ def serve(
         state.db_url = db
     store = local_store_of(ctx, "serve")
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    settings = ServerSettings(base_url=base_url or f"http://{shown_host}:{port}")
+    settings = ServerSettings(
+        base_url=base_url or f"http://{shown_host}:{port}", agent_rules=agent_rules.value
+    )
     if config is not None:
         load_config(store, config)
         typer.echo(f"Rules loaded from {config}")

@@ -15,6 +15,7 @@ from fastapi import Request as HttpRequest
 from ..rules.resolve import Resolver
 from ..store import Store
 from .grouping import GroupedWriter
+from .request_rules import AgentRules
 
 if TYPE_CHECKING:
     from .access import CallerCache
@@ -36,6 +37,9 @@ class ServerSettings:
     handle_ttl: timedelta = timedelta(hours=24)
     secure_cookies: bool = False
     """Mark cookies Secure (serve over HTTPS)."""
+    agent_rules: AgentRules = "allow"
+    """Whether an agent's own rule sets who decides, the quorum, the deadline, on_expire and
+    unattended handling of a tool the server's rules do not cover (see `request_rules`)."""
 
 
 @dataclass(kw_only=True)

@@ -12,14 +12,15 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..._util import parse_duration, utcnow
-from ...errors import InvalidInput, PermissionDenied, RequestConflict
+from ...errors import ConfigError, InvalidInput, PermissionDenied, RequestConflict
 from ...identity import User
 from ...requests import NewRequest, Request, RequestStatus
-from ...rules.model import RequestRule
+from ...rules.snapshot import parse_snapshot
 from ...running import jsonable
 from ...store import Store
 from ...templates import render_description
 from ...validation import check_schema
+from ...visible import check_name
 from ..access import (
     CurrentCaller,
     CurrentUser,
@@ -31,6 +32,7 @@ from ..access import (
 )
 from ..context import Server, server_of
 from ..deciding import decide_as
+from ..request_rules import governed_rule
 from .bodies import documented, read_body
 from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
 
@@ -77,21 +79,22 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest
             check_schema(schema)
     try:
         deadline = parse_duration(body.deadline) if body.deadline is not None else None
+        snapshot = parse_snapshot(body.rule) if body.rule is not None else None
+        approvers = tuple(check_name(name, "approvers entry") for name in body.approvers or ())
     except ValueError as exc:
         raise InvalidInput(f"deadline: {exc}") from None
-    resolved = None
-    if body.rule is None or deadline is None:  # the server's rules are needed only then
-        resolved = server.resolver().explain(body.tool, body.agent, body.app, body.args, body.requester).rule
-        deadline = deadline or resolved.deadline
-    if body.rule is not None:
-        rule = _rule_from_snapshot(body.rule)
-    elif body.kind == "input":
-        rule = RequestRule(allowed_decisions=("respond", "reject"))
-    else:
-        assert resolved is not None
-        rule = resolved.for_request()
-    if body.approvers and not rule.approvers:
-        rule = RequestRule.from_snapshot({**rule.snapshot(), "approvers": list(body.approvers)})
+    except ConfigError as exc:
+        raise InvalidInput(exc.message) from None
+    explanation = server.resolver().explain(body.tool, body.agent, body.app, body.args, body.requester)
+    governed = governed_rule(
+        explanation,
+        snapshot=snapshot,
+        kind=body.kind,
+        approvers=approvers,
+        deadline=deadline,
+        agent_rules=server.settings.agent_rules,
+    )
+    rule = governed.rule
     description = body.description
     if description is None:
         description = render_description(
@@ -107,7 +110,7 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest
         tool_name=body.tool,
         args=jsonable(body.args),
         description=description,
-        deadline=utcnow() + deadline,
+        deadline=utcnow() + governed.deadline,
         rule=rule,
         kind=body.kind,
         tool_description=body.tool_description,
@@ -120,38 +123,6 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest
         actor=user.name,
         channel="api",
     )
-
-
-def _rule_from_snapshot(snapshot: dict[str, Any]) -> RequestRule:
-    rule = RequestRule.from_snapshot(snapshot)
-    for name in ("allowed_decisions", "approvers", "redact"):
-        value = getattr(rule, name)
-        if not isinstance(value, tuple) or not all(isinstance(item, str) for item in value):
-            raise InvalidInput(f"rule.{name} must be a list of strings")
-    if not rule.allowed_decisions or any(
-        kind not in ("approve", "edit", "reject", "respond") for kind in rule.allowed_decisions
-    ):
-        raise InvalidInput(
-            f"rule.allowed_decisions must name approve, edit, reject or respond: {rule.allowed_decisions!r}"
-        )
-    if not isinstance(rule.quorum, int) or rule.quorum < 1:
-        raise InvalidInput("rule.quorum must be a positive integer")
-    if rule.on_expire not in ("reject", "approve", "fail"):
-        raise InvalidInput(f"rule.on_expire must be reject, approve or fail, not {rule.on_expire!r}")
-    for name in TEXT_FIELDS:
-        if not isinstance(getattr(rule, name), str):
-            raise InvalidInput(f"rule.{name} must be a string")
-    return rule
-
-
-TEXT_FIELDS = (
-    "expire_message",
-    "reject_template",
-    "modify_template",
-    "feedback_template",
-    "description",
-    "description_prefix",
-)
 
 
 @router.get("", summary="List the requests you may see, newest first")
