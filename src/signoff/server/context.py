@@ -15,6 +15,7 @@ from fastapi import Request as HttpRequest
 from ..rules.resolve import Resolver
 from ..store import Store
 from .grouping import GroupedWriter
+from .refusals import SignInRefusals
 from .request_rules import AgentRules
 
 if TYPE_CHECKING:
@@ -54,6 +55,8 @@ class Server:
         default_factory=lambda: ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="signoff-store")
     )
     _writer: GroupedWriter | None = field(default=None)
+    sign_ins: SignInRefusals = field(default_factory=SignInRefusals)
+    """Failed sign-ins, counted per source (see `refusals`)."""
 
     def __post_init__(self) -> None:
         if self.store.groups_writes:
@@ -76,6 +79,8 @@ class Server:
         if self._writer is not None:
             self._writer.stop()
         self._pool.shutdown(wait=False)
+        for entry in self.sign_ins.drain():
+            entry.write(self.store)
 
     def resolver(self) -> Resolver:
         """The rules kept in the store, re-read when they change."""

@@ -5,14 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..decisions import Decision, parse_decision
-from ..errors import AutoResumeExceeded, PermissionDenied
+from ..errors import AutoResumeExceeded, PermissionDenied, SignoffError
 from ..identity import User
 from ..requests import Request
 from ..store import Store
 from .access import is_creator
 from .context import Server
+from .refusals import audit_refusal
 
 UNATTENDED_ACTOR = "unattended"
+REFUSED = "decision.refused"
 
 
 def decide_as(
@@ -26,14 +28,20 @@ def decide_as(
 ) -> Request:
     """Parse and record `payload` as `user`'s decision. Agents never decide, except an
     unattended auto-decision on their own request. Errors carry their HTTP status: 404, 403
-    (audited), 409, 410, 422. Once committed, the server's event feed takes the decided request
-    from here."""
+    (audited), 409, 410, 422; a refused unattended decision is audited too. Once committed,
+    the server's event feed takes the decided request from here."""
     store = server.store
     tool_name = store.get_request(request_id).tool_name if "edited_action" in payload else None
     decision = parse_decision(payload, tool_name=tool_name)
     if unattended:
         request = store.get_request(request_id)
-        _check_unattended(server, request, decision, user)
+        try:
+            _check_unattended(server, request, decision, user)
+        except SignoffError as exc:
+            data = {"type": decision.type, "on_behalf": "unattended"}
+            raise audit_refusal(
+                store, exc, actor=user.name, channel=channel, request_id=request_id, action=REFUSED, data=data
+            ) from None
         decided = store.decide(
             request_id, decision, actor=UNATTENDED_ACTOR, channel="unattended", on_behalf=True
         )
@@ -46,14 +54,15 @@ def decide_as(
 
 def _decide_as_person(store: Store, request_id: str, decision: Decision, user: User, channel: str) -> Request:
     if user.is_agent:
-        store.record(
-            "decision.refused",
+        raise audit_refusal(
+            store,
+            PermissionDenied(f"{user.name} is an agent; only people decide"),
             actor=user.name,
             channel=channel,
             request_id=request_id,
-            data={"type": decision.type, "reason": "agents do not decide"},
+            action=REFUSED,
+            data={"type": decision.type},
         )
-        raise PermissionDenied(f"{user.name} is an agent; only people decide")
     return store.decide(request_id, decision, actor=user.name, channel=channel)
 
 

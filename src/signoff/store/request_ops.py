@@ -107,14 +107,16 @@ class RequestOps(StoreCore):
         otherwise NotAnApprover, and the attempt is audited."""
         request = self.get_request(request_id)
         if request.rule.approvers and not may_decide(request, user, self.groups_of(user)):
+            refused = NotAnApprover(f"{user} is not an approver of request {request_id}")
             self.record(
                 "request.view_refused",
                 actor=user,
                 channel=channel,
                 request_id=request_id,
-                data={"reason": "not an approver"},
+                data={"reason": refused.message, "error": "NotAnApprover"},
             )
-            raise NotAnApprover(f"{user} is not an approver of request {request_id}")
+            refused.audited = True
+            raise refused
         return request
 
     def find_request(
@@ -275,14 +277,16 @@ class RequestOps(StoreCore):
             and actor not in approvers
             and not may_decide(request, actor, self.groups_of(actor))
         ):
+            refused = NotAnApprover(f"{actor} is not an approver of request {request_id}")
             self.record(
                 "decision.refused",
                 actor=actor,
                 channel=channel,
                 request_id=request_id,
-                data={"type": decision.type, "reason": "not an approver"},
+                data={"type": decision.type, "reason": refused.message, "error": "NotAnApprover"},
             )
-            raise NotAnApprover(f"{actor} is not an approver of request {request_id}")
+            refused.audited = True
+            raise refused
         self._check_decision(request, decision)
         if request.rule.quorum > 1:
             return self._vote(request_id, decision, actor=actor, channel=channel)

@@ -32,6 +32,7 @@ from ..access import (
 )
 from ..context import Server, server_of
 from ..deciding import decide_as
+from ..refusals import audit_refusal
 from ..request_rules import governed_rule
 from .bodies import documented, read_body
 from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
@@ -59,9 +60,20 @@ async def create_request(http: HttpRequest) -> JSONResponse:
         raise PermissionDenied(f"{user.name} is a person; requests are created by agents (or admins)")
     request, created = await server.write(_get_or_create, server, body, user)
     if not created and request.tool_name != body.tool:
-        raise RequestConflict(
+        conflict = RequestConflict(
             f"tool_call_id {body.tool_call_id!r} in thread {body.thread_id!r} already belongs to a "
             f"call of {request.tool_name!r}, not {body.tool!r}"
+        )
+        data = {"tool": body.tool, "thread_id": body.thread_id, "tool_call_id": body.tool_call_id}
+        raise await server.run(
+            audit_refusal,
+            server.store,
+            conflict,
+            actor=user.name,
+            channel=caller.channel,
+            request_id=request.id,
+            action="request.create_refused",
+            data=data,
         )
     return JSONResponse(request_view(request, user), status_code=201 if created else 200)
 
