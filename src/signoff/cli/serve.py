@@ -71,10 +71,19 @@ def serve(
     else:
         typer.echo(f"Inbox: {settings.base_url}/   (a new sign-in link: signoff login-link --user NAME)")
     if demo:
-        from ..demo.remote import start_demo_agent
+        from ..demo.remote import install_demo_rules, start_demo_agent
 
+        added = install_demo_rules(store)
+        if added:
+            typer.echo(
+                f"Demo rules added to the server's rules: {', '.join(added)} (see {settings.base_url}/rules)"
+            )
+        local = f"http://{shown_host}:{port}"
         threading.Thread(
-            target=start_demo_agent, args=(store, settings), name="signoff-demo", daemon=True
+            target=start_demo_agent,
+            args=(store, local, settings.base_url.rstrip("/") + "/"),
+            name="signoff-demo",
+            daemon=True,
         ).start()
     uvicorn.run(
         create_app(store, settings),

@@ -14,6 +14,7 @@ from fastapi import Request as HttpRequest
 
 from ..rules.resolve import Resolver
 from ..store import Store
+from .declared import DeclaredRules
 from .grouping import GroupedWriter
 from .refusals import SignInRefusals
 from .request_rules import AgentRules
@@ -57,6 +58,8 @@ class Server:
     _writer: GroupedWriter | None = field(default=None)
     sign_ins: SignInRefusals = field(default_factory=SignInRefusals)
     """Failed sign-ins, counted per source (see `refusals`)."""
+    declared: DeclaredRules = field(default_factory=DeclaredRules)
+    """Which rules declared in agents' code this process has noted (see `declared`)."""
 
     def __post_init__(self) -> None:
         if self.store.groups_writes:

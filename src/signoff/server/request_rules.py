@@ -53,7 +53,7 @@ def governed_rule(
         snapshot = INPUT_RULE
     else:
         snapshot = server.for_request()
-        asked = RuleOrigin(source="server", layer=explanation.layer, key=deciding_key(explanation))
+        asked = RuleOrigin(source="server", layer=explanation.layer, key=explanation.deciding_key)
     if explanation.ask:
         return _as_the_server_says(explanation, snapshot, approvers, agent_rules)
     if agent_rules == "allow":
@@ -93,15 +93,7 @@ def _as_the_server_says(
         unattended=server.unattended,
         redact=tuple(dict.fromkeys((*server.redact, *snapshot.redact))),
         origin=RuleOrigin(
-            source="server", layer=explanation.layer, key=deciding_key(explanation), authority="server"
+            source="server", layer=explanation.layer, key=explanation.deciding_key, authority="server"
         ),
     )
     return Governed(rule, server.deadline)
-
-
-def deciding_key(explanation: Explanation) -> str | None:
-    """The key of the entry whose word decided (`send_email`, `github.*`, an app's name)."""
-    for step in reversed(explanation.trace):
-        if step.layer == explanation.layer:
-            return step.key
-    return None

@@ -15,6 +15,7 @@ from ..._util import parse_duration, utcnow
 from ...errors import ConfigError, InvalidInput, PermissionDenied, RequestConflict
 from ...identity import User
 from ...requests import NewRequest, Request, RequestStatus
+from ...rules.model import RequestRule
 from ...rules.snapshot import parse_snapshot
 from ...running import jsonable
 from ...store import Store
@@ -79,13 +80,20 @@ async def create_request(http: HttpRequest) -> JSONResponse:
 
 
 def _get_or_create(server: Server, body: NewRequestBody, user: User) -> tuple[Request, bool]:
-    request, created = server.store.create_request(_new_request(server, body, user))
+    new, declared = _new_request(server, body, user)
+    store = server.store
+    request, created = store.create_request(new)
     if created:
-        server.store.on_commit(lambda: server.feed.remember("request.created", request))
+        store.on_commit(lambda: server.feed.remember("request.created", request))
+        if declared is not None and server.declared.due(user.name, body.tool, body.agent, body.app, declared):
+            store.note_declared_rule(
+                created_by=user.name, tool=body.tool, agent=body.agent, app=body.app, rule=declared
+            )
     return request, created
 
 
-def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest:
+def _new_request(server: Server, body: NewRequestBody, user: User) -> tuple[NewRequest, RequestRule | None]:
+    """The request to create, and the rule the agent sent (its own declaration), if any."""
     for schema in (body.args_schema, body.answer_schema):
         if schema is not None:
             check_schema(schema)
@@ -116,7 +124,7 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest
             redact=rule.redact,
             prefix=rule.description_prefix,
         )
-    return NewRequest(
+    new = NewRequest(
         thread_id=body.thread_id,
         tool_call_id=body.tool_call_id,
         tool_name=body.tool,
@@ -135,6 +143,7 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest
         actor=user.name,
         channel="api",
     )
+    return new, snapshot
 
 
 @router.get("", summary="List the requests you may see, newest first")
