@@ -113,7 +113,7 @@ class RequestOps(StoreCore):
                 actor=user,
                 channel=channel,
                 request_id=request_id,
-                data={"reason": refused.message, "error": "NotAnApprover"},
+                data={"reason": "not an approver"},
             )
             refused.audited = True
             raise refused
@@ -283,7 +283,7 @@ class RequestOps(StoreCore):
                 actor=actor,
                 channel=channel,
                 request_id=request_id,
-                data={"type": decision.type, "reason": refused.message, "error": "NotAnApprover"},
+                data={"type": decision.type, "reason": "not an approver"},
             )
             refused.audited = True
             raise refused
