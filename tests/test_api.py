@@ -109,14 +109,16 @@ def test_create_refuses_bad_input_and_stores_nothing(people: dict[str, httpx.Cli
     assert store.list_requests() == []
 
 
-def test_a_key_taken_by_another_agent_or_tool_is_a_conflict(
+def test_keys_are_per_agent_and_one_reused_for_another_tool_is_a_conflict(
     live_server: LiveServer, people: dict[str, httpx.Client]
 ) -> None:
-    assert ask(people["agent"]).status_code == 201
+    mine = ask(people["agent"])
+    assert mine.status_code == 201
     with live_server.client(live_server.user("other-bot", "agent")) as other:
-        taken = ask(other)
-    assert taken.status_code == 409
-    assert "from someone else" in error_of(taken)[1]
+        theirs = ask(other)
+    assert theirs.status_code == 201  # the other agent's own thread "t1": nothing to squat
+    assert theirs.json()["id"] != mine.json()["id"]
+    assert theirs.json()["created_by"] == "other-bot"
     wrong_tool = ask(people["agent"], tool="delete_records")
     assert wrong_tool.status_code == 409
     assert "already belongs to a call of 'send_email'" in error_of(wrong_tool)[1]

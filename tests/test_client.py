@@ -203,7 +203,7 @@ def test_the_event_stream_resumes_after_the_server_restarts(store: Store) -> Non
             eventually(lambda: client.events.streams_opened == 1)
             open_request(client, call_id="r2", thread="restart")  # an event: the stream learns an id
             eventually(lambda: client.events.last_event_id is not None)
-        request = store.find_request("restart", "r1")
+        request = store.find_request("restart", "r1", created_by=AGENT_USER)
         assert request is not None
         store.decide(request.id, Approve(), actor="alice")
         second = LiveServer(store)

@@ -264,8 +264,11 @@ def test_only_people_reset_and_an_agents_attempt_is_audited(server: LiveServer, 
         wait_for(lambda: status(store, request_id) is ExecutionStatus.IN_DOUBT)
         refused = agent.post(f"/v1/requests/{request_id}/execution", json={"action": "reset"})
         assert refused.status_code == 403
-        [entry] = store.audit_entries(request_id=request_id, action="request.change_refused")
-        assert entry.actor == "bot"
+        [entry] = store.audit_entries(request_id=request_id, action="access.refused")
+        assert (entry.actor, entry.data["reason"]) == (
+            "bot",
+            "a person decides whether an in-doubt call may run again",
+        )
         reset = alice.post(f"/v1/requests/{request_id}/execution", json={"action": "reset"})
         assert reset.status_code == 200, reset.text
         assert reset.json()["execution"]["status"] == "not_started"

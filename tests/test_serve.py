@@ -152,3 +152,33 @@ def _next_pending(client: httpx.Client, *, after: str | None = None) -> dict[str
             return fresh[0]  # type: ignore[no-any-return]
         time.sleep(0.1)
     raise AssertionError("the demo agent asked nothing")
+
+
+def test_the_demo_shows_the_real_flow_its_rules_are_the_servers(tmp_path: Path) -> None:
+    """The demo agent is a real agent (its own user and token, through the API) under the
+    server's rules, which the Rules page and explain show (issue 8, item 22)."""
+    db = tmp_path / "signoff.db"
+    seen: list[str] = []
+    with serving(db, "--demo") as (url, lines):
+        wait_for_line(lines, "Demo rules added to the server's rules: tool search, tool send_email", seen)
+        store = SQLiteStore(db)
+        try:
+            secret, _ = store.issue_credential("token", "admin", actor="test")
+            with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {secret}"}) as admin:
+                tools = admin.get("/v1/rules").json()["rules"]["tools"]
+                assert set(tools) == {"search", "send_email", "delete_records"}
+                explained = admin.get("/v1/explain", params={"tool": "send_email"}).json()
+                assert (explained["ask"], explained["layer"]) == (True, "tool")
+                assert "The agent wants to email {to}: {subject}" in admin.get("/rules").text
+                first = _next_pending(admin)
+                assert first["created_by"] == "demo-agent"
+                assert first["rule_origin"] == {
+                    "source": "server",
+                    "layer": "tool",
+                    "key": "delete_records",
+                    "authority": "server",
+                }
+                page = admin.get(f"/requests/{first['id']}").text
+                assert "this server&#39;s rules (tool delete_records)" in page
+        finally:
+            store.close()

@@ -22,7 +22,8 @@ class Backend(Protocol):
     # -- requests -----------------------------------------------------------------------------
 
     def create_request(self, new: NewRequest) -> tuple[Request, bool]:
-        """Get or create by (thread_id, tool_call_id); the request and whether it is new."""
+        """Get or create by (thread_id, tool_call_id), which are the creator's own (each agent has its
+        own thread ids); the request and whether it is new."""
         ...
 
     def find_request(self, thread_id: str, tool_call_id: str) -> Request | None: ...

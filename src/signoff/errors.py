@@ -45,6 +45,8 @@ class SignoffError(Exception):
     """A signoff operation failed."""
 
     status_code: ClassVar[int] = 500
+    audited: bool = False
+    """Set once this refusal is in the audit log, so that it is written there once."""
 
     def __init__(self, message: str | None = None) -> None:
         self.message = message or (type(self).__doc__ or "").strip()

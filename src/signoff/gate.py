@@ -18,11 +18,10 @@ one party does) and returns the rule's `on_expire` outcome.
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
@@ -38,12 +37,13 @@ from .errors import (
     AutoResumeExceeded,
     RequestConflict,
     RequestExpired,
+    SignoffError,
 )
 from .execution import DEFAULT_LEASE
 from .outcome import Outcome, Reply, not_required, outcome_for
 from .policies import AlwaysAsk, Policy
 from .requests import NewRequest, Request, RequestStatus
-from .rules.model import DEFAULT_MAX_AUTO_RESUME, RequestRule, Rule, RuleSet, ToolEntry
+from .rules.model import RequestRule, RuleOrigin, RuleSet, ToolEntry
 from .rules.resolve import Explanation, Resolver
 from .running import arun_once, jsonable, run_once
 from .scopes import ScopeState, current_scope
@@ -55,7 +55,6 @@ from .waiting import present, wait_async, wait_blocking
 if TYPE_CHECKING:
     from .console import ConfirmationUI
 
-ENV_MAX_AUTO_RESUME = "SIGNOFF_UNATTENDED_MAX_AUTO_RESUME"
 UNATTENDED_ACTOR = "unattended"
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -123,7 +122,10 @@ class Gate:
         self.rules_refresh = rules_refresh
         self._max_auto_resume = max_auto_resume
         self._fixed_rules = RuleSet.from_file(rules) if isinstance(rules, str | Path) else rules
+        self._rules_path = str(rules) if isinstance(rules, str | Path) else None
         self._code_tools: dict[str, ToolEntry] = {}
+        self._code_keys: frozenset[str] = frozenset()
+        """The code-declared tools the current rules do not override (their origin is `code`)."""
         self._resolver_now: Resolver | None = None
         self._rules_version = -1
         self._next_refresh = 0.0
@@ -158,9 +160,21 @@ class Gate:
             return self._resolver_now
 
     def _with_code_tools(self, rules: RuleSet) -> RuleSet:
+        self._code_keys = frozenset(name for name in self._code_tools if name not in rules.tools)
         if not self._code_tools:
             return rules
         return rules.model_copy(update={"tools": {**self._code_tools, **rules.tools}})
+
+    def _origin(self, explanation: Explanation) -> RuleOrigin:
+        """Where the rule a call is asked under came from (shown with the request)."""
+        key = explanation.deciding_key
+        if explanation.layer == "tool" and key in self._code_keys:
+            return RuleOrigin(source="code", layer="tool", key=key)
+        if self._fixed_rules is None:
+            return RuleOrigin(source="store", layer=explanation.layer, key=key)
+        if self._rules_path is not None:
+            return RuleOrigin(source="file", layer=explanation.layer, key=key, path=self._rules_path)
+        return RuleOrigin(source="code", layer=explanation.layer, key=key)
 
     def explain(
         self,
@@ -260,7 +274,7 @@ class Gate:
         )
         if not explanation.ask:
             return None
-        new = self._new_request(call, state.scope, explanation.rule, drafting=True)
+        new = self._new_request(call, state.scope, explanation, drafting=True)
         request, _ = self.store.create_request(new)
         return self._same_call(request, call)
 
@@ -283,16 +297,18 @@ class Gate:
         existing = self.store.find_request(scope.thread_id, call.id)
         if existing is not None:
             return self._same_call(existing, call)
-        rule = explanation.rule
-        if not rule.required and not self.policy.should_ask(call, scope, self.store):
+        if not explanation.rule.required and not self.policy.should_ask(call, scope, self.store):
             return not_required(call.name, call.id, call.args)
         if scope.unattended:
-            return self._auto_decide(call, scope, rule)
-        request, _ = self.store.create_request(self._new_request(call, scope, rule))
+            return self._auto_decide(call, scope, explanation)
+        request, _ = self.store.create_request(self._new_request(call, scope, explanation))
         return self._same_call(request, call)
 
-    def _new_request(self, call: ToolCall, scope: Scope, rule: Rule, *, drafting: bool = False) -> NewRequest:
+    def _new_request(
+        self, call: ToolCall, scope: Scope, explanation: Explanation, *, drafting: bool = False
+    ) -> NewRequest:
         assert call.id is not None
+        rule = explanation.rule
         if call.schema is not None:
             check_schema(call.schema)
         return NewRequest(
@@ -308,7 +324,7 @@ class Gate:
                 prefix=rule.description_prefix,
             ),
             deadline=utcnow() + rule.deadline,
-            rule=rule.for_request(),
+            rule=rule.for_request(self._origin(explanation)),
             tool_description=call.description,
             args_schema=call.schema,
             agent=scope.agent,
@@ -338,25 +354,30 @@ class Gate:
     def max_auto_resume(self) -> int:
         if self._max_auto_resume is not None:
             return self._max_auto_resume
-        configured = self.rules().defaults.max_auto_resume
-        if configured is not None:
-            return configured
-        env = os.environ.get(ENV_MAX_AUTO_RESUME)
-        return int(env) if env and env.strip().isdigit() else DEFAULT_MAX_AUTO_RESUME
+        return self.rules().defaults.auto_resume_limit()
 
-    def _auto_decide(self, call: ToolCall, scope: Scope, rule: Rule) -> Request:
-        """Nobody to ask (cron): decide by the rule's `unattended` mode, at most N times per run."""
+    def _auto_decide(self, call: ToolCall, scope: Scope, explanation: Explanation) -> Request:
+        """Nobody to ask (cron): decide by the `unattended` mode, at most N times per run.
+
+        The mode is the stored request's: through a server, the server's rule where it covers
+        the tool, which may be stricter than this gate's. A request nobody may decide on its own
+        is cancelled (a replay then finds it cancelled instead of waiting for nobody)."""
+        rule = explanation.rule
         if rule.unattended == "fail":
             raise ApprovalRequiredUnattended(f"{call.name!r} needs approval and this run is unattended")
         limit = self.max_auto_resume()
         if self.store.count_auto_decisions(scope.thread_id) >= limit:
             raise AutoResumeExceeded(limit)
-        request, _ = self.store.create_request(self._new_request(call, scope, rule))
+        request, _ = self.store.create_request(self._new_request(call, scope, explanation))
         if request.is_terminal:
             return request
+        mode = request.rule.unattended
+        if mode == "fail":
+            self._give_up(request, "the rule says unattended runs fail")
+            raise ApprovalRequiredUnattended(f"{call.name!r} needs approval and this run is unattended")
         decision: Decision = (
             Approve(comment="auto-approved: unattended")
-            if rule.unattended == "approve"
+            if mode == "approve"
             else Reject(message="auto-rejected: unattended")
         )
         try:
@@ -365,6 +386,15 @@ class Gate:
             )
         except AlreadyDecided:
             return self.store.get_request(request.id)
+        except SignoffError as exc:  # the server refused it (its cap, its rule)
+            self._give_up(request, exc.message)
+            raise
+
+    def _give_up(self, request: Request, why: str) -> None:
+        with suppress(AlreadyDecided):
+            self.store.cancel(
+                request.id, actor=UNATTENDED_ACTOR, channel="unattended", reason=f"unattended run: {why}"
+            )
 
     # -- input requests -----------------------------------------------------------------------
 
@@ -396,7 +426,11 @@ class Gate:
                     kind="input",
                     description=question,
                     deadline=utcnow() + parse_duration(deadline),
-                    rule=RequestRule(allowed_decisions=("respond", "reject"), approvers=tuple(approvers)),
+                    rule=RequestRule(
+                        allowed_decisions=("respond", "reject"),
+                        approvers=tuple(approvers),
+                        origin=RuleOrigin(source="code", layer="ask"),
+                    ),
                     answer_schema=schema,
                     agent=state.scope.agent,
                     app=state.scope.app,

@@ -50,11 +50,14 @@ class ExecutionStatus(StrEnum):
 
 
 RequestKind = Literal["tool", "input"]
+LOCAL_CREATOR = "agent"
+"""Who creates the requests of a gate over a local store. Through a server, the creator is the
+agent's user; each creator has its own thread ids."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class NewRequest:
-    """What the gate asks the store to create (or find, by thread_id + tool_call_id)."""
+    """What the gate asks the store to create (or find, by its creator, thread_id and tool_call_id)."""
 
     thread_id: str
     tool_call_id: str
@@ -71,7 +74,8 @@ class NewRequest:
     app: str | None = None
     requester: str | None = None
     drafting: bool = False
-    actor: str = "agent"
+    actor: str = LOCAL_CREATOR
+    """Who asks: the request's creator."""
     channel: str = "gate"
 
 
@@ -138,6 +142,7 @@ class Request:
             "allowed_decisions": list(rule.allowed_decisions),
             "quorum": rule.quorum,
             "approvals": list(self.approvals),
+            "rule_origin": rule.origin.to_dict() if rule.origin is not None else None,
             "created_at": _iso(self.created_at),
             "deadline": _iso(self.deadline),
             "decided_at": _iso(self.decided_at),

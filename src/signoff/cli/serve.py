@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import socket
 import threading
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +20,11 @@ BACKLOG = 2048
 """uvicorn's default listen backlog."""
 STARTUP_FAILED = 3
 """uvicorn's exit code when the server cannot start."""
+
+
+class AgentRulesChoice(StrEnum):
+    allow = "allow"
+    deny = "deny"
 
 
 def serve(
@@ -36,6 +42,17 @@ def serve(
     demo: Annotated[
         bool, typer.Option("--demo", help="Also run the scripted demo agent against this server.")
     ] = False,
+    agent_rules: Annotated[
+        AgentRulesChoice,
+        typer.Option(
+            "--agent-rules",
+            help=(
+                "For a tool this server's rules do not cover: 'allow' lets the agent's own rule say who "
+                "decides, the quorum, deadline, on_expire and unattended handling; 'deny' applies this "
+                "server's defaults."
+            ),
+        ),
+    ] = AgentRulesChoice.allow,
 ) -> None:
     """Run the server: REST API (/docs), live web inbox, metrics, and the expiry sweeper."""
     import uvicorn
@@ -46,7 +63,9 @@ def serve(
     listening = listen(host, port)
     store = local_store_of(ctx, "serve")
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    settings = ServerSettings(base_url=base_url or f"http://{shown_host}:{port}")
+    settings = ServerSettings(
+        base_url=base_url or f"http://{shown_host}:{port}", agent_rules=agent_rules.value
+    )
     if config is not None:
         load_config(store, config)
         typer.echo(f"Rules loaded from {config}")
@@ -59,10 +78,19 @@ def serve(
     else:
         typer.echo(f"Inbox: {settings.base_url}/   (a new sign-in link: signoff login-link --user NAME)")
     if demo:
-        from ..demo.remote import start_demo_agent
+        from ..demo.remote import install_demo_rules, start_demo_agent
 
+        added = install_demo_rules(store)
+        if added:
+            typer.echo(
+                f"Demo rules added to the server's rules: {', '.join(added)} (see {settings.base_url}/rules)"
+            )
+        local = f"http://{shown_host}:{port}"
         threading.Thread(
-            target=start_demo_agent, args=(store, settings), name="signoff-demo", daemon=True
+            target=start_demo_agent,
+            args=(store, local, settings.base_url.rstrip("/") + "/"),
+            name="signoff-demo",
+            daemon=True,
         ).start()
     server_config = uvicorn.Config(
         create_app(store, settings),

@@ -18,6 +18,7 @@ from rich.markup import escape
 from rich.panel import Panel
 from rich.table import Table
 
+from ..backend import Backend
 from ..calls import Scope
 from ..console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
 from ..gate import Gate
@@ -57,6 +58,7 @@ def new_thread_id() -> str:
 def run_demo(
     store: Store,
     *,
+    backend: Backend | None = None,
     ui: UiKind = "rich",
     thread_id: str | None = None,
     auto: bool = False,
@@ -64,9 +66,19 @@ def run_demo(
     console: Console | None = None,
     inbox_url: str | None = None,
 ) -> int:
-    """Run the demo; returns the exit code (0, or 1/130 when stopped before the end)."""
+    """Run the demo; returns the exit code (0, or 1/130 when stopped before the end).
+
+    The gate runs over `store` with the demo's rules, or over `backend` (a `Client` of a server)
+    with the server's rules; `store` is read for the closing summary either way."""
     demo = Demo(
-        store, ui=ui, thread_id=thread_id, auto=auto, db_hint=db_hint, console=console, inbox_url=inbox_url
+        store,
+        backend=backend,
+        ui=ui,
+        thread_id=thread_id,
+        auto=auto,
+        db_hint=db_hint,
+        console=console,
+        inbox_url=inbox_url,
     )
     return demo.run()
 
@@ -76,6 +88,7 @@ class Demo:
         self,
         store: Store,
         *,
+        backend: Backend | None = None,
         ui: UiKind,
         thread_id: str | None,
         auto: bool,
@@ -91,8 +104,8 @@ class Demo:
         self.db_hint = db_hint
         self.decider = ScriptedDecider(self.console) if auto else None
         self.gate = Gate(
-            store,
-            rules=RuleSet.from_yaml(rules_yaml()),
+            backend if backend is not None else store,
+            rules=None if backend is not None else RuleSet.from_yaml(rules_yaml()),
             ui=self.decider or self._console_ui(ui),
             actor="demo" if auto else None,
         )

@@ -53,6 +53,14 @@ class Explanation:
     def allowed_decisions(self) -> tuple[str, ...]:
         return self.rule.allowed_decisions if self.ask else ()
 
+    @property
+    def deciding_key(self) -> str | None:
+        """The key of the entry whose word decided (`send_email`, `github.*`, an app's name)."""
+        for step in reversed(self.trace):
+            if step.layer == self.layer:
+                return step.key
+        return None
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "tool": self.tool,

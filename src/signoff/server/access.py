@@ -1,15 +1,16 @@
 """Who may see, decide and manage which request (DESIGN §8), and who is asking.
 
-A request is visible to its approvers (users, or members of `group:NAME`), to everybody when it
-names none, to the user who created it, and to admins. Only approvers decide (admins too only
-when they are one). The creator (an agent) may update its drafts, cancel, record executions.
+An agent sees only the requests it created. A person sees the requests naming them (as a user,
+or a `group:NAME` of theirs), or naming nobody ("no approvers" means any person, never another
+agent). Admins see everything. Only approvers decide (admins too only when they are one). The
+creator (an agent) may update its drafts, cancel, record executions.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Annotated
+from typing import Annotated, TypedDict
 
 from fastapi import Depends
 from fastapi import Request as HttpRequest
@@ -21,6 +22,7 @@ from ..requests import Request
 from ..store import Store
 from ..store.request_ops import may_decide
 from .context import Server, server_of
+from .refusals import audit_refusal, refuse_sign_in
 
 SESSION_COOKIE = "signoff_session"
 CSRF_HEADER = "x-csrf-token"
@@ -29,7 +31,26 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def can_see(request: Request, user: User) -> bool:
-    return user.is_admin or request.created_by == user.name or may_decide(request, user.name, user.groups)
+    """Whether `user` may see `request` at all: anywhere it is read, listed, waited on or streamed."""
+    if user.is_admin:
+        return True
+    if user.is_agent:
+        return request.created_by == user.name
+    return request.created_by == user.name or may_decide(request, user.name, user.groups)
+
+
+class ListingFilter(TypedDict, total=False):
+    visible_to: str
+    created_by: str
+
+
+def listing_filter(user: User) -> ListingFilter:
+    """The `list_requests` filters that keep exactly the requests `can_see` lets `user` see."""
+    if user.is_admin:
+        return {}
+    if user.is_agent:
+        return {"created_by": user.name}
+    return {"visible_to": user.name}
 
 
 def is_creator(request: Request, user: User) -> bool:
@@ -45,28 +66,28 @@ def visible_request(store: Store, request_id: str, user: User, *, channel: str =
     """The request if `user` may see it: 404 when there is none, 403 (audited) when not theirs."""
     request = store.get_request(request_id)
     if not can_see(request, user):
-        store.record(
-            "request.view_refused",
+        raise audit_refusal(
+            store,
+            NotAnApprover(f"{user.name} is not an approver of request {request_id}"),
             actor=user.name,
             channel=channel,
             request_id=request_id,
-            data={"reason": "not an approver"},
+            action="request.view_refused",
         )
-        raise NotAnApprover(f"{user.name} is not an approver of request {request_id}")
     return request
 
 
 def managed_request(store: Store, request_id: str, user: User, *, what: str, channel: str = "api") -> Request:
     request = visible_request(store, request_id, user, channel=channel)
     if not can_manage(request, user):
-        store.record(
-            "request.change_refused",
+        raise audit_refusal(
+            store,
+            PermissionDenied(f"only the agent that asked (or an admin) may {what} request {request_id}"),
             actor=user.name,
             channel=channel,
             request_id=request_id,
-            data={"reason": f"only the agent that asked may {what}"},
+            action="request.change_refused",
         )
-        raise PermissionDenied(f"only the agent that asked (or an admin) may {what} request {request_id}")
     return request
 
 
@@ -141,13 +162,30 @@ class CallerCache:
 
 async def authenticate(request: HttpRequest) -> Caller:
     """Bearer token, or the web session cookie (then every unsafe method needs the CSRF token,
-    in the `X-CSRF-Token` header or a `csrf_token` form field)."""
+    in the `X-CSRF-Token` header or a `csrf_token` form field). A failed sign-in is counted and
+    audited (see `refusals`), and so is a missing or wrong CSRF token."""
+    return await _authenticate(request, page=False)
+
+
+async def authenticate_page(request: HttpRequest) -> Caller:
+    """`authenticate` for an inbox page: a visit without any credential is not a failed
+    sign-in (the page sends the person to sign in)."""
+    return await _authenticate(request, page=True)
+
+
+async def _authenticate(request: HttpRequest, *, page: bool) -> Caller:
     server: Server = server_of(request)
     key = (request.headers.get("authorization"), request.cookies.get(SESSION_COOKIE))
     caller = server.callers.get(key)
     if caller is None:
-        caller = await run_in_threadpool(_identify, server.store, *key)
+        try:
+            caller = await run_in_threadpool(_identify, server.store, *key)
+        except NotAuthenticated as exc:
+            if not page or key != (None, None):
+                await refuse_sign_in(server, request, exc)
+            raise
         server.callers.put(key, caller)
+    request.state.caller = caller
     if caller.session is not None and request.method not in SAFE_METHODS:
         sent = request.headers.get(CSRF_HEADER)
         if sent is None and request.headers.get("content-type", "").startswith(
@@ -157,8 +195,12 @@ async def authenticate(request: HttpRequest) -> Caller:
             value = form.get(CSRF_FIELD)
             sent = value if isinstance(value, str) else None
         if sent != caller.csrf:
-            raise PermissionDenied("missing or wrong CSRF token; reload the page and try again")
-    request.state.caller = caller
+            refused = PermissionDenied("missing or wrong CSRF token; reload the page and try again")
+            data = {"method": request.method, "path": request.url.path}
+            await server.run(
+                audit_refusal, server.store, refused, actor=caller.user.name, channel="web", data=data
+            )
+            raise refused
     return caller
 
 

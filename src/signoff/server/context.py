@@ -14,7 +14,10 @@ from fastapi import Request as HttpRequest
 
 from ..rules.resolve import Resolver
 from ..store import Store
+from .declared import DeclaredRules
 from .grouping import GroupedWriter
+from .refusals import SignInRefusals
+from .request_rules import AgentRules
 
 if TYPE_CHECKING:
     from .access import CallerCache
@@ -36,6 +39,9 @@ class ServerSettings:
     handle_ttl: timedelta = timedelta(hours=24)
     secure_cookies: bool = False
     """Mark cookies Secure (serve over HTTPS)."""
+    agent_rules: AgentRules = "allow"
+    """Whether an agent's own rule sets who decides, the quorum, the deadline, on_expire and
+    unattended handling of a tool the server's rules do not cover (see `request_rules`)."""
 
 
 @dataclass(kw_only=True)
@@ -50,6 +56,10 @@ class Server:
         default_factory=lambda: ThreadPoolExecutor(STORE_THREADS, thread_name_prefix="signoff-store")
     )
     _writer: GroupedWriter | None = field(default=None)
+    sign_ins: SignInRefusals = field(default_factory=SignInRefusals)
+    """Failed sign-ins, counted per source (see `refusals`)."""
+    declared: DeclaredRules = field(default_factory=DeclaredRules)
+    """Which rules declared in agents' code this process has noted (see `declared`)."""
 
     def __post_init__(self) -> None:
         if self.store.groups_writes:
@@ -72,6 +82,8 @@ class Server:
         if self._writer is not None:
             self._writer.stop()
         self._pool.shutdown(wait=False)
+        for entry in self.sign_ins.drain():
+            entry.write(self.store)
 
     def resolver(self) -> Resolver:
         """The rules kept in the store, re-read when they change."""

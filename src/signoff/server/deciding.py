@@ -5,14 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from ..decisions import Decision, parse_decision
-from ..errors import PermissionDenied
+from ..errors import AutoResumeExceeded, PermissionDenied, SignoffError
 from ..identity import User
 from ..requests import Request
 from ..store import Store
 from .access import is_creator
 from .context import Server
+from .refusals import audit_refusal
 
 UNATTENDED_ACTOR = "unattended"
+REFUSED = "decision.refused"
 
 
 def decide_as(
@@ -26,14 +28,20 @@ def decide_as(
 ) -> Request:
     """Parse and record `payload` as `user`'s decision. Agents never decide, except an
     unattended auto-decision on their own request. Errors carry their HTTP status: 404, 403
-    (audited), 409, 410, 422. Once committed, the server's event feed takes the decided request
-    from here."""
+    (audited), 409, 410, 422; a refused unattended decision is audited too. Once committed,
+    the server's event feed takes the decided request from here."""
     store = server.store
     tool_name = store.get_request(request_id).tool_name if "edited_action" in payload else None
     decision = parse_decision(payload, tool_name=tool_name)
     if unattended:
-        if not is_creator(store.get_request(request_id), user):
-            raise PermissionDenied("only the agent that asked may record an unattended decision")
+        request = store.get_request(request_id)
+        try:
+            _check_unattended(server, request, decision, user)
+        except SignoffError as exc:
+            data = {"type": decision.type, "on_behalf": "unattended"}
+            raise audit_refusal(
+                store, exc, actor=user.name, channel=channel, request_id=request_id, action=REFUSED, data=data
+            ) from None
         decided = store.decide(
             request_id, decision, actor=UNATTENDED_ACTOR, channel="unattended", on_behalf=True
         )
@@ -46,12 +54,32 @@ def decide_as(
 
 def _decide_as_person(store: Store, request_id: str, decision: Decision, user: User, channel: str) -> Request:
     if user.is_agent:
-        store.record(
-            "decision.refused",
+        raise audit_refusal(
+            store,
+            PermissionDenied(f"{user.name} is an agent; only people decide"),
             actor=user.name,
             channel=channel,
             request_id=request_id,
-            data={"type": decision.type, "reason": "agents do not decide"},
+            action=REFUSED,
+            data={"type": decision.type},
         )
-        raise PermissionDenied(f"{user.name} is an agent; only people decide")
     return store.decide(request_id, decision, actor=user.name, channel=channel)
+
+
+def _check_unattended(server: Server, request: Request, decision: Decision, user: User) -> None:
+    """An unattended run's own decision: only its creator's, only what the request's rule lets
+    an unattended run decide, and at most the server's `max_auto_resume` per run."""
+    if not is_creator(request, user):
+        raise PermissionDenied("only the agent that asked may record an unattended decision")
+    mode = request.rule.unattended
+    if mode == "fail":
+        raise PermissionDenied(
+            f"the rule of request {request.id} says unattended runs fail: a person must decide it"
+        )
+    if decision.type not in ("approve", "reject"):
+        raise PermissionDenied(f"an unattended run approves or rejects; {decision.type!r} needs a person")
+    if mode == "reject" and decision.type != "reject":
+        raise PermissionDenied(f"the rule of request {request.id} says unattended runs are rejected")
+    limit = server.resolver().rules.defaults.auto_resume_limit()
+    if server.store.count_auto_decisions(request.thread_id, created_by=user.name) >= limit:
+        raise AutoResumeExceeded(limit)

@@ -1,4 +1,5 @@
-"""Every error as JSON: `{"error": {"type": ..., "message": ...}}` with the error's status code."""
+"""Every error as JSON: `{"error": {"type": ..., "message": ...}}` with the error's status code.
+Refusals (401, 403) are audited on the way out (see `refusals`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from ..errors import InvalidInput, SignoffError
+from .refusals import audit_refused_call
 
 
 def error_body(kind: str, message: str) -> dict[str, dict[str, str]]:
@@ -28,6 +30,7 @@ def explain_validation(exc: RequestValidationError) -> str:
 def install_error_handlers(app: FastAPI) -> None:
     async def signoff_error(request: HttpRequest, exc: Exception) -> JSONResponse:
         assert isinstance(exc, SignoffError)
+        await audit_refused_call(request, exc)
         headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
         return JSONResponse(error_body(type(exc).__name__, exc.message), exc.status_code, headers=headers)
 

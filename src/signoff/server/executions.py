@@ -61,16 +61,9 @@ def visible_executions(
 
 def rerun_as(store: Store, request_id: str, user: User, *, channel: str) -> Execution:
     """A person lets an in-doubt or failed call run again: the next replay of the call runs the
-    tool. 404 / 403 (audited) when the request is not theirs to see, 403 (audited) for agents,
-    409 when the execution is in another state."""
+    tool. 404 / 403 (audited) when the request is not theirs to see; 403 for agents (audited by
+    the API's error handler); 409 when the execution is in another state."""
     visible_request(store, request_id, user, channel=channel)
-    if user.is_agent:
-        store.record(
-            "request.change_refused",
-            actor=user.name,
-            channel=channel,
-            request_id=request_id,
-            data={"reason": "agents do not reset executions"},
-        )
+    if user.is_agent:  # the API's error handler audits the refusal
         raise PermissionDenied("a person decides whether an in-doubt call may run again")
     return store.reset_execution(request_id, actor=user.name, channel=channel)

@@ -1,14 +1,16 @@
 """`Store`: the one storage contract, implemented by `SQLiteStore` and `PostgresStore`.
 
-Requests (get-or-create by thread_id + tool_call_id, drafts, decisions with quorum, expiry,
-cancel), execution records (claim, renew, finish, reset), settings (rule layers, groups,
-AskOnce memory), users and their hashed credentials, and the hash-chained audit log. Every
-state change and its audit entry commit together; waiters are woken after the commit.
+Requests (get-or-create by creator + thread_id + tool_call_id, drafts, decisions with quorum,
+expiry, cancel), execution records (claim, renew, finish, reset), settings (rule layers, groups,
+AskOnce memory), users and their hashed credentials, the rules agents declared in code, and the
+hash-chained audit log. Every state change and its audit entry commit together; waiters are
+woken after the commit.
 """
 
 from __future__ import annotations
 
 from .audit_ops import AuditOps
+from .declared_ops import DeclaredRuleOps
 from .execution_ops import ExecutionOps
 from .identity_ops import IdentityOps
 from .report_ops import ReportOps
@@ -16,5 +18,5 @@ from .request_ops import RequestOps
 from .settings_ops import SettingsOps
 
 
-class Store(RequestOps, ExecutionOps, SettingsOps, AuditOps, IdentityOps, ReportOps):
+class Store(RequestOps, ExecutionOps, SettingsOps, AuditOps, IdentityOps, ReportOps, DeclaredRuleOps):
     """Base class of the store backends. Use `open_store(url)` to get one."""

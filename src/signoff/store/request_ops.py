@@ -17,7 +17,7 @@ from ..errors import (
     RequestNotFound,
     RequestNotReady,
 )
-from ..requests import STATUS_FOR_DECISION, NewRequest, Request, RequestStatus
+from ..requests import LOCAL_CREATOR, STATUS_FOR_DECISION, NewRequest, Request, RequestStatus
 from ..templates import redact_args, render_description
 from ..validation import validate_args
 from .core import AuditNote, Json, StoreCore, Tx
@@ -38,7 +38,8 @@ class RequestOps(StoreCore):
     # -- create and read ----------------------------------------------------------------------
 
     def create_request(self, new: NewRequest) -> tuple[Request, bool]:
-        """Get or create by (thread_id, tool_call_id). Returns the request and whether it is new."""
+        """Get or create by (creator, thread_id, tool_call_id): each creator (`new.actor`) has its
+        own thread ids. Returns the request and whether it is new."""
         request_id = new_id("req")
         now = utcnow()
         status = RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING
@@ -82,7 +83,7 @@ class RequestOps(StoreCore):
         )
         if self._insert_request_audited(params, list(new.rule.approvers), note) is not None:
             return _created(new, request_id, status, now), True
-        existing = self.find_request(new.thread_id, new.tool_call_id)
+        existing = self.find_request(new.thread_id, new.tool_call_id, created_by=new.actor)
         assert existing is not None, "the conflicting request vanished"
         return existing, False
 
@@ -106,6 +107,7 @@ class RequestOps(StoreCore):
         otherwise NotAnApprover, and the attempt is audited."""
         request = self.get_request(request_id)
         if request.rule.approvers and not may_decide(request, user, self.groups_of(user)):
+            refused = NotAnApprover(f"{user} is not an approver of request {request_id}")
             self.record(
                 "request.view_refused",
                 actor=user,
@@ -113,12 +115,18 @@ class RequestOps(StoreCore):
                 request_id=request_id,
                 data={"reason": "not an approver"},
             )
-            raise NotAnApprover(f"{user} is not an approver of request {request_id}")
+            refused.audited = True
+            raise refused
         return request
 
-    def find_request(self, thread_id: str, tool_call_id: str) -> Request | None:
+    def find_request(
+        self, thread_id: str, tool_call_id: str, *, created_by: str = LOCAL_CREATOR
+    ) -> Request | None:
+        """The request `created_by` made for (thread_id, tool_call_id), if any."""
         with self._read() as tx:
-            row = tx.one("find_request", thread_id=thread_id, tool_call_id=tool_call_id)
+            row = tx.one(
+                "find_request", created_by=created_by, thread_id=thread_id, tool_call_id=tool_call_id
+            )
             return self._with_approvals(tx, row) if row is not None else None
 
     def list_requests(
@@ -133,12 +141,14 @@ class RequestOps(StoreCore):
         approver: str | None = None,
         search: str | None = None,
         visible_to: str | None = None,
+        created_by: str | None = None,
         limit: int = 50,
         cursor: str | None = None,
     ) -> list[Request]:
-        """Newest first. `visible_to` keeps only what that user may see (as an approver, or as the
-        one who asked); `approver` keeps requests naming that principal; `search` matches tool,
-        description, thread and agent (case-insensitive substring); `cursor` is the last id seen."""
+        """Newest first. `visible_to` keeps only what that person may see (as an approver, or as the
+        one who asked); `created_by` only what that user (an agent) created; `approver` keeps
+        requests naming that principal; `search` matches tool, description, thread and agent
+        (case-insensitive substring); `cursor` is the last id seen."""
         statuses = [status] if isinstance(status, str) else status
         principals = principals_of(visible_to, self.groups_of(visible_to)) if visible_to is not None else None
         pattern = None
@@ -154,6 +164,7 @@ class RequestOps(StoreCore):
                 app=app,
                 thread_id=thread_id,
                 tool_call_id=tool_call_id,
+                created_by=created_by,
                 approver=approver,
                 search=pattern,
                 principals=principals,
@@ -175,9 +186,11 @@ class RequestOps(StoreCore):
         decision = self._request(row).decision
         return [decision] if decision is not None else []
 
-    def open_requests_in_thread(self, thread_id: str) -> list[str]:
+    def open_requests_in_thread(self, thread_id: str, *, created_by: str = LOCAL_CREATOR) -> list[str]:
+        """The open requests of one creator's run."""
         with self._read() as tx:
-            return [row["id"] for row in tx.all("open_in_thread", thread_id=thread_id)]
+            rows = tx.all("open_in_thread", created_by=created_by, thread_id=thread_id)
+            return [row["id"] for row in rows]
 
     def _with_approvals(self, tx: Tx, row: dict[str, Any]) -> Request:
         rule_quorum = int(row["rule"].get("quorum", 1))
@@ -264,6 +277,7 @@ class RequestOps(StoreCore):
             and actor not in approvers
             and not may_decide(request, actor, self.groups_of(actor))
         ):
+            refused = NotAnApprover(f"{actor} is not an approver of request {request_id}")
             self.record(
                 "decision.refused",
                 actor=actor,
@@ -271,7 +285,8 @@ class RequestOps(StoreCore):
                 request_id=request_id,
                 data={"type": decision.type, "reason": "not an approver"},
             )
-            raise NotAnApprover(f"{actor} is not an approver of request {request_id}")
+            refused.audited = True
+            raise refused
         self._check_decision(request, decision)
         if request.rule.quorum > 1:
             return self._vote(request_id, decision, actor=actor, channel=channel)
@@ -429,11 +444,17 @@ class RequestOps(StoreCore):
             return self._request(row)
 
     def cancel_thread(
-        self, thread_id: str, *, actor: str, channel: str = "api", reason: str | None = None
+        self,
+        thread_id: str,
+        *,
+        actor: str,
+        channel: str = "api",
+        reason: str | None = None,
+        created_by: str = LOCAL_CREATOR,
     ) -> int:
-        """Cancel every open request of a run; returns how many were cancelled."""
+        """Cancel every open request of one creator's run; returns how many were cancelled."""
         cancelled = 0
-        for request_id in self.open_requests_in_thread(thread_id):
+        for request_id in self.open_requests_in_thread(thread_id, created_by=created_by):
             try:
                 self.cancel(request_id, actor=actor, channel=channel, reason=reason)
                 cancelled += 1
@@ -441,9 +462,10 @@ class RequestOps(StoreCore):
                 continue
         return cancelled
 
-    def count_auto_decisions(self, thread_id: str) -> int:
+    def count_auto_decisions(self, thread_id: str, *, created_by: str = LOCAL_CREATOR) -> int:
+        """How many unattended auto-decisions one creator's run has had (for `max_auto_resume`)."""
         with self._read() as tx:
-            row = tx.one("count_auto_decisions", thread_id=thread_id)
+            row = tx.one("count_auto_decisions", created_by=created_by, thread_id=thread_id)
             return int(row["n"]) if row else 0
 
     def _locked(self, tx: Tx, request_id: str) -> Request:

@@ -255,32 +255,45 @@ class SQLiteStore(Store):
     # -- migrations ---------------------------------------------------------------------------
 
     def migrate(self) -> list[str]:
-        """Apply the migrations this database lacks, in order. Returns their names."""
+        """Apply the migrations this database lacks, in order. Returns their names.
+
+        Foreign keys are off while they run (a migration that rebuilds a table must not cascade
+        its drop into the tables that reference it) and checked before each one commits."""
         applied: list[str] = []
         with self._lock:
             self._connection.execute(
                 "CREATE TABLE IF NOT EXISTS signoff_migrations "
                 "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
             )
-            for version, name, sql in migration_files("sqlite"):
-                self._connection.execute("BEGIN IMMEDIATE")
-                try:
-                    done = self._connection.execute(
-                        "SELECT 1 FROM signoff_migrations WHERE version = ?", (version,)
-                    ).fetchone()
-                    if done is None:
-                        for statement in split_statements(sql):
-                            self._connection.execute(statement)
-                        self._connection.execute(
-                            "INSERT INTO signoff_migrations (version, name, applied_at) VALUES (?, ?, ?)",
-                            (version, name, to_iso(datetime.now().astimezone())),
-                        )
-                        applied.append(name)
-                except sqlite3.Error as exc:
-                    self._connection.execute("ROLLBACK")
-                    raise MigrationError(f"migration {name} failed: {exc}") from None
-                self._connection.execute("COMMIT")
+            self._connection.execute("PRAGMA foreign_keys = OFF")
+            try:
+                self._apply_migrations(applied)
+            finally:
+                self._connection.execute("PRAGMA foreign_keys = ON")
         return applied
+
+    def _apply_migrations(self, applied: list[str]) -> None:
+        for version, name, sql in migration_files("sqlite"):
+            self._connection.execute("BEGIN IMMEDIATE")
+            try:
+                done = self._connection.execute(
+                    "SELECT 1 FROM signoff_migrations WHERE version = ?", (version,)
+                ).fetchone()
+                if done is None:
+                    for statement in split_statements(sql):
+                        self._connection.execute(statement)
+                    broken = self._connection.execute("PRAGMA foreign_key_check").fetchone()
+                    if broken is not None:
+                        raise sqlite3.IntegrityError(f"it leaves a broken reference from table {broken[0]}")
+                    self._connection.execute(
+                        "INSERT INTO signoff_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                        (version, name, to_iso(datetime.now().astimezone())),
+                    )
+                    applied.append(name)
+            except sqlite3.Error as exc:
+                self._connection.execute("ROLLBACK")
+                raise MigrationError(f"migration {name} failed: {exc}") from None
+            self._connection.execute("COMMIT")
 
     # -- cross-process wake-ups ---------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Header, Query, Response
 from fastapi import Request as HttpRequest
 from fastapi.responses import StreamingResponse
 
-from ...errors import AlreadyDecided, PermissionDenied
+from ...errors import PermissionDenied
 from ...identity import User
 from ...store import Store
 from ..access import CurrentCaller, CurrentUser
@@ -50,31 +50,27 @@ def recall(http: HttpRequest, user: CurrentUser, scope_key: str, fingerprint: st
     return {"remembered": server_of(http).store.recall(f"{user.name}:{scope_key}", fingerprint)}
 
 
-@router.get("/threads/{thread_id}/auto-decisions", summary="How many unattended decisions this run made")
+@router.get("/threads/{thread_id}/auto-decisions", summary="How many unattended decisions your run made")
 def auto_decisions(thread_id: str, http: HttpRequest, user: CurrentUser) -> dict[str, int]:
+    """Thread ids are per agent: this counts only the requests you created in that thread."""
     _agent_or_admin(user)
-    return {"count": server_of(http).store.count_auto_decisions(thread_id)}
+    return {"count": server_of(http).store.count_auto_decisions(thread_id, created_by=user.name)}
 
 
-@router.post("/threads/{thread_id}/cancel", summary="Cancel a run's open requests")
+@router.post("/threads/{thread_id}/cancel", summary="Cancel your run's open requests")
 def cancel_thread(
     thread_id: str, http: HttpRequest, caller: CurrentCaller, body: ThreadCancelBody | None = None
 ) -> dict[str, int]:
-    store = server_of(http).store
+    """Thread ids are per agent: this cancels only the requests you created in that thread."""
     user = caller.user
     _agent_or_admin(user)
-    cancelled = 0
-    for request_id in store.open_requests_in_thread(thread_id):
-        request = store.get_request(request_id)
-        if not user.is_admin and request.created_by != user.name:
-            continue
-        try:
-            store.cancel(
-                request_id, actor=user.name, channel=caller.channel, reason=body.reason if body else None
-            )
-        except AlreadyDecided:
-            continue
-        cancelled += 1
+    cancelled = server_of(http).store.cancel_thread(
+        thread_id,
+        actor=user.name,
+        channel=caller.channel,
+        reason=body.reason if body else None,
+        created_by=user.name,
+    )
     return {"cancelled": cancelled}
 
 

@@ -12,18 +12,21 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ..._util import parse_duration, utcnow
-from ...errors import InvalidInput, PermissionDenied, RequestConflict
+from ...errors import ConfigError, InvalidInput, PermissionDenied, RequestConflict
 from ...identity import User
 from ...requests import NewRequest, Request, RequestStatus
 from ...rules.model import RequestRule
+from ...rules.snapshot import parse_snapshot
 from ...running import jsonable
 from ...store import Store
 from ...templates import render_description
 from ...validation import check_schema
+from ...visible import check_name
 from ..access import (
     CurrentCaller,
     CurrentUser,
     authenticate,
+    listing_filter,
     managed_request,
     request_view,
     visible_request,
@@ -31,6 +34,8 @@ from ..access import (
 from ..context import Server, server_of
 from ..deciding import decide_as
 from ..executions import rerun_as
+from ..refusals import audit_refusal
+from ..request_rules import governed_rule
 from .bodies import documented, read_body
 from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
 
@@ -47,7 +52,8 @@ MAX_WAIT_SECONDS = 60.0
     openapi_extra=documented(NewRequestBody),
 )
 async def create_request(http: HttpRequest) -> JSONResponse:
-    """201 with the new request, or 200 with the existing one for the same (thread_id, tool_call_id)."""
+    """201 with the new request, or 200 with the one you created before for the same
+    (thread_id, tool_call_id): each agent has its own thread ids."""
     caller = await authenticate(http)
     body = await read_body(http, NewRequestBody)
     server = server_of(http)
@@ -55,47 +61,61 @@ async def create_request(http: HttpRequest) -> JSONResponse:
     if user.role == "member":
         raise PermissionDenied(f"{user.name} is a person; requests are created by agents (or admins)")
     request, created = await server.write(_get_or_create, server, body, user)
-    if not created:
-        if request.created_by != user.name and not user.is_admin:
-            raise RequestConflict(
-                f"thread {body.thread_id!r} already has a tool call {body.tool_call_id!r} from someone else"
-            )
-        if request.tool_name != body.tool:
-            raise RequestConflict(
-                f"tool_call_id {body.tool_call_id!r} in thread {body.thread_id!r} already belongs to a "
-                f"call of {request.tool_name!r}, not {body.tool!r}"
-            )
+    if not created and request.tool_name != body.tool:
+        conflict = RequestConflict(
+            f"tool_call_id {body.tool_call_id!r} in thread {body.thread_id!r} already belongs to a "
+            f"call of {request.tool_name!r}, not {body.tool!r}"
+        )
+        data = {"tool": body.tool, "thread_id": body.thread_id, "tool_call_id": body.tool_call_id}
+        raise await server.run(
+            audit_refusal,
+            server.store,
+            conflict,
+            actor=user.name,
+            channel=caller.channel,
+            request_id=request.id,
+            action="request.create_refused",
+            data=data,
+        )
     return JSONResponse(request_view(request, user), status_code=201 if created else 200)
 
 
 def _get_or_create(server: Server, body: NewRequestBody, user: User) -> tuple[Request, bool]:
-    request, created = server.store.create_request(_new_request(server, body, user))
+    new, declared = _new_request(server, body, user)
+    store = server.store
+    request, created = store.create_request(new)
     if created:
-        server.store.on_commit(lambda: server.feed.remember("request.created", request))
+        store.on_commit(lambda: server.feed.remember("request.created", request))
+        if declared is not None and server.declared.due(user.name, body.tool, body.agent, body.app, declared):
+            store.note_declared_rule(
+                created_by=user.name, tool=body.tool, agent=body.agent, app=body.app, rule=declared
+            )
     return request, created
 
 
-def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest:
+def _new_request(server: Server, body: NewRequestBody, user: User) -> tuple[NewRequest, RequestRule | None]:
+    """The request to create, and the rule the agent sent (its own declaration), if any."""
     for schema in (body.args_schema, body.answer_schema):
         if schema is not None:
             check_schema(schema)
     try:
         deadline = parse_duration(body.deadline) if body.deadline is not None else None
+        snapshot = parse_snapshot(body.rule) if body.rule is not None else None
+        approvers = tuple(check_name(name, "approvers entry") for name in body.approvers or ())
     except ValueError as exc:
         raise InvalidInput(f"deadline: {exc}") from None
-    resolved = None
-    if body.rule is None or deadline is None:  # the server's rules are needed only then
-        resolved = server.resolver().explain(body.tool, body.agent, body.app, body.args, body.requester).rule
-        deadline = deadline or resolved.deadline
-    if body.rule is not None:
-        rule = _rule_from_snapshot(body.rule)
-    elif body.kind == "input":
-        rule = RequestRule(allowed_decisions=("respond", "reject"))
-    else:
-        assert resolved is not None
-        rule = resolved.for_request()
-    if body.approvers and not rule.approvers:
-        rule = RequestRule.from_snapshot({**rule.snapshot(), "approvers": list(body.approvers)})
+    except ConfigError as exc:
+        raise InvalidInput(exc.message) from None
+    explanation = server.resolver().explain(body.tool, body.agent, body.app, body.args, body.requester)
+    governed = governed_rule(
+        explanation,
+        snapshot=snapshot,
+        kind=body.kind,
+        approvers=approvers,
+        deadline=deadline,
+        agent_rules=server.settings.agent_rules,
+    )
+    rule = governed.rule
     description = body.description
     if description is None:
         description = render_description(
@@ -105,13 +125,13 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest
             redact=rule.redact,
             prefix=rule.description_prefix,
         )
-    return NewRequest(
+    new = NewRequest(
         thread_id=body.thread_id,
         tool_call_id=body.tool_call_id,
         tool_name=body.tool,
         args=jsonable(body.args),
         description=description,
-        deadline=utcnow() + deadline,
+        deadline=utcnow() + governed.deadline,
         rule=rule,
         kind=body.kind,
         tool_description=body.tool_description,
@@ -124,38 +144,7 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> NewRequest
         actor=user.name,
         channel="api",
     )
-
-
-def _rule_from_snapshot(snapshot: dict[str, Any]) -> RequestRule:
-    rule = RequestRule.from_snapshot(snapshot)
-    for name in ("allowed_decisions", "approvers", "redact"):
-        value = getattr(rule, name)
-        if not isinstance(value, tuple) or not all(isinstance(item, str) for item in value):
-            raise InvalidInput(f"rule.{name} must be a list of strings")
-    if not rule.allowed_decisions or any(
-        kind not in ("approve", "edit", "reject", "respond") for kind in rule.allowed_decisions
-    ):
-        raise InvalidInput(
-            f"rule.allowed_decisions must name approve, edit, reject or respond: {rule.allowed_decisions!r}"
-        )
-    if not isinstance(rule.quorum, int) or rule.quorum < 1:
-        raise InvalidInput("rule.quorum must be a positive integer")
-    if rule.on_expire not in ("reject", "approve", "fail"):
-        raise InvalidInput(f"rule.on_expire must be reject, approve or fail, not {rule.on_expire!r}")
-    for name in TEXT_FIELDS:
-        if not isinstance(getattr(rule, name), str):
-            raise InvalidInput(f"rule.{name} must be a string")
-    return rule
-
-
-TEXT_FIELDS = (
-    "expire_message",
-    "reject_template",
-    "modify_template",
-    "feedback_template",
-    "description",
-    "description_prefix",
-)
+    return new, snapshot
 
 
 @router.get("", summary="List the requests you may see, newest first")
@@ -191,9 +180,9 @@ def list_requests(
         thread_id=thread,
         tool_call_id=tool_call_id,
         search=q,
-        visible_to=None if user.is_admin else user.name,
         limit=limit + 1,
         cursor=cursor,
+        **listing_filter(user),
     )
     more = len(items) > limit
     items = items[:limit]

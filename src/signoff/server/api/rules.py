@@ -12,6 +12,7 @@ from ...errors import InvalidInput, NotFound
 from ...rules.model import LAYER_KINDS, LayerKind, RuleSet
 from ..access import CurrentCaller, CurrentUser, require_admin
 from ..context import server_of
+from ..declared import declared_for
 
 router = APIRouter(prefix="/v1", tags=["rules"])
 DEFAULTS_NAME = "-"
@@ -28,6 +29,14 @@ def _kind(kind: str) -> LayerKind:
 def get_rules(http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
     store = server_of(http).store
     return {"version": store.rules_version(), "rules": store.load_rules().to_dict()}
+
+
+@router.get("/rules/declared", summary="The rules agents declared in their own code, as seen in requests")
+def get_declared_rules(http: HttpRequest, user: CurrentUser) -> list[dict[str, Any]]:
+    """One entry per (agent's user, tool): the rule last sent, where it came from (`rule.origin`),
+    when it was first and last seen, and whose rule decides who decides for that tool here
+    (`decides`: `server`, `agent` or `defaults`)."""
+    return declared_for(server_of(http), user)
 
 
 @router.put("/rules", summary="Replace all the rules (admins)")

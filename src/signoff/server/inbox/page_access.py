@@ -12,11 +12,14 @@ from typing import Annotated
 
 from fastapi import Depends, FastAPI
 from fastapi import Request as HttpRequest
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.responses import RedirectResponse, Response
 
 from ...errors import NotAuthenticated, PermissionDenied, SignoffError
-from ..access import Caller, authenticate
+from ..access import Caller, authenticate_page
+from ..context import server_of
+from ..refusals import audit_refusal
 from .rendering import page_context, render
 
 LOGIN_PATH = "/login"
@@ -49,14 +52,28 @@ class PageError(Exception):
         return cls(error.status_code, error.message)
 
 
+AGENTS_USE_THE_API = "The inbox is for people; an agent uses the API (see /docs)."
+
+
 async def page_caller(http: HttpRequest) -> Caller:
+    """The person looking at a page. Agents are refused: they see only their own requests, and
+    only through the API."""
     http.state.started = time.perf_counter()
     try:
-        return await authenticate(http)
+        caller = await authenticate_page(http)
     except NotAuthenticated:
         raise LoginRequired from None
     except PermissionDenied as exc:
         raise PageError(403, exc.message, title="Refused") from None
+    if caller.user.is_agent:
+        refused = PermissionDenied(AGENTS_USE_THE_API)
+        data = {"method": http.method, "path": http.url.path}
+        store = server_of(http).store
+        await run_in_threadpool(
+            audit_refusal, store, refused, actor=caller.user.name, channel=caller.channel, data=data
+        )
+        raise PageError(403, AGENTS_USE_THE_API, title="Refused")
+    return caller
 
 
 async def read_form(http: HttpRequest) -> FormData:

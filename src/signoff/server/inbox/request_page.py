@@ -17,6 +17,7 @@ from ..context import server_of
 from .cards import Card, pretty_json
 from .page_access import PageCaller, PageError
 from .rendering import page_context, render
+from .rule_origin import authority_text, origin_text
 
 router = APIRouter(include_in_schema=False)
 log = logging.getLogger("signoff.server")
@@ -49,6 +50,8 @@ def render_request_page(
         audit=list(store.audit_entries(request_id=request.id)),
         deliveries=_deliveries(store, request.id),
         pretty_json=pretty_json,
+        asked_under=origin_text(request.rule.origin),
+        authority=authority_text(request.rule.origin),
     )
     return render(http, "request.html", context, status_code=status_code)
 

@@ -1,5 +1,6 @@
-"""`/rules`: the rule layers as they are stored (defaults, tools, services, agents, apps), and
-"why was there no card?": the explain form, which resolves one call and shows the trace."""
+"""`/rules`: the rule layers as they are stored (defaults, tools, services, agents, apps), the
+rules agents declared in their own code (as this server saw them in their requests), and "why
+was there no card?": the explain form, which resolves one call and shows the trace."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 
 from ...errors import SignoffError
+from ...rules.model import RequestRule
 from ..context import server_of
+from ..declared import declared_for
 from .page_access import PageCaller
 from .rendering import page_context, render
+from .rule_origin import DECIDES, SOURCES, origin_text
 
 router = APIRouter(include_in_schema=False)
 LAYERS = (
@@ -68,6 +72,8 @@ def rules(
         explanation=explanation,
         problem=problem,
         setting_text=setting_text,
+        declared=[_declared_row(item) for item in declared_for(server, caller.user)],
+        agent_rules=server.settings.agent_rules,
     )
     return render(http, "rules.html", context)
 
@@ -88,3 +94,15 @@ def _explain(http: HttpRequest, form: ExplainForm) -> tuple[dict[str, Any] | Non
     except SignoffError as exc:
         return None, exc.message
     return explanation.to_dict(), None
+
+
+def _declared_row(item: dict[str, Any]) -> dict[str, Any]:
+    """A declared rule as the page lists it: where it came from, what it says, who decides here."""
+    rule = RequestRule.from_snapshot(item["rule"])
+    said = {key: value for key, value in item["rule"].items() if key != "origin"}
+    return {
+        **item,
+        "where": origin_text(rule.origin) if rule.origin is not None else SOURCES["agent"],
+        "said": said,
+        "decides_text": DECIDES[item["decides"]],
+    }

@@ -7,7 +7,7 @@ INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_descrip
                       updated_at, deadline, created_by)
 VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
         :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by)
-ON CONFLICT (thread_id, tool_call_id) DO NOTHING
+ON CONFLICT (created_by, thread_id, tool_call_id) DO NOTHING
 RETURNING id;
 
 -- name: insert_approver
@@ -24,7 +24,8 @@ SELECT * FROM requests WHERE id = ANY(CAST(:ids AS text[]));
 SELECT * FROM requests WHERE id = :id FOR UPDATE;
 
 -- name: find_request
-SELECT * FROM requests WHERE thread_id = :thread_id AND tool_call_id = :tool_call_id;
+SELECT * FROM requests
+WHERE created_by = :created_by AND thread_id = :thread_id AND tool_call_id = :tool_call_id;
 
 -- name: list_requests
 SELECT r.* FROM requests r
@@ -34,6 +35,7 @@ WHERE (CAST(:status AS text[]) IS NULL OR r.status = ANY(CAST(:status AS text[])
   AND (CAST(:app AS text) IS NULL OR r.app = :app)
   AND (CAST(:thread_id AS text) IS NULL OR r.thread_id = :thread_id)
   AND (CAST(:tool_call_id AS text) IS NULL OR r.tool_call_id = :tool_call_id)
+  AND (CAST(:created_by AS text) IS NULL OR r.created_by = :created_by)
   AND (CAST(:cursor AS text) IS NULL OR r.id < :cursor)
   AND (CAST(:approver AS text) IS NULL
        OR EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id AND a.principal = :approver))
@@ -73,7 +75,8 @@ SELECT id FROM requests WHERE status IN ('pending', 'drafting') AND deadline <= 
 FOR UPDATE SKIP LOCKED;
 
 -- name: open_in_thread
-SELECT id FROM requests WHERE thread_id = :thread_id AND status IN ('pending', 'drafting');
+SELECT id FROM requests
+WHERE created_by = :created_by AND thread_id = :thread_id AND status IN ('pending', 'drafting');
 
 -- name: insert_decision
 INSERT INTO decisions (id, request_id, type, actor, channel, payload, created_at)
@@ -87,7 +90,7 @@ SELECT actor FROM decisions WHERE request_id = :request_id AND type = 'approve' 
 
 -- name: count_auto_decisions
 SELECT count(*) AS n FROM requests
-WHERE thread_id = :thread_id AND decision ->> 'channel' = 'unattended';
+WHERE created_by = :created_by AND thread_id = :thread_id AND decision ->> 'channel' = 'unattended';
 
 -- name: get_execution
 SELECT * FROM executions WHERE request_id = :request_id;
@@ -234,7 +237,7 @@ WITH inserted AS (
                           updated_at, deadline, created_by)
     VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
             :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by)
-    ON CONFLICT (thread_id, tool_call_id) DO NOTHING
+    ON CONFLICT (created_by, thread_id, tool_call_id) DO NOTHING
     RETURNING *
 ), approvers AS (
     INSERT INTO request_approvers (request_id, principal)
@@ -352,3 +355,13 @@ SELECT r.status, r.created_at, r.decided_at FROM requests r WHERE r.decided_at >
        OR EXISTS (SELECT 1 FROM request_approvers a
                   WHERE a.request_id = r.id AND a.principal = ANY(CAST(:principals AS text[]))))
 ORDER BY r.decided_at;
+
+-- name: note_declared_rule
+INSERT INTO declared_rules (created_by, tool, agent, app, rule, created_at, updated_at)
+VALUES (:created_by, :tool, :agent, :app, :rule, :now, :now)
+ON CONFLICT (created_by, tool) DO UPDATE
+SET agent = excluded.agent, app = excluded.app, rule = excluded.rule, updated_at = excluded.updated_at;
+
+-- name: declared_rules
+SELECT created_by, tool, agent, app, rule, created_at, updated_at FROM declared_rules
+ORDER BY tool, created_by;

@@ -24,8 +24,8 @@ CREATE TABLE requests (
     decided_at TIMESTAMPTZ,
     decision JSON,
     final_args JSON,
-    created_by TEXT,
-    UNIQUE (thread_id, tool_call_id)
+    created_by TEXT NOT NULL,
+    UNIQUE (created_by, thread_id, tool_call_id)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
 
@@ -201,4 +201,16 @@ CREATE TABLE deliveries (
     created_at TIMESTAMPTZ NOT NULL,
     updated_at TIMESTAMPTZ NOT NULL,
     UNIQUE (request_id, channel, target)
+);
+
+-- The rules agents declared in their own code, as the server saw them in their requests.
+CREATE TABLE declared_rules (
+    created_by TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    agent TEXT,
+    app TEXT,
+    rule JSON NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    PRIMARY KEY (created_by, tool)
 );

@@ -1,7 +1,8 @@
 -- The signoff schema as a fresh database has it. tests/test_migrations.py proves that applying
 -- migrations/ in order gives exactly this.
 
-CREATE TABLE requests (
+-- rebuilt by migration 0003, which is why SQLite keeps its name quoted
+CREATE TABLE "requests" (
     id TEXT PRIMARY KEY,
     thread_id TEXT NOT NULL,
     tool_call_id TEXT NOT NULL,
@@ -23,8 +24,9 @@ CREATE TABLE requests (
     deadline TEXT NOT NULL,
     decided_at TEXT,
     decision TEXT,
-    final_args TEXT, created_by TEXT,
-    UNIQUE (thread_id, tool_call_id)
+    final_args TEXT,
+    created_by TEXT NOT NULL,
+    UNIQUE (created_by, thread_id, tool_call_id)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
 
@@ -181,4 +183,16 @@ CREATE TABLE deliveries (
     created_at TEXT NOT NULL,
     updated_at TEXT NOT NULL,
     UNIQUE (request_id, channel, target)
+);
+
+-- The rules agents declared in their own code, as the server saw them in their requests.
+CREATE TABLE declared_rules (
+    created_by TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    agent TEXT,
+    app TEXT,
+    rule TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (created_by, tool)
 );
