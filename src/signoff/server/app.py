@@ -24,6 +24,7 @@ from starlette.responses import Response
 
 from .. import __version__
 from ..store import Store
+from . import health
 from .access import CallerCache
 from .api import agents, audit, identity, requests, rules
 from .context import Server, ServerSettings
@@ -69,10 +70,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
     install_error_handlers(app)
     for module in (requests, agents, rules, audit, identity):
         add_routes(app, module.router)
-
-    @app.get("/healthz", tags=["meta"], summary="Liveness and store check")
-    def healthz() -> dict[str, object]:
-        return {"ok": True, "version": __version__, "audit_head": store.audit_head_seq()}
+    add_routes(app, health.router)
 
     @app.get("/metrics", tags=["meta"], summary="Prometheus metrics", response_class=PlainTextResponse)
     def prometheus() -> Response:
