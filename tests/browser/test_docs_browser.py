@@ -4,40 +4,21 @@ origin and no policy violation."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
-
-import pytest
 
 from signoff.store import Store
 
 from ..live import LiveServer
+from .test_inbox_browser import browser, expect
 
-CHROMIUM = "/usr/bin/chromium"
-if not os.path.exists(CHROMIUM):
-    pytest.skip(f"browser tests need Debian's Chromium at {CHROMIUM}", allow_module_level=True)
-sync_api = pytest.importorskip(
-    "playwright.sync_api", reason="browser tests need playwright (pip install playwright)"
-)
-expect = sync_api.expect
-
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+__all__ = ["browser"]  # the inbox tests' headless Chromium fixture (and their skip without it)
 RECORD_VIOLATIONS = """
 window.__violations = [];
 document.addEventListener("securitypolicyviolation", (event) => {
   window.__violations.push(event.violatedDirective + " " + event.blockedURI);
 });
 """
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield launched
-        launched.close()
 
 
 def test_docs_render_the_operations_from_this_server_alone(browser: Any, sqlite_store: Store) -> None:
