@@ -326,17 +326,20 @@ class SQLiteStore(Store):
         thread's write transaction they go through it, to see its changes. A reader connection
         that meets an error is closed: the thread's next read opens a fresh one."""
         if getattr(self._local, "writing", False) or getattr(self._local, "group", None) is not None:
-            with self._translated("the read failed"):
+            try:
                 yield SQLiteTx(self._connection, self._queries, self._plans)
+            except sqlite3.Error as exc:
+                raise sqlite_error(exc, "the read failed") from exc
             return
         self._ensure_open()
-        with self._translated("the read failed"):
+        reader: sqlite3.Connection | None = None
+        try:
             reader = self._reader()
-            try:
-                yield SQLiteTx(reader, self._queries, self._plans)
-            except sqlite3.Error:
+            yield SQLiteTx(reader, self._queries, self._plans)
+        except sqlite3.Error as exc:
+            if reader is not None:
                 self._drop_reader(reader)
-                raise
+            raise sqlite_error(exc, "the read failed") from exc
 
     def _reader(self) -> sqlite3.Connection:
         reader: sqlite3.Connection | None = getattr(self._local, "reader", None)
