@@ -25,9 +25,11 @@ from starlette.responses import Response
 
 from .. import __version__
 from ..store import Store
+from . import health
 from .access import CallerCache
 from .api import agents, audit, executions, identity, requests, rules
 from .context import Server, ServerSettings
+from .docs import install_docs
 from .errors import install_error_handlers
 from .events import EventFeed
 from .metrics import Metrics
@@ -65,15 +67,16 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
         summary="The human approval layer for AI agents' tool calls.",
         lifespan=lifespan,
         telemetry=NO_TELEMETRY,
+        docs_url=None,  # served by `docs`, from the package rather than a CDN
+        redoc_url=None,
+        swagger_ui_oauth2_redirect_url=None,
     )
     app.state.server = server
     install_error_handlers(app)
     for module in (requests, agents, executions, rules, audit, identity):
         add_routes(app, module.router)
-
-    @app.get("/healthz", tags=["meta"], summary="Liveness and store check")
-    def healthz() -> dict[str, object]:
-        return {"ok": True, "version": __version__, "audit_head": store.audit_head_seq()}
+    add_routes(app, health.router)
+    install_docs(app)
 
     @app.get("/metrics", tags=["meta"], summary="Prometheus metrics", response_class=PlainTextResponse)
     def prometheus() -> Response:

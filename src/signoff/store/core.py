@@ -22,6 +22,9 @@ from ..decisions import DecisionRecord, parse_decision
 from ..requests import Request, request_from_record
 from .wakeup import Waiter, WakeupHub
 
+HEALTH_COUNTER = "health_checks"
+"""The counter `check_writable` bumps."""
+
 
 @dataclass(frozen=True)
 class Json:
@@ -181,6 +184,13 @@ class StoreCore(ABC):
             tx.send("append_audit", **note.params())
             changes.request_ids.add(row["id"])
             return row
+
+    def check_writable(self) -> None:
+        """Make a small real write (a counter bumped, committed to disk like every write).
+        Raises `StoreUnavailable`, saying why, when the store cannot write now: a full disk, a
+        read-only file, a lost database."""
+        with self._write() as tx:
+            tx.run("bump_counter", name=HEALTH_COUNTER)
 
     # -- audit --------------------------------------------------------------------------------
 

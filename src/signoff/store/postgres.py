@@ -3,10 +3,32 @@
 A change to a request sends `NOTIFY signoff_requests, '<id>'` from a trigger (delivered on
 commit); one listening connection per process wakes the local waiters. NOTIFY is only a hint,
 so waiters' requests are also re-read every `FALLBACK_POLL` seconds.
+
+Connections die (a database restart, a failover, `pg_terminate_backend`, a proxy's idle
+timeout) and that must not fail calls:
+
+- every connection is checked as it leaves the pool: if the server sent anything while it sat
+  idle (a terminated backend's last words, the socket's end), an empty query tells whether it
+  still works (looking costs a system call; the query, a round trip, only runs then). One that
+  fails is discarded, and so is every other idle connection that fails then (they usually die
+  together), so the caller gets a fresh connection at once instead of after the pool's backoff.
+  A connection that died silently (a host gone without a word) is found at its next statement;
+- a read whose connection is lost mid-statement is run again on another connection: reads
+  change nothing, and each statement of `_read` runs on its own (autocommit), so running it
+  again is the same as running it later;
+- a write is never run again once sent. If its connection is lost before the commit, the
+  transaction was rolled back by the server and the caller gets `StoreUnavailable` (nothing was
+  changed: it may try again); if lost during the commit, whether it was made is not known, and
+  `StoreUnavailable` says so (a retry must be idempotent: keys, compare-and-set).
+
+Driver errors never leave the store: they become `StoreUnavailable` or `StoreError`
+(see `failures`).
 """
 
 from __future__ import annotations
 
+import logging
+import select
 import threading
 import time
 import zlib
@@ -18,19 +40,26 @@ from .._util import utcnow
 from ..errors import MigrationError, StoreError
 from .base import Store
 from .core import AuditNote, BackgroundThread, Json
+from .failures import postgres_error
 from .queries import load_queries, migration_files
 from .wakeup import WakeupHub
 
 try:
     import psycopg
     from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict
     from psycopg.rows import dict_row
     from psycopg.types.json import Json as PgJson
     from psycopg_pool import ConnectionPool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("PostgreSQL support needs the extra: pip install 'signoff[postgres]'") from exc
 
+log = logging.getLogger("signoff.store")
 CHANNEL = "signoff_requests"
+APPLICATION_NAME = "signoff"
+"""What signoff's connections call themselves in `pg_stat_activity`, unless the DSN names one."""
+READ_ATTEMPTS = 3
+"""A read statement whose connection is lost is tried on this many connections in all."""
 FALLBACK_POLL = 2.0
 DECIDED_AMONG = "SELECT id FROM requests WHERE id = ANY(%s) AND status NOT IN ('pending', 'drafting')"
 _MIGRATION_LOCK = zlib.crc32(b"signoff-migrations")
@@ -44,8 +73,11 @@ def _param(value: Any) -> Any:
     return value
 
 
+Connection = psycopg.Connection[dict[str, Any]]
+
+
 class _PostgresTx:
-    def __init__(self, connection: psycopg.Connection[dict[str, Any]], queries: dict[str, str]) -> None:
+    def __init__(self, connection: Connection, queries: dict[str, str]) -> None:
         self._connection = connection
         self._queries = queries
 
@@ -68,6 +100,38 @@ class _PostgresTx:
         self._execute(query, params)
 
 
+class _PostgresReads(_PostgresTx):
+    """Reads, each statement on its own (autocommit), on a connection taken from the pool at the
+    first; a statement whose connection is lost runs again on another one."""
+
+    def __init__(self, pool: ConnectionPool[Connection], queries: dict[str, str]) -> None:
+        self._pool = pool
+        self._queries = queries
+        self._held: Connection | None = None
+
+    def _execute(self, query: str, params: dict[str, Any]) -> psycopg.Cursor[dict[str, Any]]:
+        for attempt in range(1, READ_ATTEMPTS + 1):
+            if self._held is None:
+                self._held = self._pool.getconn()
+            connection = self._held
+            try:
+                return connection.execute(
+                    self._queries[query], {key: _param(value) for key, value in params.items()}
+                )
+            except psycopg.OperationalError as exc:
+                if not connection.closed or attempt == READ_ATTEMPTS:
+                    raise
+                log.info("a read's connection was lost (%s); reading again on another one", exc)
+                self.release()
+        raise AssertionError("unreachable")
+
+    def release(self) -> None:
+        """Give the connection back to the pool (which discards it if it is broken)."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._pool.putconn(held)
+
+
 class PostgresStore(Store):
     """`PostgresStore("postgresql://user@host/db")`; `schema=` keeps signoff's tables in their own schema."""
 
@@ -87,14 +151,24 @@ class PostgresStore(Store):
         self._kwargs: dict[str, Any] = {"row_factory": dict_row, "autocommit": True}
         if schema:
             self._kwargs["options"] = f"-c search_path={schema}"
-        if schema and migrate:
-            self._create_schema(dsn, schema)
         try:
-            self._pool: ConnectionPool[psycopg.Connection[dict[str, Any]]] = ConnectionPool(
-                dsn, min_size=min_size, max_size=max_size, kwargs=self._kwargs, open=True, name="signoff"
+            if "application_name" not in conninfo_to_dict(dsn):
+                self._kwargs["application_name"] = APPLICATION_NAME
+            if schema and migrate:
+                self._create_schema(dsn, schema)
+            self._pool: ConnectionPool[Connection] = ConnectionPool(
+                dsn,
+                min_size=min_size,
+                max_size=max_size,
+                kwargs=self._kwargs,
+                open=True,
+                name="signoff",
+                check=self._check_connection,
             )
             self._pool.wait(timeout=10)
-        except (psycopg.Error, Exception) as exc:
+        except psycopg.Error as exc:
+            raise postgres_error(exc, "cannot connect to PostgreSQL") from None
+        except Exception as exc:  # anything else the pool raises
             raise StoreError(f"cannot connect to PostgreSQL: {exc}") from None
         self._source: BackgroundThread | None = None
         self._source_lock = threading.Lock()
@@ -107,6 +181,20 @@ class PostgresStore(Store):
         with psycopg.connect(dsn, autocommit=True) as connection:
             connection.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
 
+    def _check_connection(self, connection: Connection) -> None:
+        """The pool's check of a connection it hands out (see the module's docstring). When one
+        has died, the others idle in the pool usually died with it (a restart,
+        `pg_terminate_backend`): they are all checked now, so that the caller's next try gets a
+        new connection, not another corpse."""
+        if not connection.closed and not select.select([connection.fileno()], [], [], 0)[0]:
+            return  # nothing arrived while it was idle
+        try:
+            ConnectionPool.check_connection(connection)
+        except psycopg.Error:
+            log.info("a pooled PostgreSQL connection was dead; checking the idle ones")
+            self._pool.check()
+            raise
+
     # -- transactions -------------------------------------------------------------------------
 
     @contextmanager
@@ -115,14 +203,24 @@ class PostgresStore(Store):
         # The pool's connections are in autocommit mode: reads cost one round trip, and writes
         # open an explicit transaction. Other processes learn of changes from the requests_notify
         # trigger.
-        with self._pool.connection() as connection, connection.transaction():
-            yield _PostgresTx(connection, self._queries)
+        committing = False
+        try:
+            with self._pool.connection() as connection, connection.transaction():
+                yield _PostgresTx(connection, self._queries)
+                committing = True
+        except psycopg.Error as exc:
+            raise postgres_error(exc, "the write failed", commit_unknown=committing) from exc
 
     @contextmanager
     def _read(self) -> Iterator[_PostgresTx]:
         self._ensure_open()
-        with self._pool.connection() as connection:
-            yield _PostgresTx(connection, self._queries)
+        reads = _PostgresReads(self._pool, self._queries)
+        try:
+            yield reads
+        except psycopg.Error as exc:
+            raise postgres_error(exc, "the read failed") from exc
+        finally:
+            reads.release()
 
     def _insert_request_audited(
         self, params: dict[str, Any], approvers: list[str], note: AuditNote
@@ -139,10 +237,19 @@ class PostgresStore(Store):
         return row
 
     def _fused(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
-        """One statement in autocommit: its own transaction, one round trip."""
+        """One statement in autocommit: its own transaction, one round trip. Not run again if
+        its connection is lost: it may have committed."""
         self._ensure_open()
-        with self._pool.connection() as connection:
-            return _PostgresTx(connection, self._queries).one(query, **params)
+        try:
+            with self._pool.connection() as connection:
+                try:
+                    return _PostgresTx(connection, self._queries).one(query, **params)
+                except psycopg.Error as exc:
+                    # An error the server sent back means the statement failed; a lost connection
+                    # leaves its commit unknown.
+                    raise postgres_error(exc, "the write failed", commit_unknown=connection.closed) from exc
+        except psycopg.Error as exc:  # no connection could be had
+            raise postgres_error(exc, "the write failed") from exc
 
     def _ensure_open(self) -> None:
         if self._closed:
@@ -151,6 +258,12 @@ class PostgresStore(Store):
     # -- migrations ---------------------------------------------------------------------------
 
     def migrate(self) -> list[str]:
+        try:
+            return self._migrate()
+        except psycopg.Error as exc:
+            raise postgres_error(exc, "cannot migrate the database") from exc
+
+    def _migrate(self) -> list[str]:
         applied: list[str] = []
         with self._pool.connection() as connection, connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))

@@ -6,8 +6,10 @@ milliseconds by one thread, and only while somebody in this process is waiting.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -18,13 +20,15 @@ from datetime import datetime
 from pathlib import Path
 
 from .._util import to_iso
-from ..errors import MigrationError, StoreError
+from ..errors import MigrationError, StoreError, StoreUnavailable
 from .base import Store
 from .core import BackgroundThread
+from .failures import sqlite_error
 from .queries import load_queries, migration_files
 from .sqlite_tx import RowPlan, SQLiteTx
 from .wakeup import ANY, WakeupHub
 
+log = logging.getLogger("signoff.store")
 CHANGE_CHECK_INTERVAL = 0.003
 """Seconds between `PRAGMA data_version` checks while somebody waits for a request."""
 ANY_CHECK_INTERVAL = 0.02
@@ -63,7 +67,16 @@ class _Batch:
     def __init__(self) -> None:
         self.size = 0
         self.done = threading.Event()
-        self.error: sqlite3.Error | None = None
+        self.error: StoreError | None = None
+        """Why its commit failed: none of its writers' work was kept."""
+
+
+def _again(error: StoreError) -> StoreError:
+    """A fresh copy of `error` for another thread to raise (one exception raised in several
+    threads at once would share one traceback)."""
+    fresh = type(error)(error.message)
+    fresh.__cause__ = error.__cause__
+    return fresh
 
 
 @dataclass
@@ -72,6 +85,8 @@ class _Group:
 
     changed: set[str] = field(default_factory=set)
     callbacks: list[Callable[[], None]] = field(default_factory=list)
+    batch: _Batch | None = None
+    """The transaction the group's writes went into."""
 
 
 class SQLiteStore(Store):
@@ -92,9 +107,12 @@ class SQLiteStore(Store):
         try:
             self._connection = _connect(self.path)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open SQLite database {self.path}: {exc}") from None
+            raise sqlite_error(exc, f"cannot open SQLite database {self.path}") from None
+        self._broken = False
+        """The write connection could not even roll back: replace it before the next write."""
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
         self._batch: _Batch | None = None
         self.commits = 0
         """Commits made so far; concurrent writers share them (group commit)."""
@@ -115,89 +133,173 @@ class SQLiteStore(Store):
         Group commit: when other threads are already waiting to write, the transaction is kept
         open (each caller's work is a savepoint inside it) and the last writer of the group
         commits for all, so a burst of concurrent writes shares one fsync. Nobody returns before
-        the commit that holds their work.
+        the commit that holds their work, and if that commit fails (a full disk), everyone in it
+        gets the error (`StoreUnavailable`) and none of their work is kept.
         """
         if getattr(self._local, "writing", False):  # a write inside this thread's own write
             yield SQLiteTx(self._connection, self._queries, self._plans)
             return
-        if getattr(self._local, "group", None) is not None:  # grouped(): its end commits
-            self._ensure_open()
-            if self._batch is None:
-                self._connection.execute("BEGIN IMMEDIATE")
-                self._batch = _Batch()
-            with self._savepoint() as tx:
-                yield tx
-            self._batch.size += 1
+        group: _Group | None = getattr(self._local, "group", None)
+        if group is not None:  # grouped(): its end commits
+            with self._translated("the write failed"):
+                self._ensure_open()
+                group.batch = self._join_batch(group.batch)
+                with self._savepoint(group.batch) as tx:
+                    yield tx
+                group.batch.size += 1
             return
         with self._waiting_lock:
             self._waiting += 1
         self._lock.acquire()
         with self._waiting_lock:
             self._waiting -= 1
-        batch: _Batch | None = None
-        failed = False
         try:
-            self._ensure_open()
-            if self._batch is None:
-                self._connection.execute("BEGIN IMMEDIATE")
-                self._batch = _Batch()
-            batch = self._batch
-            try:
-                with self._savepoint() as tx:
+            with self._translated("the write failed"):
+                self._ensure_open()
+                batch = self._join_batch(None)
+                with self._savepoint(batch) as tx:
                     yield tx
-            except BaseException:
-                failed = True
-                raise
-            batch.size += 1
+                batch.size += 1
         finally:
-            if self._batch is not None:
-                with self._waiting_lock:
-                    others = self._waiting
-                if others == 0 or self._batch.size >= MAX_GROUP_COMMIT:
-                    self._commit(self._batch)
-            self._lock.release()
-        if batch is not None and not failed:
-            batch.done.wait()
-            if batch.error is not None:
-                raise StoreError(f"the write could not be committed: {batch.error}")
+            try:
+                self._commit_if_last()
+            finally:
+                self._lock.release()
+        batch.done.wait()
+        if batch.error is not None:
+            raise _again(batch.error)
 
     @contextmanager
-    def _savepoint(self) -> Iterator[SQLiteTx]:
+    def _translated(self, doing: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise sqlite_error(exc, doing) from exc
+
+    def _join_batch(self, previous: _Batch | None) -> _Batch:
+        """The open transaction writers share, begun now if none is open. `previous`: the batch
+        this thread's group wrote into; if it failed, so does every later write of the group."""
+        if previous is not None and previous.error is not None:
+            raise _again(previous.error)
+        if self._batch is None:
+            if self._broken:
+                self._reconnect()
+            self._connection.execute("BEGIN IMMEDIATE")
+            self._batch = _Batch()
+        return self._batch
+
+    @contextmanager
+    def _savepoint(self, batch: _Batch) -> Iterator[SQLiteTx]:
         """One writer's work inside the open transaction: undone alone if it fails."""
-        self._connection.execute("SAVEPOINT signoff_write")
+        connection = self._connection
+        connection.execute("SAVEPOINT signoff_write")
         self._local.writing = True
         try:
-            yield SQLiteTx(self._connection, self._queries, self._plans)
-        except BaseException:
-            self._connection.execute("ROLLBACK TO signoff_write")
+            yield SQLiteTx(connection, self._queries, self._plans)
+            connection.execute("RELEASE signoff_write")
+        except BaseException as exc:
+            self._undo(batch, exc)
             raise
         finally:
             self._local.writing = False
-            self._connection.execute("RELEASE signoff_write")
+
+    def _undo(self, batch: _Batch, exc: BaseException) -> None:
+        """Undo the work of one writer that failed. On some errors (a full disk, an I/O error)
+        SQLite has already rolled the whole transaction back: then the other writers' work in
+        the batch is gone too, and they are told so."""
+        connection = self._connection
+        if connection.in_transaction:
+            try:
+                connection.execute("ROLLBACK TO signoff_write")
+                connection.execute("RELEASE signoff_write")
+                return
+            except sqlite3.Error:
+                log.warning("could not roll back a failed write alone; abandoning its batch", exc_info=True)
+        if isinstance(exc, StoreError):
+            error = _again(exc)
+        elif isinstance(exc, sqlite3.Error):
+            error = sqlite_error(exc, "the write could not be committed")
+            error.__cause__ = exc
+        else:
+            error = StoreError(f"the write could not be committed: {type(exc).__name__}: {exc}")
+        self._abandon(batch, error)
+
+    def _commit_if_last(self) -> None:
+        """Commit the open batch unless more writers are about to join it."""
+        batch = self._batch
+        if batch is None:
+            return
+        with self._waiting_lock:
+            others = self._waiting
+        if others == 0 or batch.size >= MAX_GROUP_COMMIT:
+            self._commit(batch)
+
+    def _commit(self, batch: _Batch) -> None:
+        """Commit the batch's transaction; if that fails, roll it back and tell its writers.
+        Never raises: the caller must still release the write lock."""
+        try:
+            if not self._connection.in_transaction:
+                raise sqlite3.OperationalError("SQLite had already rolled the transaction back")
+            self._connection.execute("COMMIT")
+            self.commits += 1
+            self._finish(batch)
+        except sqlite3.Error as exc:
+            error = sqlite_error(exc, "the write could not be committed")
+            error.__cause__ = exc
+            self._abandon(batch, error)
+
+    def _abandon(self, batch: _Batch, error: StoreError) -> None:
+        """Give up the batch's transaction: nothing in it is kept, its writers get `error`."""
+        batch.error = error
+        self._roll_back()
+        self._finish(batch)
+
+    def _finish(self, batch: _Batch) -> None:
+        if self._batch is batch:
+            self._batch = None
+        batch.done.set()
+
+    def _roll_back(self) -> None:
+        """End whatever transaction is open on the writer connection. If even that fails, the
+        connection is replaced before the next write (closing it rolls back)."""
+        if not self._connection.in_transaction:
+            return
+        try:
+            self._connection.execute("ROLLBACK")
+        except sqlite3.Error:
+            log.warning("could not roll back; the write connection will be replaced", exc_info=True)
+            self._broken = True
+
+    def _reconnect(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self._connection.close()
+        self._connection = _connect(self.path)
+        self._broken = False
 
     @contextmanager
     def grouped(self) -> Iterator[None]:
         """Writes this thread makes inside share one commit, made when the block ends; others
         write after it. Reads inside see the block's own writes. A write inside returns before
         it is durable: tell nobody of it until the block has ended without error (a failed
-        commit raises StoreError here, and none of the block's writes happened)."""
+        commit raises StoreError here, and none of the block's writes happened; once it has
+        failed, the block's later writes fail too)."""
         if getattr(self._local, "group", None) is not None:
             yield
             return
         group = _Group()
         self._lock.acquire()
         self._local.group = group
-        batch: _Batch | None = None
         try:
             yield
         finally:
             self._local.group = None
-            batch = self._batch
-            if batch is not None:
-                self._commit(batch)
-            self._lock.release()
-        if batch is not None and batch.error is not None:
-            raise StoreError(f"the writes could not be committed: {batch.error}")
+            try:
+                if self._batch is not None:
+                    self._commit(self._batch)
+            finally:
+                self._lock.release()
+        if group.batch is not None and group.batch.error is not None:
+            raise _again(group.batch.error)
         if group.changed:
             self.hub.fire(group.changed)
         for callback in group.callbacks:
@@ -217,36 +319,44 @@ class SQLiteStore(Store):
         else:
             callback()
 
-    def _commit(self, batch: _Batch) -> None:
-        try:
-            self._connection.execute("COMMIT")
-            self.commits += 1
-        except sqlite3.Error as exc:
-            batch.error = exc
-            self._connection.execute("ROLLBACK")
-        finally:
-            self._batch = None
-            batch.done.set()
-
     @contextmanager
     def _read(self) -> Iterator[SQLiteTx]:
         """Reads go through a connection of the calling thread's own, so that they never wait
         for a writer's commit (WAL lets readers and the writer proceed together); inside this
-        thread's write transaction they go through it, to see its changes."""
+        thread's write transaction they go through it, to see its changes. A reader connection
+        that meets an error is closed: the thread's next read opens a fresh one."""
         if getattr(self._local, "writing", False) or getattr(self._local, "group", None) is not None:
-            yield SQLiteTx(self._connection, self._queries, self._plans)
+            try:
+                yield SQLiteTx(self._connection, self._queries, self._plans)
+            except sqlite3.Error as exc:
+                raise sqlite_error(exc, "the read failed") from exc
             return
         self._ensure_open()
-        yield SQLiteTx(self._reader(), self._queries, self._plans)
+        reader: sqlite3.Connection | None = None
+        try:
+            reader = self._reader()
+            yield SQLiteTx(reader, self._queries, self._plans)
+        except sqlite3.Error as exc:
+            if reader is not None:
+                self._drop_reader(reader)
+            raise sqlite_error(exc, "the read failed") from exc
 
     def _reader(self) -> sqlite3.Connection:
         reader: sqlite3.Connection | None = getattr(self._local, "reader", None)
         if reader is None:
             reader = _connect(self.path, writer=False)
             self._local.reader = reader
-            with self._lock:
+            with self._readers_lock:
                 self._readers.append(reader)
         return reader
+
+    def _drop_reader(self, reader: sqlite3.Connection) -> None:
+        self._local.reader = None
+        with self._readers_lock:
+            if reader in self._readers:
+                self._readers.remove(reader)
+        with contextlib.suppress(sqlite3.Error):
+            reader.close()
 
     def _ensure_open(self) -> None:
         if self._closed:
@@ -260,7 +370,7 @@ class SQLiteStore(Store):
         Foreign keys are off while they run (a migration that rebuilds a table must not cascade
         its drop into the tables that reference it) and checked before each one commits."""
         applied: list[str] = []
-        with self._lock:
+        with self._lock, self._translated("cannot migrate the database"):
             self._connection.execute(
                 "CREATE TABLE IF NOT EXISTS signoff_migrations "
                 "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
@@ -289,11 +399,15 @@ class SQLiteStore(Store):
                         "INSERT INTO signoff_migrations (version, name, applied_at) VALUES (?, ?, ?)",
                         (version, name, to_iso(datetime.now().astimezone())),
                     )
-                    applied.append(name)
+                self._connection.execute("COMMIT")
             except sqlite3.Error as exc:
-                self._connection.execute("ROLLBACK")
+                self._roll_back()
+                error = sqlite_error(exc, f"migration {name} failed")
+                if isinstance(error, StoreUnavailable):
+                    raise error from exc
                 raise MigrationError(f"migration {name} failed: {exc}") from None
-            self._connection.execute("COMMIT")
+            if done is None:
+                applied.append(name)
 
     # -- cross-process wake-ups ---------------------------------------------------------------
 
@@ -344,6 +458,7 @@ class SQLiteStore(Store):
             if self._batch is not None:  # writers waiting for their group's commit get it
                 self._commit(self._batch)
             self._connection.close()
+        with self._readers_lock:
             for reader in self._readers:
                 reader.close()
             self._readers.clear()

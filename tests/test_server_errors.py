@@ -1,0 +1,149 @@
+"""The server's failures as clients see them: a store that cannot write answers JSON 503s (the
+same body as every error, on a connection that stays open), a bug answers a JSON 500 logged with
+its traceback, a failed group commit fails every caller in it, and `/healthz` writes to tell."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from signoff.store import SQLiteStore
+
+from .live import LiveServer
+from .test_api import ask
+from .test_store_failures import FailsLikeAFullDisk
+from .test_store_grouped import status_outside
+
+
+@pytest.fixture
+def agent(sqlite_server: LiveServer) -> Iterator[httpx.Client]:
+    with sqlite_server.client(sqlite_server.user("bot", "agent")) as client:
+        yield client
+
+
+@pytest.fixture
+def alice(sqlite_server: LiveServer) -> Iterator[httpx.Client]:
+    with sqlite_server.client(sqlite_server.user("alice")) as client:
+        yield client
+
+
+def connection_of(response: httpx.Response) -> Any:
+    """The client's end of the TCP connection the response came on."""
+    return response.extensions["network_stream"].get_extra_info("client_addr")
+
+
+def error_of(response: httpx.Response) -> tuple[str, str]:
+    assert response.headers["content-type"] == "application/json"
+    error = response.json()["error"]
+    return error["type"], error["message"]
+
+
+def test_a_store_that_cannot_write_answers_json_503s_on_the_same_connection(
+    sqlite_store: SQLiteStore, agent: httpx.Client, alice: httpx.Client
+) -> None:
+    decided = ask(agent, tool_call_id="before").json()["id"]
+    sqlite_store._connection.execute("PRAGMA query_only = ON")  # SQLite refuses writes: SQLITE_READONLY
+    try:
+        answers = [
+            ask(agent, tool_call_id="refused"),  # a grouped write
+            ask(agent, tool_call_id="refused-again"),
+            agent.get("/v1/requests"),  # reads still work
+            agent.get("/healthz"),
+        ]
+        decision = alice.post(f"/v1/requests/{decided}/decision", json={"type": "approve"})
+    finally:
+        sqlite_store._connection.execute("PRAGMA query_only = OFF")
+
+    created, again, listed, health = answers
+    for refused in (created, again, decision):
+        assert refused.status_code == 503
+        kind, message = error_of(refused)
+        assert kind == "StoreUnavailable"
+        assert "the database is read-only" in message
+    assert listed.status_code == 200 and [item["id"] for item in listed.json()["items"]] == [decided]
+    assert health.status_code == 503
+    assert health.json()["ok"] is False
+    assert health.json()["error"]["type"] == "StoreUnavailable"
+    assert "the database is read-only" in health.json()["error"]["message"]
+    assert len({connection_of(answer) for answer in answers}) == 1, "an error answer closed the connection"
+    assert status_outside(sqlite_store, decided) == "pending"
+    assert sqlite_store.find_request("t1", "refused") is None
+
+    assert ask(agent, tool_call_id="refused").status_code == 201  # writable again: no restart
+    assert alice.post(f"/v1/requests/{decided}/decision", json={"type": "approve"}).status_code == 200
+    assert agent.get("/healthz").json()["ok"] is True
+    assert sqlite_store.verify_audit().ok
+
+
+def test_an_unexpected_error_is_a_json_500_logged_with_its_traceback_on_an_open_connection(
+    sqlite_store: SQLiteStore,
+    agent: httpx.Client,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    before = agent.get("/healthz")
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the listing")
+
+    monkeypatch.setattr(sqlite_store, "list_requests", broken)
+    with caplog.at_level(logging.ERROR, logger="signoff.server"):
+        failed = agent.get("/v1/requests")
+    assert failed.status_code == 500
+    assert error_of(failed) == ("InternalError", "the server met an unexpected error; it has been logged")
+    logged = [record for record in caplog.records if record.exc_info]
+    assert logged and "a bug in the listing" in str(logged[0].exc_info[1])  # type: ignore[index]
+    after = agent.get("/healthz")
+    assert after.status_code == 200
+    assert connection_of(before) == connection_of(failed) == connection_of(after)
+
+
+def test_a_failed_group_commit_fails_every_caller_in_it_and_nothing_else(
+    sqlite_store: SQLiteStore, sqlite_server: LiveServer, agent: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = [ask(agent, tool_call_id=f"c{n}").json()["id"] for n in range(24)]
+    alice = sqlite_server.user("alice")
+    bursts_commit = FailsLikeAFullDisk(  # the grouped writer's next commit, not the sweeper's
+        sqlite_store._connection,
+        when=lambda sql: sql == "COMMIT" and threading.current_thread().name == "signoff-writer",
+    )
+    monkeypatch.setattr(sqlite_store, "_connection", bursts_commit)
+
+    async def decide_all() -> list[httpx.Response]:
+        headers = {"Authorization": f"Bearer {alice}"}
+        async with httpx.AsyncClient(base_url=sqlite_server.url, headers=headers, timeout=30) as client:
+            calls = [client.post(f"/v1/requests/{rid}/decision", json={"type": "approve"}) for rid in ids]
+            return await asyncio.gather(*calls)
+
+    answers = dict(zip(ids, asyncio.run(decide_all()), strict=True))
+    refused = [rid for rid, answer in answers.items() if answer.status_code == 503]
+    assert refused, "the failing commit refused nobody"
+    for rid, answer in answers.items():
+        if answer.status_code == 503:
+            assert error_of(answer)[0] == "StoreUnavailable"
+            assert "the disk is full" in error_of(answer)[1]
+            assert status_outside(sqlite_store, rid) == "pending"
+        else:
+            assert answer.status_code == 200, answer.text
+            assert status_outside(sqlite_store, rid) == "approved"
+    with sqlite_server.client(alice) as client:  # asked again, they land
+        for rid in refused:
+            assert client.post(f"/v1/requests/{rid}/decision", json={"type": "approve"}).status_code == 200
+    assert sqlite_store.verify_audit().ok
+
+
+def test_healthz_makes_a_real_write(sqlite_store: SQLiteStore, agent: httpx.Client) -> None:
+    commits = sqlite_store.commits
+    first = agent.get("/healthz").json()
+    agent.get("/healthz")
+    assert first["ok"] is True and first["audit_head"] == sqlite_store.audit_head_seq()
+    assert sqlite_store.commits == commits + 2
+    with sqlite_store._read() as tx:
+        row = tx.one("get_counter", name="health_checks")
+    assert row is not None and row["value"] == 2
