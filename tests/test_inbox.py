@@ -594,3 +594,71 @@ def test_the_overview_counts_what_is_waiting(server: LiveServer, agent: httpx.Cl
     assert bars == {"send_email": "3", "run_shell": "1", "mailer": "3", "ops": "1"}
     assert '<span class="tile-value">4</span><span class="tile-label">Waiting now</span>' in page
     assert '<span class="tile-value">100%</span><span class="tile-label">Approved</span>' in page
+
+
+# -- words ----------------------------------------------------------------------------------------
+
+
+def test_after_deciding_a_handle_page_says_it_is_closed_and_a_rejection_is_not_green(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    request_id = ask(agent, "c1", approvers=["alice"])
+    handle = make_handle(server, alice, request_id)
+    with httpx.Client(base_url=server.url) as phone:
+        decided = phone.post(handle, data={"type": "reject", "message": "not now"})
+        later = phone.get(handle)
+    for page in (decided.text, later.text):
+        assert "Your decision is needed" not in page
+        assert "Nothing happens until you press a button" not in page
+        assert "<h1>Decided</h1>" in page
+        assert "This request is closed" in page
+    assert '<p class="notice notice-bad" role="status">Rejected.</p>' in decided.text
+    approved = ask(agent, "c2")
+    shown = alice.decide(approved, type="approve").text
+    assert '<p class="notice notice-ok" role="status">Approved.</p>' in shown
+
+
+def test_a_cancel_is_labelled_with_who_cancelled(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    by_a_person = ask(agent, "c1")
+    server.store.cancel(by_a_person, actor="alice", channel="cli", reason="not needed")
+    card = alice.client.get(f"/inbox/cards/{by_a_person}").text
+    assert "Cancelled by alice" in card
+    assert "by the agent" not in card
+    assert "via cli" in card
+    by_the_agent = ask(agent, "c2")
+    assert agent.post(f"/v1/requests/{by_the_agent}/cancel", json={}).status_code == 200
+    assert "Cancelled by the agent (bot)" in alice.client.get(f"/inbox/cards/{by_the_agent}").text
+    refused = alice.decide(by_a_person, type="approve")
+    assert card_error(refused.text) == "Cancelled by alice."
+
+
+def test_a_second_decision_on_an_answered_request_says_answered(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    request_id = ask(agent, "c1")
+    assert alice.decide(request_id, type="respond", message="It is done.").status_code == 200
+    again = alice.decide(request_id, type="approve")
+    assert card_error(again.text) == "Already answered by alice."
+    api = httpx.post(
+        f"{server.url}/v1/requests/{request_id}/decision",
+        json={"type": "approve"},
+        headers={"Authorization": f"Bearer {server.user('alice')}"},
+    )
+    assert api.status_code == 409
+    assert api.json()["error"]["message"] == f"request {request_id} was already answered by alice"
+
+
+def test_a_question_card_is_titled_question_and_does_not_repeat_it(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    question = "Which region should I deploy to?"
+    request_id = ask(
+        agent, "q1", tool="signoff.ask", kind="input", args={"question": question}, description=question
+    )
+    card = alice.client.get(f"/inbox/cards/{request_id}").text
+    assert f'id="title-{request_id}">Question</h3>' in card
+    assert "signoff.ask" not in card
+    assert card.count(question) == 1
+    assert ">Question</a>" in alice.client.get("/history").text

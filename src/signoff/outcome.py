@@ -8,9 +8,15 @@ from typing import Any
 from ._util import as_text
 from .decisions import Edit, Reject, Respond
 from .requests import Request, RequestStatus
-from .templates import modification_text, rejection_text
+from .templates import fill, modification_text, rejection_text
 
 CANCELLED_MESSAGE = "The approval request was cancelled."
+UNATTENDED_CHANNEL = "unattended"
+"""The channel of an unattended run's auto-decision (nobody was asked)."""
+UNATTENDED_REJECT_TEMPLATE = (
+    "Tool execution for '{tool_name}' was rejected automatically: this run is unattended, "
+    "so nobody could be asked, and the rule rejects such calls."
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,12 +105,15 @@ def outcome_for(request: Request) -> Outcome:
             actor=actor,
         )
     if status == RequestStatus.REJECTED and record is not None and isinstance(record.decision, Reject):
-        text = rejection_text(
-            rule.reject_template,
-            rule.feedback_template,
-            tool_name=request.tool_name,
-            feedback=record.decision.message,
-        )
+        if record.channel == UNATTENDED_CHANNEL:  # nobody rejected it, as the reject template would say
+            text = fill(UNATTENDED_REJECT_TEMPLATE, {"tool_name": request.tool_name})
+        else:
+            text = rejection_text(
+                rule.reject_template,
+                rule.feedback_template,
+                tool_name=request.tool_name,
+                feedback=record.decision.message,
+            )
         return Outcome(
             **base,
             execute=False,

@@ -32,6 +32,13 @@ class RequestStatus(StrEnum):
     def is_terminal(self) -> bool:
         return self not in (RequestStatus.DRAFTING, RequestStatus.PENDING)
 
+    @property
+    def in_words(self) -> str:
+        """How a person says it: 'approved with changes', 'answered' (for edited, responded)."""
+        return _STATUS_WORDS.get(self, self.value)
+
+
+_STATUS_WORDS = {RequestStatus.EDITED: "approved with changes", RequestStatus.RESPONDED: "answered"}
 
 STATUS_FOR_DECISION = {
     "approve": RequestStatus.APPROVED,

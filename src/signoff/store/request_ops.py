@@ -549,4 +549,4 @@ def _already(request: Request) -> str:
     if request.status is RequestStatus.CANCELLED:
         return f"request {request.id} was cancelled"
     who = f" by {request.decision.actor}" if request.decision else ""
-    return f"request {request.id} was already {request.status}{who}"
+    return f"request {request.id} was already {request.status.in_words}{who}"

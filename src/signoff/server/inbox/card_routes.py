@@ -77,10 +77,10 @@ def decide(request_id: str, http: HttpRequest, caller: PageCaller, form: Form) -
         return _answer(http, caller, refused, status_code=exc.status_code)
     if not is_htmx(http):
         return RedirectResponse(f"/requests/{request_id}", status_code=303)
-    notice = DONE_WORDS[payload["type"]]
+    notice, kind = DONE_WORDS[payload["type"]]
     if not decided.is_terminal:
         notice = f"Your approval is counted ({len(decided.approvals)} of {decided.rule.quorum})."
-    return _answer(http, caller, Card(request=decided, viewer=caller.user, notice=notice))
+    return _answer(http, caller, Card(request=decided, viewer=caller.user, notice=notice, notice_kind=kind))
 
 
 @router.post("/inbox/cards/{request_id}/link", response_class=HTMLResponse)

@@ -88,7 +88,10 @@ def decide(secret: str, http: HttpRequest, form: Form) -> HTMLResponse:
             submitted=values,
         )
         return _page(http, user, card, status_code=exc.status_code)
-    notice = DONE_WORDS[payload["type"]] if decided.is_terminal else "Your approval is counted."
-    return _page(
-        http, user, Card(request=decided, viewer=user, mode="link", decide_url=f"/h/{secret}", notice=notice)
+    notice, kind = DONE_WORDS[payload["type"]]
+    if not decided.is_terminal:
+        notice = f"Your approval is counted ({len(decided.approvals)} of {decided.rule.quorum})."
+    card = Card(
+        request=decided, viewer=user, mode="link", decide_url=f"/h/{secret}", notice=notice, notice_kind=kind
     )
+    return _page(http, user, card)
