@@ -662,3 +662,106 @@ def test_a_question_card_is_titled_question_and_does_not_repeat_it(
     assert "signoff.ask" not in card
     assert card.count(question) == 1
     assert ">Question</a>" in alice.client.get("/history").text
+
+
+# -- hidden characters -------------------------------------------------------------------------------
+
+SPOOFED_PATH = "/home/user/\u202etxt.hsab_ekam"
+"""Reads as /home/user/make_bash.txt when rendered as it is."""
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "character"),
+    [
+        ("tool", "safe_tool\nApproved by admin", "U+000A LINE FEED"),
+        ("tool", "send\u200bemail", "U+200B ZERO WIDTH SPACE"),
+        ("agent", "mail\u202erelie", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("app", "crm\0", "U+0000 NUL"),
+    ],
+)
+def test_names_with_hidden_characters_are_refused_at_the_api(
+    server: LiveServer, agent: httpx.Client, field: str, value: str, character: str
+) -> None:
+    body = {"thread_id": "t1", "tool_call_id": "c1", "tool": "send_email", "args": {}, field: value}
+    refused = agent.post("/v1/requests", json=body)
+    assert refused.status_code == 422
+    error = refused.json()["error"]
+    assert error["type"] == "InvalidInput"
+    assert f"{field} " in error["message"] and character in error["message"]
+    assert server.store.list_requests() == []
+
+
+def test_hidden_characters_in_args_are_shown_escaped_with_a_warning_everywhere(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    args = {"path": SPOOFED_PATH, "mode": "a\u200bb", "body": "line one\nline two"}
+    schema = {"type": "object", "properties": {key: {"type": "string"} for key in args}}
+    request_id = ask(agent, "c1", tool="write_file", args=args, args_schema=schema, approvers=["alice"])
+    handle = make_handle(server, alice, request_id)
+    pages = {
+        "inbox": alice.client.get("/").text,
+        "card": alice.client.get(f"/inbox/cards/{request_id}").text,
+        "request page": alice.client.get(f"/requests/{request_id}").text,
+        "edit form": alice.client.get(f"/inbox/cards/{request_id}/panels/edit").text,
+        "history": alice.client.get("/history").text,
+        "handle": httpx.get(server.url + handle).text,
+    }
+    for where, page in pages.items():
+        assert "\u202e" not in page and "\u200b" not in page, where
+        assert "\\u202e" in page or where == "history", where  # history shows no args, only a marker
+    for where in ("inbox", "card", "request page", "handle"):
+        warning = re.search(r'<p class="hidden-warning" role="note">(.*?)</p>', pages[where], re.S)
+        assert warning, where
+        assert "U+202E RIGHT-TO-LEFT OVERRIDE" in warning.group(1)
+        assert "U+200B ZERO WIDTH SPACE" in warning.group(1)
+        assert "LINE FEED" not in warning.group(1), "line breaks in a value are shown as line breaks"
+    assert "line one\nline two" in pages["card"]
+    assert "hidden characters" in pages["history"]
+    assert "Hidden characters (U+202E RIGHT-TO-LEFT OVERRIDE) are shown as escapes" in pages["edit form"]
+    # the audit trail on the request page shows the args as JSON, escaped the same way
+    assert '"path": "/home/user/\\u202etxt.hsab_ekam"' in html.unescape(pages["request page"])
+
+    # an edit form sent back as shown keeps the value exactly (the escapes are not taken literally)
+    shown = re.search(r'name="arg.path" value="([^"]*)"', pages["edit form"])
+    assert shown and html.unescape(shown.group(1)) == "/home/user/\\u202etxt.hsab_ekam"
+    edit = {"type": "edit", "arg.path": html.unescape(shown.group(1)), "arg.mode": "ab"}
+    edit["arg.body"] = "line one\r\nline two"  # as a browser sends a textarea
+    assert alice.decide(request_id, **edit).status_code == 200
+    assert server.store.get_request(request_id).final_args == {**args, "mode": "ab"}
+
+
+# -- required fields -----------------------------------------------------------------------------------
+
+
+def test_a_blank_required_field_is_refused_next_to_it_in_plain_words(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    request_id = ask(agent, "c1", args_schema=EMAIL_SCHEMA)
+    edit = {"type": "edit", "arg.to": "", "arg.subject": "  ", "arg.amount": "5", "arg.kind": '"invoice"'}
+    refused = alice.decide(request_id, **edit)
+    assert refused.status_code == 422
+    assert card_error(refused.text) == "To is required; Subject is required"
+    for name, message in (("to", "To is required"), ("subject", "Subject is required")):
+        field = re.search(
+            rf'<label class="field field-text field-invalid">.*?name="arg\.{name}"(.*?)</label>',
+            refused.text,
+            re.S,
+        )
+        assert field, f"the {name} field is not highlighted"
+        assert 'aria-invalid="true"' in field.group(1)
+        assert f'-error">{message}</small>' in field.group(1)
+    assert "required property" not in refused.text
+    assert server.store.get_request(request_id).status == "pending"
+    assert 'data-required="To is required"' in alice.client.get(f"/inbox/cards/{request_id}/panels/edit").text
+
+
+def test_a_blank_required_answer_field_is_refused_next_to_it(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    schema = {"type": "object", "properties": {"env": {"type": "string"}}, "required": ["env"]}
+    request_id = ask(agent, "q1", tool="ask_user", kind="input", args={}, answer_schema=schema)
+    refused = alice.decide(request_id, type="respond", **{"answer.env": ""})
+    assert refused.status_code == 422
+    assert card_error(refused.text) == "Env is required"
+    assert 'class="field field-text field-invalid"' in refused.text
+    assert server.store.get_request(request_id).status == "pending"

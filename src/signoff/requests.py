@@ -16,6 +16,7 @@ from ._util import from_iso
 from .decisions import DecisionRecord, parse_decision
 from .rules.model import RequestRule
 from .templates import redact_args
+from .visible import check_name
 
 
 class RequestStatus(StrEnum):
@@ -80,6 +81,15 @@ class NewRequest:
     drafting: bool = False
     actor: str = "agent"
     channel: str = "gate"
+
+    def __post_init__(self) -> None:
+        """Names a person reads as labels may not hide characters (a bidi override, a line break
+        that fakes a second line): refused here, so the library, the API and every other way in
+        refuse them alike (InvalidInput, 422)."""
+        check_name(self.tool_name, "tool")
+        for what, name in (("agent", self.agent), ("app", self.app), ("requester", self.requester)):
+            if name is not None:
+                check_name(name, what)
 
 
 @dataclass(frozen=True, kw_only=True)

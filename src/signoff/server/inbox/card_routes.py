@@ -19,7 +19,7 @@ from ...store import Store
 from ..access import Caller, visible_request
 from ..context import server_of
 from ..deciding import decide_as
-from .cards import DONE_WORDS, PANELS, Card, refusal_text
+from .cards import DONE_WORDS, PANELS, Card, field_errors_of, refusal_text
 from .decision_form import decision_payload, form_values
 from .page_access import Form, PageCaller, PageError, is_htmx
 from .rendering import duration_text, render
@@ -71,6 +71,7 @@ def decide(request_id: str, http: HttpRequest, caller: PageCaller, form: Form) -
             request=latest,
             viewer=caller.user,
             error=refusal_text(exc, latest),
+            field_errors=field_errors_of(exc),
             open_panel=kind if kind in PANELS and not latest.is_terminal else None,
             submitted=values,
         )

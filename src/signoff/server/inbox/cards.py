@@ -7,12 +7,10 @@ so far with its buttons disabled. A finished card says how it ended.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..._util import display_json
 from ...errors import (
     AlreadyDecided,
     NotAnApprover,
@@ -24,8 +22,10 @@ from ...identity import User
 from ...outcome import UNATTENDED_CHANNEL
 from ...requests import Request, RequestStatus
 from ...store.request_ops import may_decide
-from .decision_form import DECISION_ORDER, answer_fields, edit_fields
-from .schema_form import FormField, with_submitted
+from ...templates import description_args, redact_args
+from ...visible import hidden_in, visible, visible_json
+from .decision_form import DECISION_ORDER, FormProblem, answer_fields, edit_fields
+from .schema_form import FormField, with_errors, with_submitted
 
 LOCAL_AGENT = "agent"
 """The actor a local gate records for its own calls (e.g. `gate.cancel`)."""
@@ -56,6 +56,8 @@ class Card:
     open_panel: str | None = None
     """The panel (edit, reject, respond) to show open: the one whose form had a problem."""
     submitted: Mapping[str, str] = field(default_factory=dict)
+    field_errors: Mapping[str, str] = field(default_factory=dict)
+    """What is wrong with each field of the open panel's form (form name → message)."""
     details_link: bool = True
     """Link to the request page (not on the request page itself)."""
     viewer: User | None = None
@@ -125,7 +127,7 @@ class Card:
         text is not repeated below it."""
         request = self.request
         return [
-            (name, value if isinstance(value, str) else display_json(value))
+            (name, value if isinstance(value, str) else visible_json(value))
             for name, value in request.shown_args().items()
             if not (request.kind == "input" and name == "question" and value == request.description)
         ]
@@ -135,11 +137,23 @@ class Card:
         """The description, without the default template's closing "Tool: …\nArgs: …" lines
         when the card shows the same arguments right below it."""
         request = self.request
-        repeated = f"\n\nTool: {request.tool_name}\nArgs: {display_json(request.shown_args())}"
+        repeated = f"\n\nTool: {visible(request.tool_name)}\nArgs: {description_args(request.shown_args())}"
         text = request.description
         if text.endswith(repeated) and len(text) > len(repeated):
             return text[: -len(repeated)]
         return text
+
+    @property
+    def hidden_characters(self) -> list[str]:
+        """The characters a person would not see in what the card shows (args, description, the
+        edited args, the words said), each once; the page writes them as escapes and warns."""
+        request = self.request
+        shown: list[Any] = [request.shown_args(), request.description]
+        if request.final_args is not None:
+            shown.append(redact_args(request.final_args, request.rule.redact))
+        if self.said:
+            shown.append(self.said)
+        return hidden_in(shown, newlines=True)
 
     @property
     def shows_args(self) -> bool:
@@ -147,12 +161,14 @@ class Card:
 
     def edit_fields(self) -> list[FormField]:
         fields = edit_fields(self.request)
-        return with_submitted(fields, self.submitted) if self.open_panel == "edit" else fields
+        if self.open_panel != "edit":
+            return fields
+        return with_errors(with_submitted(fields, self.submitted), self.field_errors)
 
     def answer_fields(self) -> list[FormField] | None:
         fields = answer_fields(self.request)
         if fields is not None and self.open_panel == "respond":
-            return with_submitted(fields, self.submitted)
+            return with_errors(with_submitted(fields, self.submitted), self.field_errors)
         return fields
 
     def typed(self, panel: str, name: str) -> str:
@@ -225,7 +241,13 @@ def ended_text(request: Request) -> str | None:
 
 
 def pretty_json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    """A value as indented JSON, hidden characters written as JSON escapes."""
+    return visible_json(value, indent=2)
+
+
+def field_errors_of(error: SignoffError) -> Mapping[str, str]:
+    """The per-field problems a refused form comes back with (none for other refusals)."""
+    return error.fields if isinstance(error, FormProblem) else {}
 
 
 def refusal_text(error: SignoffError, request: Request | None) -> str:

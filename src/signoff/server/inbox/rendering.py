@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
@@ -19,6 +20,7 @@ from ..._util import utcnow
 from ...identity import User
 from ...requests import RequestStatus
 from ...store import Store
+from ...visible import visible
 from ..access import Caller
 from ..context import server_of
 
@@ -87,10 +89,20 @@ def svg_number(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
+def shown(value: Any) -> Any:
+    """What a page prints for `{{ value }}`: text with the characters a person cannot see (a bidi
+    override, a zero-width space, a NUL) written as escapes, line breaks kept. Every template
+    prints through this, so nothing an agent sent is rendered as it is."""
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return visible(value, newlines=True)
+    return value
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
         autoescape=True,
+        finalize=shown,
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
