@@ -765,3 +765,38 @@ def test_a_blank_required_answer_field_is_refused_next_to_it(
     assert card_error(refused.text) == "Env is required"
     assert 'class="field field-text field-invalid"' in refused.text
     assert server.store.get_request(request_id).status == "pending"
+
+
+# -- edits show what changed ----------------------------------------------------------------------
+
+
+def test_an_edit_shows_what_changed_on_the_card_the_request_page_and_the_audit_trail(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    request_id = ask(agent, "c1", args_schema=EMAIL_SCHEMA)
+    edit = {
+        "type": "edit",
+        "arg.to": "carol@example.com",
+        "arg.subject": "Invoice",
+        "arg.amount": "5",
+        "arg.kind": '"reminder"',
+    }
+    card = alice.decide(request_id, **edit).text
+    page = alice.client.get(f"/requests/{request_id}").text
+
+    def shown_changes(text: str) -> list[tuple[str, str, str]]:
+        rows = re.findall(
+            r'<div class="change change-changed"><dt>([^<]+)</dt><dd><del>([^<]*)</del>.*?<ins>([^<]*)</ins>',
+            text,
+        )
+        return [tuple(html.unescape(part) for part in row) for row in rows]
+
+    expected = [("to", "bob@example.com", "carol@example.com"), ("kind", "invoice", "reminder")]
+    assert shown_changes(card) == expected
+    request_main = page.split('<aside class="request-side">')[0]
+    side = page.split('<aside class="request-side">')[1]
+    audit = request_main.split('id="audit-title"')[1]
+    assert shown_changes(request_main.split('id="audit-title"')[0]) == expected, "on the card"
+    assert shown_changes(audit) == expected, "in the audit trail"
+    assert shown_changes(side) == expected, "in the decision's details"
+    assert "What changed" in card

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ._util import as_text
+from .changes import changes
 from .decisions import Edit, Reject, Respond
 from .requests import Request, RequestStatus
 from .templates import fill, modification_text, rejection_text
@@ -40,6 +41,9 @@ class Outcome:
     tool_result: Any = None
     is_error: bool = False
     actor: str | None = None
+    changes: list[dict[str, Any]] | None = None
+    """For an edit, what the person changed, field by field: `{"field": "to", "change":
+    "changed", "before": …, "after": …}` (see `signoff.changes`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,6 +107,7 @@ def outcome_for(request: Request) -> Outcome:
             decision="edit",
             status=status,
             actor=actor,
+            changes=[change.to_dict() for change in changes(request.args, final)],
         )
     if status == RequestStatus.REJECTED and record is not None and isinstance(record.decision, Reject):
         if record.channel == UNATTENDED_CHANNEL:  # nobody rejected it, as the reject template would say

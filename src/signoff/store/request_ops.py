@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from .._util import new_id, to_iso, utcnow
+from ..changes import changes_data
 from ..decisions import Decision, DecisionRecord, Edit, Respond, decision_to_dict
 from ..errors import (
     AlreadyDecided,
@@ -536,6 +537,7 @@ def _decision_audit(request: Request, decision: Decision) -> dict[str, Any]:
     data: dict[str, Any] = {"type": decision.type, "original_args": request.shown_args()}
     if isinstance(decision, Edit):
         data["final_args"] = redact_args(decision.args, request.rule.redact)
+        data["changes"] = changes_data(request.args, decision.args, request.rule.redact)
     said = decision_to_dict(decision)
     for key in ("comment", "message"):
         if said.get(key) is not None:

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ...changes import Change, changes, redacted
 from ...errors import (
     AlreadyDecided,
     NotAnApprover,
@@ -211,6 +212,14 @@ class Card:
         if request.status is not RequestStatus.EDITED or request.final_args is None:
             return None
         return pretty_json(request.to_dict()["final_args"])
+
+    @property
+    def changed(self) -> list[Change]:
+        """What an edit changed, field by field (redacted args show only that they changed)."""
+        request = self.request
+        if request.status is not RequestStatus.EDITED or request.final_args is None:
+            return []
+        return redacted(changes(request.args, request.final_args), request.rule.redact)
 
     @property
     def quorum_note(self) -> str | None:

@@ -20,7 +20,7 @@ from ..._util import utcnow
 from ...identity import User
 from ...requests import RequestStatus
 from ...store import Store
-from ...visible import visible
+from ...visible import visible, visible_json
 from ..access import Caller
 from ..context import server_of
 
@@ -84,6 +84,11 @@ def iso(moment: datetime | None) -> str:
     return moment.isoformat() if moment is not None else ""
 
 
+def value_text(value: Any) -> str:
+    """One value as a page shows it: text as it is, anything else as JSON."""
+    return value if isinstance(value, str) else visible_json(value)
+
+
 def svg_number(value: float) -> str:
     """A coordinate for SVG: at most two decimals, no trailing zeros."""
     return f"{value:.2f}".rstrip("0").rstrip(".")
@@ -115,6 +120,7 @@ def _environment() -> jinja2.Environment:
         iso=iso,
         n=svg_number,
         duration=duration_text,
+        value=value_text,
     )
     env.globals.update(version=__version__)
     return env
