@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,9 +16,10 @@ from signoff import Reject
 from signoff.server import ServerSettings
 from signoff.server.access import SESSION_COOKIE
 from signoff.server.serve import login_link
-from signoff.store import Store
+from signoff.store import SQLiteStore, Store
 
 from .live import LiveServer
+from .test_serve import serving, wait_for_line
 
 EMAIL_SCHEMA = {
     "type": "object",
@@ -55,7 +57,7 @@ class Person:
         server.user(name, role)
         self.name = name
         self.client = httpx.Client(base_url=server.url, timeout=30)
-        response = self.client.get(_path(server, login_link(server.store, server.settings, name)))
+        response = sign_in(self.client, server, login_link(server.store, server.settings, name))
         assert response.status_code == 303, response.text
         self.csrf = _csrf(self.client.get("/").text)
 
@@ -73,6 +75,15 @@ def alice(server: LiveServer) -> Iterator[Person]:
     person = Person(server, "alice")
     yield person
     person.close()
+
+
+def sign_in(client: httpx.Client, server: LiveServer, link: str) -> httpx.Response:
+    """Open a login link (GET shows "Sign in as …") and press its button (POST spends it)."""
+    page = client.get(_path(server, link))
+    assert page.status_code == 200, page.text
+    token = re.search(r'name="token" value="([^"]+)"', page.text)
+    assert token, "the page has no sign-in button"
+    return client.post("/login", data={"token": token.group(1)})
 
 
 def _path(server: LiveServer, url: str) -> str:
@@ -110,9 +121,9 @@ def card_ids(html: str) -> list[str]:
 
 def test_a_login_link_works_once(server: LiveServer) -> None:
     server.user("alice")
-    path = _path(server, login_link(server.store, server.settings, "alice"))
+    link = login_link(server.store, server.settings, "alice")
     with httpx.Client(base_url=server.url) as first:
-        response = first.get(path)
+        response = sign_in(first, server, link)
         assert response.status_code == 303
         assert response.headers["location"] == "/"
         assert response.headers["referrer-policy"] == "no-referrer"
@@ -121,17 +132,45 @@ def test_a_login_link_works_once(server: LiveServer) -> None:
         assert inbox.status_code == 200
         assert ">alice</span>" in inbox.text
     with httpx.Client(base_url=server.url) as second:
-        again = second.get(path)
+        again = second.get(_path(server, link))
         assert again.status_code == 401
         assert "already been used" in again.text
-        assert SESSION_COOKIE not in again.headers.get("set-cookie", "")
+        replayed = second.post("/login", data={"token": link.split("token=", 1)[1]})
+        assert replayed.status_code == 401
+        assert SESSION_COOKIE not in replayed.headers.get("set-cookie", "")
         assert second.get("/").status_code == 303
+
+
+def test_opening_a_login_link_only_asks_and_its_button_signs_in(server: LiveServer) -> None:
+    server.user("alice")
+    link = login_link(server.store, server.settings, "alice")
+    token = link.split("token=", 1)[1]
+    with httpx.Client(base_url=server.url) as unfurler:  # a chat unfurler, a mail scanner, a preview
+        for _ in range(3):
+            page = unfurler.get(_path(server, link))
+            assert page.status_code == 200
+            assert "<h1>Sign in as alice</h1>" in page.text
+            assert "set-cookie" not in page.headers
+            assert page.headers["referrer-policy"] == "no-referrer"
+            assert page.headers["cache-control"] == "no-store"
+        assert unfurler.get("/").status_code == 303, "fetching the link gave no session"
+    assert server.store.authenticate(token, "login") is not None, "fetching the link did not spend it"
+    assert [e for e in server.store.audit_entries() if e.action == "login.used"] == []
+    with httpx.Client(base_url=server.url) as other_site:
+        forged = other_site.post("/login", data={"token": token}, headers={"Sec-Fetch-Site": "cross-site"})
+        assert forged.status_code == 403
+        assert "set-cookie" not in forged.headers
+    with httpx.Client(base_url=server.url) as person:
+        signed_in = person.post("/login", data={"token": token}, headers={"Sec-Fetch-Site": "same-origin"})
+        assert signed_in.status_code == 303
+        assert ">alice</span>" in person.get("/").text
+    assert server.store.authenticate(token, "login") is None
 
 
 def test_the_session_cookie_is_httponly_and_samesite(server: LiveServer) -> None:
     server.user("alice")
     with httpx.Client(base_url=server.url) as client:
-        response = client.get(_path(server, login_link(server.store, server.settings, "alice")))
+        response = sign_in(client, server, login_link(server.store, server.settings, "alice"))
     cookie = response.headers["set-cookie"]
     assert cookie.startswith(f"{SESSION_COOKIE}=so_ses_")
     assert "HttpOnly" in cookie
@@ -144,7 +183,7 @@ def test_sessions_behind_https_get_a_secure_cookie(sqlite_store: Store) -> None:
     with LiveServer(sqlite_store, ServerSettings(sweep_interval=0.2, secure_cookies=True)) as server:
         server.user("alice")
         with httpx.Client(base_url=server.url) as client:
-            response = client.get(_path(server, login_link(server.store, server.settings, "alice")))
+            response = sign_in(client, server, login_link(server.store, server.settings, "alice"))
     assert "Secure" in response.headers["set-cookie"]
 
 
@@ -800,3 +839,43 @@ def test_an_edit_shows_what_changed_on_the_card_the_request_page_and_the_audit_t
     assert shown_changes(audit) == expected, "in the audit trail"
     assert shown_changes(side) == expected, "in the decision's details"
     assert "What changed" in card
+
+
+# -- Secure cookies behind HTTPS (signoff serve, a real process) ----------------------------------------
+
+
+def _signed_in_cookie(url: str, db: Path, headers: dict[str, str] | None = None) -> str:
+    store = SQLiteStore(db)
+    try:
+        if store.get_user("alice") is None:
+            store.add_user("alice", role="member", actor="test")
+        token = login_link(store, ServerSettings(base_url=url), "alice").split("token=", 1)[1]
+    finally:
+        store.close()
+    with httpx.Client(base_url=url, headers=headers or {}) as client:
+        response = client.post("/login", data={"token": token})
+    assert response.status_code == 303, response.text
+    cookie: str = response.headers["set-cookie"]
+    return cookie
+
+
+@pytest.mark.slow
+def test_an_https_base_url_makes_the_session_cookie_secure(tmp_path: Path) -> None:
+    db = tmp_path / "signoff.db"
+    seen: list[str] = []
+    with serving(db, "--base-url", "https://signoff.example.com") as (url, lines):
+        link = wait_for_line(lines, "/login?token=so_log_", seen).strip()
+        assert link.startswith("https://signoff.example.com/login?token=")
+        cookie = _signed_in_cookie(url, db)
+    assert "Secure" in cookie and "HttpOnly" in cookie
+
+
+@pytest.mark.slow
+def test_a_trusted_proxy_saying_https_makes_the_session_cookie_secure(tmp_path: Path) -> None:
+    db = tmp_path / "signoff.db"
+    https = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.7"}
+    with serving(db, "--forwarded-allow-ips", "127.0.0.1") as (url, _lines):
+        assert "Secure" in _signed_in_cookie(url, db, https)
+        assert "Secure" not in _signed_in_cookie(url, db), "plain HTTP through the proxy"
+    with serving(db) as (url, _lines):  # no proxy trusted: anyone could send the header
+        assert "Secure" not in _signed_in_cookie(url, db, https)
