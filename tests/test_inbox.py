@@ -628,7 +628,7 @@ def test_the_overview_counts_what_is_waiting(server: LiveServer, agent: httpx.Cl
     alice.decide(decided, type="approve")
     page = alice.client.get("/overview").text
     bars = dict(
-        re.findall(r'<span class="hbar-label" title="([^"]+)">[^<]*</span>.*?"hbar-value">(\d+)<', page, re.S)
+        re.findall(r'<span class="hbar-label" title="([^"]+)">.*?</span>.*?"hbar-value">(\d+)<', page, re.S)
     )
     assert bars == {"send_email": "3", "run_shell": "1", "mailer": "3", "ops": "1"}
     assert '<span class="tile-value">4</span><span class="tile-label">Waiting now</span>' in page

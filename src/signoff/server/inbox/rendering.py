@@ -3,6 +3,7 @@ and the headers every inbox response carries."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from datetime import datetime
@@ -16,7 +17,7 @@ from starlette.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
 from ... import __version__
-from ..._util import utcnow
+from ..._util import from_iso, utcnow
 from ...identity import User
 from ...requests import RequestStatus
 from ...store import Store
@@ -80,8 +81,26 @@ def absolute(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment is not None else ""
 
 
+def stored_moment(text: str) -> str:
+    """A time kept as ISO text (in a decision record), as pages show times."""
+    try:
+        return absolute(from_iso(text))
+    except ValueError:
+        return text
+
+
 def iso(moment: datetime | None) -> str:
     return moment.isoformat() if moment is not None else ""
+
+
+_BREAK_AFTER = re.compile(r"([._/:-])")
+
+
+def breakable(text: str) -> markupsafe.Markup:
+    """A long name that may wrap after its separators (`create_or_update_<wbr>environment`)
+    rather than anywhere in a word; hidden characters escaped as everywhere."""
+    escaped = str(markupsafe.escape(visible(text)))
+    return markupsafe.Markup(_BREAK_AFTER.sub(r"\1<wbr>", escaped))
 
 
 def value_text(value: Any) -> str:
@@ -121,6 +140,8 @@ def _environment() -> jinja2.Environment:
         n=svg_number,
         duration=duration_text,
         value=value_text,
+        breakable=breakable,
+        moment=stored_moment,
     )
     env.globals.update(version=__version__)
     return env

@@ -1,0 +1,25 @@
+"""What the browser tests share: one headless Debian Chromium for the whole run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    if not os.path.exists(CHROMIUM):
+        pytest.skip(f"browser tests need Debian's Chromium at {CHROMIUM}")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="browser tests need playwright (pip install playwright)"
+    )
+    with sync_api.sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
+        yield launched
+        launched.close()
