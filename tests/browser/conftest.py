@@ -1,4 +1,4 @@
-"""What the browser tests share: one headless Debian Chromium for the whole run."""
+"""What the browser tests share: a headless Debian Chromium per test module."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
+    """Module-scoped: Playwright's sync API runs an event loop in this thread until it stops, and
+    tests after the browser modules need the thread free for `asyncio.run`."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"browser tests need Debian's Chromium at {CHROMIUM}")
     sync_api = pytest.importorskip(
