@@ -256,7 +256,8 @@ def test_hidden_characters_are_shown_escaped_with_a_warning(
     assert "Approved by admin" not in shown.replace(
         'a\\nApproved by admin"', ""
     )  # never on a line of its own
-    assert "argument 'to'" in shown and "the description" in shown
+    assert "argument 'to'" in shown
+    assert "Mail /home/user/\\u202etxt.hsab_ekam" in shown  # the description quotes the arg, escaped
 
 
 def test_json_output_escapes_them_and_keeps_the_values(sqlite_path: Path, sqlite_store: SQLiteStore) -> None:

@@ -651,3 +651,34 @@ def test_gate_prompt_ends_when_decided_elsewhere(sqlite_store: Store) -> None:
     finally:
         stdin.close()
         os.close(write_fd)
+
+
+def test_hidden_characters_are_shown_as_escapes_with_a_warning(harness: Harness, sqlite_store: Store) -> None:
+    args = {"path": "/home/user/\u202etxt.hsab_ekam", "note": "fine\nApproved by admin"}
+    request = make_request(sqlite_store, args, tool="write_file")
+    assert decide(harness.ui(Script(["y"])), request) == Approve()
+    out = harness.output
+    assert "\u202e" not in out
+    assert "path: /home/user/\\u202etxt.hsab_ekam" in out
+    assert "note: fine\\nApproved by admin" in out, "a line break in an argument must not fake a line"
+    assert "Hidden characters, shown as escapes: U+202E RIGHT-TO-LEFT OVERRIDE, U+000A LINE FEED" in out
+
+
+def test_a_question_is_shown_as_a_question_once(harness: Harness, sqlite_store: Store) -> None:
+    request, _ = sqlite_store.create_request(
+        NewRequest(
+            thread_id="console-tests",
+            tool_call_id=f"ask-{next(_counter)}",
+            tool_name="signoff.ask",
+            args={"question": "Deploy to prod?"},
+            kind="input",
+            description="Deploy to prod?",
+            deadline=utcnow() + timedelta(hours=1),
+            rule=RequestRule(allowed_decisions=("respond", "reject")),
+        )
+    )
+    decide(harness.ui(Script(["yes"])), request)
+    out = harness.output
+    assert "signoff.ask" not in out
+    assert "Question: Deploy to prod?" in out
+    assert out.count("Deploy to prod?") == 1

@@ -197,3 +197,25 @@ def test_a_second_process_decides_while_the_demo_waits(sqlite_path: Path) -> Non
         execution = store.get_execution(request_id)
         assert execution is not None
         assert execution.status == "succeeded"
+
+
+def test_the_welcome_names_the_answers_where_people_give_them(sqlite_path: Path) -> None:
+    from rich.console import Console
+
+    from signoff.demo.runner import Demo
+
+    def welcome(**where: str) -> str:
+        console = Console(record=True, width=200)
+        store = SQLiteStore(sqlite_path)
+        try:
+            Demo(store, ui="none", thread_id="t", auto=False, db_hint=None, console=console, **where)._intro()
+        finally:
+            store.close()
+        return console.export_text()
+
+    web = welcome(inbox_url="http://127.0.0.1:8765/")
+    assert "Decide in the web inbox" in web
+    assert "Approve" in web and "Edit" in web and "Respond" in web
+    assert not re.search(r"^\s+[ymnr]\s\s", web, re.M), "terminal keys in the web inbox's welcome"
+    terminal = welcome()
+    assert re.search(r"^│?\s+y\s+approve", terminal, re.M)

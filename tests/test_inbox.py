@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -15,9 +16,10 @@ from signoff import Reject
 from signoff.server import ServerSettings
 from signoff.server.access import SESSION_COOKIE
 from signoff.server.serve import login_link
-from signoff.store import Store
+from signoff.store import SQLiteStore, Store
 
 from .live import LiveServer
+from .test_serve import serving, wait_for_line
 
 EMAIL_SCHEMA = {
     "type": "object",
@@ -55,7 +57,7 @@ class Person:
         server.user(name, role)
         self.name = name
         self.client = httpx.Client(base_url=server.url, timeout=30)
-        response = self.client.get(_path(server, login_link(server.store, server.settings, name)))
+        response = sign_in(self.client, server, login_link(server.store, server.settings, name))
         assert response.status_code == 303, response.text
         self.csrf = _csrf(self.client.get("/").text)
 
@@ -73,6 +75,15 @@ def alice(server: LiveServer) -> Iterator[Person]:
     person = Person(server, "alice")
     yield person
     person.close()
+
+
+def sign_in(client: httpx.Client, server: LiveServer, link: str) -> httpx.Response:
+    """Open a login link (GET shows "Sign in as …") and press its button (POST spends it)."""
+    page = client.get(_path(server, link))
+    assert page.status_code == 200, page.text
+    token = re.search(r'name="token" value="([^"]+)"', page.text)
+    assert token, "the page has no sign-in button"
+    return client.post("/login", data={"token": token.group(1)})
 
 
 def _path(server: LiveServer, url: str) -> str:
@@ -110,9 +121,9 @@ def card_ids(html: str) -> list[str]:
 
 def test_a_login_link_works_once(server: LiveServer) -> None:
     server.user("alice")
-    path = _path(server, login_link(server.store, server.settings, "alice"))
+    link = login_link(server.store, server.settings, "alice")
     with httpx.Client(base_url=server.url) as first:
-        response = first.get(path)
+        response = sign_in(first, server, link)
         assert response.status_code == 303
         assert response.headers["location"] == "/"
         assert response.headers["referrer-policy"] == "no-referrer"
@@ -121,17 +132,45 @@ def test_a_login_link_works_once(server: LiveServer) -> None:
         assert inbox.status_code == 200
         assert ">alice</span>" in inbox.text
     with httpx.Client(base_url=server.url) as second:
-        again = second.get(path)
+        again = second.get(_path(server, link))
         assert again.status_code == 401
         assert "already been used" in again.text
-        assert SESSION_COOKIE not in again.headers.get("set-cookie", "")
+        replayed = second.post("/login", data={"token": link.split("token=", 1)[1]})
+        assert replayed.status_code == 401
+        assert SESSION_COOKIE not in replayed.headers.get("set-cookie", "")
         assert second.get("/").status_code == 303
+
+
+def test_opening_a_login_link_only_asks_and_its_button_signs_in(server: LiveServer) -> None:
+    server.user("alice")
+    link = login_link(server.store, server.settings, "alice")
+    token = link.split("token=", 1)[1]
+    with httpx.Client(base_url=server.url) as unfurler:  # a chat unfurler, a mail scanner, a preview
+        for _ in range(3):
+            page = unfurler.get(_path(server, link))
+            assert page.status_code == 200
+            assert "<h1>Sign in as alice</h1>" in page.text
+            assert "set-cookie" not in page.headers
+            assert page.headers["referrer-policy"] == "no-referrer"
+            assert page.headers["cache-control"] == "no-store"
+        assert unfurler.get("/").status_code == 303, "fetching the link gave no session"
+    assert server.store.authenticate(token, "login") is not None, "fetching the link did not spend it"
+    assert [e for e in server.store.audit_entries() if e.action == "login.used"] == []
+    with httpx.Client(base_url=server.url) as other_site:
+        forged = other_site.post("/login", data={"token": token}, headers={"Sec-Fetch-Site": "cross-site"})
+        assert forged.status_code == 403
+        assert "set-cookie" not in forged.headers
+    with httpx.Client(base_url=server.url) as person:
+        signed_in = person.post("/login", data={"token": token}, headers={"Sec-Fetch-Site": "same-origin"})
+        assert signed_in.status_code == 303
+        assert ">alice</span>" in person.get("/").text
+    assert server.store.authenticate(token, "login") is None
 
 
 def test_the_session_cookie_is_httponly_and_samesite(server: LiveServer) -> None:
     server.user("alice")
     with httpx.Client(base_url=server.url) as client:
-        response = client.get(_path(server, login_link(server.store, server.settings, "alice")))
+        response = sign_in(client, server, login_link(server.store, server.settings, "alice"))
     cookie = response.headers["set-cookie"]
     assert cookie.startswith(f"{SESSION_COOKIE}=so_ses_")
     assert "HttpOnly" in cookie
@@ -144,7 +183,7 @@ def test_sessions_behind_https_get_a_secure_cookie(sqlite_store: Store) -> None:
     with LiveServer(sqlite_store, ServerSettings(sweep_interval=0.2, secure_cookies=True)) as server:
         server.user("alice")
         with httpx.Client(base_url=server.url) as client:
-            response = client.get(_path(server, login_link(server.store, server.settings, "alice")))
+            response = sign_in(client, server, login_link(server.store, server.settings, "alice"))
     assert "Secure" in response.headers["set-cookie"]
 
 
@@ -589,8 +628,254 @@ def test_the_overview_counts_what_is_waiting(server: LiveServer, agent: httpx.Cl
     alice.decide(decided, type="approve")
     page = alice.client.get("/overview").text
     bars = dict(
-        re.findall(r'<span class="hbar-label" title="([^"]+)">[^<]*</span>.*?"hbar-value">(\d+)<', page, re.S)
+        re.findall(r'<span class="hbar-label" title="([^"]+)">.*?</span>.*?"hbar-value">(\d+)<', page, re.S)
     )
     assert bars == {"send_email": "3", "run_shell": "1", "mailer": "3", "ops": "1"}
     assert '<span class="tile-value">4</span><span class="tile-label">Waiting now</span>' in page
     assert '<span class="tile-value">100%</span><span class="tile-label">Approved</span>' in page
+
+
+# -- words ----------------------------------------------------------------------------------------
+
+
+def test_after_deciding_a_handle_page_says_it_is_closed_and_a_rejection_is_not_green(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    request_id = ask(agent, "c1", approvers=["alice"])
+    handle = make_handle(server, alice, request_id)
+    with httpx.Client(base_url=server.url) as phone:
+        decided = phone.post(handle, data={"type": "reject", "message": "not now"})
+        later = phone.get(handle)
+    for page in (decided.text, later.text):
+        assert "Your decision is needed" not in page
+        assert "Nothing happens until you press a button" not in page
+        assert "<h1>Decided</h1>" in page
+        assert "This request is closed" in page
+    assert '<p class="notice notice-bad" role="status">Rejected.</p>' in decided.text
+    approved = ask(agent, "c2")
+    shown = alice.decide(approved, type="approve").text
+    assert '<p class="notice notice-ok" role="status">Approved.</p>' in shown
+
+
+def test_a_cancel_is_labelled_with_who_cancelled(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    by_a_person = ask(agent, "c1")
+    server.store.cancel(by_a_person, actor="alice", channel="cli", reason="not needed")
+    card = alice.client.get(f"/inbox/cards/{by_a_person}").text
+    assert "Cancelled by alice" in card
+    assert "by the agent" not in card
+    assert "via cli" in card
+    by_the_agent = ask(agent, "c2")
+    assert agent.post(f"/v1/requests/{by_the_agent}/cancel", json={}).status_code == 200
+    assert "Cancelled by the agent (bot)" in alice.client.get(f"/inbox/cards/{by_the_agent}").text
+    refused = alice.decide(by_a_person, type="approve")
+    assert card_error(refused.text) == "Cancelled by alice."
+
+
+def test_a_second_decision_on_an_answered_request_says_answered(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    request_id = ask(agent, "c1")
+    assert alice.decide(request_id, type="respond", message="It is done.").status_code == 200
+    again = alice.decide(request_id, type="approve")
+    assert card_error(again.text) == "Already answered by alice."
+    api = httpx.post(
+        f"{server.url}/v1/requests/{request_id}/decision",
+        json={"type": "approve"},
+        headers={"Authorization": f"Bearer {server.user('alice')}"},
+    )
+    assert api.status_code == 409
+    assert api.json()["error"]["message"] == f"request {request_id} was already answered by alice"
+
+
+def test_a_question_card_is_titled_question_and_does_not_repeat_it(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    question = "Which region should I deploy to?"
+    request_id = ask(
+        agent, "q1", tool="signoff.ask", kind="input", args={"question": question}, description=question
+    )
+    card = alice.client.get(f"/inbox/cards/{request_id}").text
+    assert f'id="title-{request_id}">Question</h3>' in card
+    assert "signoff.ask" not in card
+    assert card.count(question) == 1
+    assert ">Question</a>" in alice.client.get("/history").text
+
+
+# -- hidden characters -------------------------------------------------------------------------------
+
+SPOOFED_PATH = "/home/user/\u202etxt.hsab_ekam"
+"""Reads as /home/user/make_bash.txt when rendered as it is."""
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "character"),
+    [
+        ("tool", "safe_tool\nApproved by admin", "U+000A LINE FEED"),
+        ("tool", "send\u200bemail", "U+200B ZERO WIDTH SPACE"),
+        ("agent", "mail\u202erelie", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("app", "crm\0", "U+0000 NUL"),
+    ],
+)
+def test_names_with_hidden_characters_are_refused_at_the_api(
+    server: LiveServer, agent: httpx.Client, field: str, value: str, character: str
+) -> None:
+    body = {"thread_id": "t1", "tool_call_id": "c1", "tool": "send_email", "args": {}, field: value}
+    refused = agent.post("/v1/requests", json=body)
+    assert refused.status_code == 422
+    error = refused.json()["error"]
+    assert error["type"] == "InvalidInput"
+    assert f"{field} " in error["message"] and character in error["message"]
+    assert server.store.list_requests() == []
+
+
+def test_hidden_characters_in_args_are_shown_escaped_with_a_warning_everywhere(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    args = {"path": SPOOFED_PATH, "mode": "a\u200bb", "body": "line one\nline two"}
+    schema = {"type": "object", "properties": {key: {"type": "string"} for key in args}}
+    request_id = ask(agent, "c1", tool="write_file", args=args, args_schema=schema, approvers=["alice"])
+    handle = make_handle(server, alice, request_id)
+    pages = {
+        "inbox": alice.client.get("/").text,
+        "card": alice.client.get(f"/inbox/cards/{request_id}").text,
+        "request page": alice.client.get(f"/requests/{request_id}").text,
+        "edit form": alice.client.get(f"/inbox/cards/{request_id}/panels/edit").text,
+        "history": alice.client.get("/history").text,
+        "handle": httpx.get(server.url + handle).text,
+    }
+    for where, page in pages.items():
+        assert "\u202e" not in page and "\u200b" not in page, where
+        assert "\\u202e" in page or where == "history", where  # history shows no args, only a marker
+    for where in ("inbox", "card", "request page", "handle"):
+        warning = re.search(r'<p class="hidden-warning" role="note">(.*?)</p>', pages[where], re.S)
+        assert warning, where
+        assert "U+202E RIGHT-TO-LEFT OVERRIDE" in warning.group(1)
+        assert "U+200B ZERO WIDTH SPACE" in warning.group(1)
+        assert "LINE FEED" not in warning.group(1), "line breaks in a value are shown as line breaks"
+    assert "line one\nline two" in pages["card"]
+    assert "hidden characters" in pages["history"]
+    assert "Hidden characters (U+202E RIGHT-TO-LEFT OVERRIDE) are shown as escapes" in pages["edit form"]
+    # the audit trail on the request page shows the args as JSON, escaped the same way
+    assert '"path": "/home/user/\\u202etxt.hsab_ekam"' in html.unescape(pages["request page"])
+
+    # an edit form sent back as shown keeps the value exactly (the escapes are not taken literally)
+    shown = re.search(r'name="arg.path" value="([^"]*)"', pages["edit form"])
+    assert shown and html.unescape(shown.group(1)) == "/home/user/\\u202etxt.hsab_ekam"
+    edit = {"type": "edit", "arg.path": html.unescape(shown.group(1)), "arg.mode": "ab"}
+    edit["arg.body"] = "line one\r\nline two"  # as a browser sends a textarea
+    assert alice.decide(request_id, **edit).status_code == 200
+    assert server.store.get_request(request_id).final_args == {**args, "mode": "ab"}
+
+
+# -- required fields -----------------------------------------------------------------------------------
+
+
+def test_a_blank_required_field_is_refused_next_to_it_in_plain_words(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    request_id = ask(agent, "c1", args_schema=EMAIL_SCHEMA)
+    edit = {"type": "edit", "arg.to": "", "arg.subject": "  ", "arg.amount": "5", "arg.kind": '"invoice"'}
+    refused = alice.decide(request_id, **edit)
+    assert refused.status_code == 422
+    assert card_error(refused.text) == "To is required; Subject is required"
+    for name, message in (("to", "To is required"), ("subject", "Subject is required")):
+        field = re.search(
+            rf'<label class="field field-text field-invalid">.*?name="arg\.{name}"(.*?)</label>',
+            refused.text,
+            re.S,
+        )
+        assert field, f"the {name} field is not highlighted"
+        assert 'aria-invalid="true"' in field.group(1)
+        assert f'-error">{message}</small>' in field.group(1)
+    assert "required property" not in refused.text
+    assert server.store.get_request(request_id).status == "pending"
+    assert 'data-required="To is required"' in alice.client.get(f"/inbox/cards/{request_id}/panels/edit").text
+
+
+def test_a_blank_required_answer_field_is_refused_next_to_it(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    schema = {"type": "object", "properties": {"env": {"type": "string"}}, "required": ["env"]}
+    request_id = ask(agent, "q1", tool="ask_user", kind="input", args={}, answer_schema=schema)
+    refused = alice.decide(request_id, type="respond", **{"answer.env": ""})
+    assert refused.status_code == 422
+    assert card_error(refused.text) == "Env is required"
+    assert 'class="field field-text field-invalid"' in refused.text
+    assert server.store.get_request(request_id).status == "pending"
+
+
+# -- edits show what changed ----------------------------------------------------------------------
+
+
+def test_an_edit_shows_what_changed_on_the_card_the_request_page_and_the_audit_trail(
+    server: LiveServer, agent: httpx.Client, alice: Person
+) -> None:
+    request_id = ask(agent, "c1", args_schema=EMAIL_SCHEMA)
+    edit = {
+        "type": "edit",
+        "arg.to": "carol@example.com",
+        "arg.subject": "Invoice",
+        "arg.amount": "5",
+        "arg.kind": '"reminder"',
+    }
+    card = alice.decide(request_id, **edit).text
+    page = alice.client.get(f"/requests/{request_id}").text
+
+    def shown_changes(text: str) -> list[tuple[str, str, str]]:
+        rows = re.findall(
+            r'<div class="change change-changed"><dt>([^<]+)</dt><dd><del>([^<]*)</del>.*?<ins>([^<]*)</ins>',
+            text,
+        )
+        return [tuple(html.unescape(part) for part in row) for row in rows]
+
+    expected = [("to", "bob@example.com", "carol@example.com"), ("kind", "invoice", "reminder")]
+    assert shown_changes(card) == expected
+    request_main = page.split('<aside class="request-side">')[0]
+    side = page.split('<aside class="request-side">')[1]
+    audit = request_main.split('id="audit-title"')[1]
+    assert shown_changes(request_main.split('id="audit-title"')[0]) == expected, "on the card"
+    assert shown_changes(audit) == expected, "in the audit trail"
+    assert shown_changes(side) == expected, "in the decision's details"
+    assert "What changed" in card
+
+
+# -- Secure cookies behind HTTPS (signoff serve, a real process) ----------------------------------------
+
+
+def _signed_in_cookie(url: str, db: Path, headers: dict[str, str] | None = None) -> str:
+    store = SQLiteStore(db)
+    try:
+        if store.get_user("alice") is None:
+            store.add_user("alice", role="member", actor="test")
+        token = login_link(store, ServerSettings(base_url=url), "alice").split("token=", 1)[1]
+    finally:
+        store.close()
+    with httpx.Client(base_url=url, headers=headers or {}) as client:
+        response = client.post("/login", data={"token": token})
+    assert response.status_code == 303, response.text
+    cookie: str = response.headers["set-cookie"]
+    return cookie
+
+
+@pytest.mark.slow
+def test_an_https_base_url_makes_the_session_cookie_secure(tmp_path: Path) -> None:
+    db = tmp_path / "signoff.db"
+    seen: list[str] = []
+    with serving(db, "--base-url", "https://signoff.example.com") as (url, lines):
+        link = wait_for_line(lines, "/login?token=so_log_", seen).strip()
+        assert link.startswith("https://signoff.example.com/login?token=")
+        cookie = _signed_in_cookie(url, db)
+    assert "Secure" in cookie and "HttpOnly" in cookie
+
+
+@pytest.mark.slow
+def test_a_trusted_proxy_saying_https_makes_the_session_cookie_secure(tmp_path: Path) -> None:
+    db = tmp_path / "signoff.db"
+    https = {"X-Forwarded-Proto": "https", "X-Forwarded-For": "203.0.113.7"}
+    with serving(db, "--forwarded-allow-ips", "127.0.0.1") as (url, _lines):
+        assert "Secure" in _signed_in_cookie(url, db, https)
+        assert "Secure" not in _signed_in_cookie(url, db), "plain HTTP through the proxy"
+    with serving(db) as (url, _lines):  # no proxy trusted: anyone could send the header
+        assert "Secure" not in _signed_in_cookie(url, db, https)

@@ -99,7 +99,7 @@ def test_a_disallowed_decision_is_refused_and_changes_nothing(store: Store) -> N
 
 def test_an_edit_breaking_the_schema_is_refused_and_changes_nothing(store: Store) -> None:
     request, _ = store.create_request(new_request())
-    with pytest.raises(InvalidArguments, match="'subject' is a required property"):
+    with pytest.raises(InvalidArguments, match="subject is required"):
         store.decide(request.id, Edit(args={"to": "bob@example.com"}), actor="alice")
     with pytest.raises(InvalidArguments, match="to: 'not-an-address' is not a 'email'"):
         store.decide(request.id, Edit(args={"to": "not-an-address", "subject": "x"}), actor="alice")
@@ -247,7 +247,7 @@ def test_respond_with_a_structured_answer_is_validated(store: Store) -> None:
         )
     )
     with pytest.raises(
-        InvalidArguments, match=r"answer do not match the schema: .*0 is less than the minimum of 1"
+        InvalidArguments, match=r"answer does not match the schema: .*0 is less than the minimum of 1"
     ):
         store.decide(request.id, Respond(value=0), actor="alice")
     with pytest.raises(InvalidArguments, match="is not of type 'integer'"):

@@ -47,8 +47,10 @@ def test_unattended_reject_mode(backend: Backend, store: Store) -> None:
     reply = gate.run(ToolCall(name="purge", args={}), lambda: "should not run", CRON)
     assert reply.is_error
     assert reply.content == (
-        "Tool execution for 'purge' was rejected by the user. With user feedback: auto-rejected: unattended"
+        "Tool execution for 'purge' was rejected automatically: this run is unattended, "
+        "so nobody could be asked, and the rule rejects such calls."
     )
+    assert "by the user" not in reply.content
 
 
 def test_unattended_fail_mode(backend: Backend, store: Store) -> None:

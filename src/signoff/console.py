@@ -23,6 +23,7 @@ from ._util import as_text
 from .decisions import Approve, Decision, Edit, Reject, Respond
 from .requests import Request
 from .templates import REDACTED
+from .visible import hidden_in, visible
 
 _ui_lock = threading.Lock()
 
@@ -109,6 +110,22 @@ def _read_line(stream: IO[str]) -> str:
     return line.rstrip("\r\n")
 
 
+def shown_lines(request: Request) -> tuple[str, str, list[tuple[str, str]], str | None]:
+    """What a prompt shows, as a person must read it: the title (the tool, or "Question"), the
+    description, (name, value) per argument, and a warning naming the hidden characters, which
+    are written as escapes (a line break in an argument too: it would fake a line of the prompt)."""
+    question = request.kind == "input"
+    title = "Question" if question else visible(request.tool_name)
+    args = [
+        (visible(key), visible(as_text(value)))
+        for key, value in request.shown_args().items()
+        if not (question and key == "question" and value == request.description)
+    ]
+    hidden = dict.fromkeys(hidden_in(request.description, newlines=True) + hidden_in(request.shown_args()))
+    warning = f"⚠ Hidden characters, shown as escapes: {', '.join(hidden)}" if hidden else None
+    return title, visible(request.description, newlines=True), args, warning
+
+
 class _ConsoleUI:
     channel = "console"
 
@@ -189,9 +206,9 @@ class _ConsoleUI:
         new_args: dict[str, Any] = {}
         for key, value in request.args.items():
             current = shown[key] if shown[key] == REDACTED else value
-            current_text = current if isinstance(current, str) else json.dumps(current, ensure_ascii=False)
+            current_text = visible(as_text(current))
             while True:
-                typed = self._ask(f"Modify '{key}' (current: {current_text}): ", stop).strip()
+                typed = self._ask(f"Modify '{visible(key)}' (current: {current_text}): ", stop).strip()
                 if not typed:
                     new_args[key] = value
                     break
@@ -246,17 +263,23 @@ class SimpleConsoleUI(_ConsoleUI):
         stream.flush()
 
     def _show_request(self, request: Request) -> None:
-        self._print("\n--- Tool Execution Request ---")
+        title, description, args, warning = shown_lines(request)
+        question = request.kind == "input"
+        self._print("\n--- Question ---" if question else "\n--- Tool Execution Request ---")
         self._print(f"Request: {request.id} (or decide elsewhere: signoff approve {request.id})")
-        self._print(f"Tool: {request.tool_name}")
-        self._print(f"Description: {request.description}")
-        self._print("Arguments:")
-        shown = request.shown_args()
-        if shown:
-            for key, value in shown.items():
-                self._print(f"  {key}: {as_text(value)}")
+        if question:
+            self._print(f"Question: {description}")
         else:
-            self._print("  (No arguments)")
+            self._print(f"Tool: {title}")
+            self._print(f"Description: {description}")
+        if args or not question:
+            self._print("Arguments:")
+            for key, value in args:
+                self._print(f"  {key}: {value}")
+            if not args:
+                self._print("  (No arguments)")
+        if warning:
+            self._print(warning)
         self._print("-" * 30)
 
     def _say(self, text: str, *, style: str | None = None) -> None:
@@ -281,21 +304,24 @@ class RichConsoleUI(_ConsoleUI):
         from rich.markup import escape
         from rich.panel import Panel
 
-        lines = [
-            f"[bold yellow]Request:[/bold yellow] {request.id}",
-            f"[bold yellow]Tool:[/bold yellow] {escape(request.tool_name)}",
-            f"[bold yellow]Description:[/bold yellow] {escape(request.description)}",
-            "\n[bold yellow]Arguments:[/bold yellow]",
-        ]
-        shown = request.shown_args()
-        if shown:
-            for key, value in shown.items():
-                text = as_text(value)
-                lines.append(f"[cyan]{escape(key)}:[/cyan] {escape(text)}")
+        title, description, args, warning = shown_lines(request)
+        question = request.kind == "input"
+        lines = [f"[bold yellow]Request:[/bold yellow] {request.id}"]
+        if question:
+            lines.append(f"[bold yellow]Question:[/bold yellow] {escape(description)}")
         else:
-            lines.append("  (No arguments)")
+            lines.append(f"[bold yellow]Tool:[/bold yellow] {escape(title)}")
+            lines.append(f"[bold yellow]Description:[/bold yellow] {escape(description)}")
+        if args or not question:
+            lines.append("\n[bold yellow]Arguments:[/bold yellow]")
+            lines.extend(f"[cyan]{escape(key)}:[/cyan] {escape(value)}" for key, value in args)
+            if not args:
+                lines.append("  (No arguments)")
+        if warning:
+            lines.append(f"[bold red]{escape(warning)}[/bold red]")
         lines.append(f"\n[dim]Or decide from another terminal: signoff approve {request.id}[/dim]")
-        self.console.print(Panel("\n".join(lines), title="🔧 Tool Execution Request", title_align="left"))
+        heading = "❓ Question" if question else "🔧 Tool Execution Request"
+        self.console.print(Panel("\n".join(lines), title=heading, title_align="left"))
 
     def _say(self, text: str, *, style: str | None = None) -> None:
         self.console.print(text, style=style, markup=False, highlight=False)

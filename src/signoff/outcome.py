@@ -6,11 +6,18 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ._util import as_text
+from .changes import changes
 from .decisions import Edit, Reject, Respond
 from .requests import Request, RequestStatus
-from .templates import modification_text, rejection_text
+from .templates import fill, modification_text, rejection_text
 
 CANCELLED_MESSAGE = "The approval request was cancelled."
+UNATTENDED_CHANNEL = "unattended"
+"""The channel of an unattended run's auto-decision (nobody was asked)."""
+UNATTENDED_REJECT_TEMPLATE = (
+    "Tool execution for '{tool_name}' was rejected automatically: this run is unattended, "
+    "so nobody could be asked, and the rule rejects such calls."
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,6 +41,9 @@ class Outcome:
     tool_result: Any = None
     is_error: bool = False
     actor: str | None = None
+    changes: list[dict[str, Any]] | None = None
+    """For an edit, what the person changed, field by field: `{"field": "to", "change":
+    "changed", "before": …, "after": …}` (see `signoff.changes`)."""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,14 +107,18 @@ def outcome_for(request: Request) -> Outcome:
             decision="edit",
             status=status,
             actor=actor,
+            changes=[change.to_dict() for change in changes(request.args, final)],
         )
     if status == RequestStatus.REJECTED and record is not None and isinstance(record.decision, Reject):
-        text = rejection_text(
-            rule.reject_template,
-            rule.feedback_template,
-            tool_name=request.tool_name,
-            feedback=record.decision.message,
-        )
+        if record.channel == UNATTENDED_CHANNEL:  # nobody rejected it, as the reject template would say
+            text = fill(UNATTENDED_REJECT_TEMPLATE, {"tool_name": request.tool_name})
+        else:
+            text = rejection_text(
+                rule.reject_template,
+                rule.feedback_template,
+                tool_name=request.tool_name,
+                feedback=record.decision.message,
+            )
         return Outcome(
             **base,
             execute=False,

@@ -16,6 +16,7 @@ from ._util import from_iso
 from .decisions import DecisionRecord, parse_decision
 from .rules.model import RequestRule
 from .templates import redact_args
+from .visible import check_name
 
 
 class RequestStatus(StrEnum):
@@ -32,6 +33,13 @@ class RequestStatus(StrEnum):
     def is_terminal(self) -> bool:
         return self not in (RequestStatus.DRAFTING, RequestStatus.PENDING)
 
+    @property
+    def in_words(self) -> str:
+        """How a person says it: 'approved with changes', 'answered' (for edited, responded)."""
+        return _STATUS_WORDS.get(self, self.value)
+
+
+_STATUS_WORDS = {RequestStatus.EDITED: "approved with changes", RequestStatus.RESPONDED: "answered"}
 
 STATUS_FOR_DECISION = {
     "approve": RequestStatus.APPROVED,
@@ -77,6 +85,15 @@ class NewRequest:
     actor: str = LOCAL_CREATOR
     """Who asks: the request's creator."""
     channel: str = "gate"
+
+    def __post_init__(self) -> None:
+        """Names a person reads as labels may not hide characters (a bidi override, a line break
+        that fakes a second line): refused here, so the library, the API and every other way in
+        refuse them alike (InvalidInput, 422)."""
+        check_name(self.tool_name, "tool")
+        for what, name in (("agent", self.agent), ("app", self.app), ("requester", self.requester)):
+            if name is not None:
+                check_name(name, what)
 
 
 @dataclass(frozen=True, kw_only=True)

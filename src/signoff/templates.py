@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._util import as_text, display_json
+from .visible import visible, visible_json
 
 REDACTED = "***"
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_.\-]*)\}")
@@ -42,11 +43,18 @@ def render_description(
     redact: tuple[str, ...] | list[str] = (),
     prefix: str = "",
 ) -> str:
-    """The card text: `{tool_name}`, `{tool_args}` (JSON), `{<arg>}`, `{prefix}`; redacted args masked."""
+    """The card text: `{tool_name}`, `{tool_args}` (JSON), `{<arg>}`, `{prefix}`; redacted args
+    masked, and characters a person cannot see in the args written as escapes (a line break in an
+    argument must not fake a line of the card)."""
     shown = redact_args(args, redact)
-    values: dict[str, Any] = dict(shown)
-    values.update(tool_name=tool_name, tool_args=display_json(shown), prefix=prefix)
+    values: dict[str, Any] = {key: visible(as_text(value)) for key, value in shown.items()}
+    values.update(tool_name=visible(tool_name), tool_args=description_args(shown), prefix=prefix)
     return fill(template, values)
+
+
+def description_args(shown: Mapping[str, Any]) -> str:
+    """`{tool_args}` as descriptions show it: the (redacted) args as one line of JSON."""
+    return visible_json(dict(shown))
 
 
 def rejection_text(template: str, feedback_template: str, *, tool_name: str, feedback: str | None) -> str:

@@ -9,8 +9,10 @@ with a warning, never rendered as they are.
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from functools import lru_cache
+from typing import Any
 
 from .errors import InvalidInput
 
@@ -25,15 +27,41 @@ def _is_hidden(char: str) -> bool:
     return char in _ALSO_HIDDEN or unicodedata.category(char) in _HIDDEN_CATEGORIES
 
 
-def hidden_characters(text: str) -> list[str]:
-    """Each hidden character in `text`, once, as `U+202E RIGHT-TO-LEFT OVERRIDE`, in order of appearance."""
+def hidden_characters(text: str, *, newlines: bool = False) -> list[str]:
+    """Each hidden character in `text`, once, as `U+202E RIGHT-TO-LEFT OVERRIDE`, in order of
+    appearance. `newlines=True` leaves out line breaks (for text shown with its line breaks)."""
     if text.isascii() and text.isprintable():
         return []
     found: dict[str, None] = {}
     for char in text:
-        if _is_hidden(char):
+        if _is_hidden(char) and not (newlines and char == "\n"):
             found.setdefault(describe(char), None)
     return list(found)
+
+
+def hidden_in(value: Any, *, newlines: bool = False) -> list[str]:
+    """`hidden_characters` of every string in a JSON-like value (keys too), each character once."""
+    found: dict[str, None] = {}
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.update(dict.fromkeys(hidden_characters(item, newlines=newlines)))
+        elif isinstance(item, dict):
+            stack.extend(reversed([part for pair in item.items() for part in pair]))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed(item))
+    return list(found)
+
+
+def visible_json(value: Any, *, indent: int | None = None) -> str:
+    """`value` as JSON whose hidden characters are written as JSON escapes (`\\u202e`): it reads
+    as what is there and parses back to the same value."""
+    text = json.dumps(value, ensure_ascii=False, indent=indent, default=str)
+    if text.isascii() and text.isprintable():
+        return text
+    # outside its strings JSON text has only indentation; inside them json.dumps escaped line breaks
+    return "".join(_json_escape(char) if char != "\n" and _is_hidden(char) else char for char in text)
 
 
 def describe(char: str) -> str:
@@ -71,6 +99,14 @@ def check_name(value: str, what: str) -> str:
 
 _SHORT_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0"}
 _CONTROL_NAMES = {"\n": "LINE FEED", "\r": "CARRIAGE RETURN", "\t": "TAB", "\0": "NUL"}
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _escape(char: str) -> str:

@@ -1,6 +1,6 @@
-"""`/docs` in a real browser (headless Debian Chromium): Swagger UI renders the API's operations
-from this server alone, under the inbox's Content-Security-Policy, with no request leaving the
-origin and no policy violation."""
+"""`/docs` in a real browser (headless Debian Chromium, conftest's `browser`): Swagger UI renders
+the API's operations from this server alone, under the inbox's Content-Security-Policy, with no
+request leaving the origin and no policy violation."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from urllib.parse import urlsplit
 from signoff.store import Store
 
 from ..live import LiveServer
-from .test_inbox_browser import browser, expect
+from .test_inbox_browser import expect
 
-__all__ = ["browser"]  # the inbox tests' headless Chromium fixture (and their skip without it)
 RECORD_VIOLATIONS = """
 window.__violations = [];
 document.addEventListener("securitypolicyviolation", (event) => {

@@ -16,8 +16,8 @@ from signoff.server.serve import login_link
 from signoff.store import Store
 
 from ..live import LiveServer
+from .conftest import CHROMIUM
 
-CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"browser tests need Debian's Chromium at {CHROMIUM}", allow_module_level=True)
 sync_api = pytest.importorskip(
@@ -27,7 +27,6 @@ Browser = sync_api.Browser
 Page = sync_api.Page
 expect = sync_api.expect
 
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 LIVE_TIMEOUT_MS = 10_000
 SELECTED = re.compile(r"\bselected\b")
 EXPECTED_REFUSAL = re.compile(r"Failed to load resource: the server responded with a status of 4\d\d")
@@ -39,14 +38,6 @@ SCHEMA = {
     },
     "required": ["to", "amount"],
 }
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture
@@ -61,6 +52,13 @@ def bot(server: LiveServer) -> Iterator[httpx.Client]:
         yield client
 
 
+def sign_in_with_link(page: Any, link: str, name: str) -> None:
+    """Open a one-time link and press "Sign in as …" (opening it alone signs nobody in)."""
+    page.goto(link)
+    page.get_by_role("button", name=f"Sign in as {name}").click()
+    page.wait_for_url(re.compile(r"/$"))
+
+
 class Person:
     """One person in their own browser context (own cookies), with the page's console errors."""
 
@@ -73,7 +71,7 @@ class Person:
         self.errors: list[str] = []
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-        self.page.goto(login_link(server.store, server.settings, name))
+        sign_in_with_link(self.page, login_link(server.store, server.settings, name), name)
         expect(self.page.locator("#live-state")).to_have_attribute("data-state", "live")
 
     def _console(self, message: Any) -> None:
@@ -126,7 +124,11 @@ def test_signing_in_with_the_one_time_link(browser: Any, server: LiveServer) -> 
     try:
         page = context.new_page()
         page.goto(link)
-        assert page.url == server.url + "/"
+        expect(page.locator("h1")).to_have_text("Sign in as alice")
+        assert context.cookies() == [], "opening the link alone signs nobody in"
+        page.reload()  # a second look (a preview, a scanner) does not spend it either
+        page.get_by_role("button", name="Sign in as alice").click()
+        page.wait_for_url(server.url + "/")
         expect(page.locator(".who .user")).to_have_text("alice")
         (cookie,) = context.cookies()
         assert cookie["httpOnly"] and cookie["sameSite"] == "Lax"
@@ -351,3 +353,29 @@ def test_keyboard_shortcuts(server: LiveServer, bot: httpx.Client, sign_in: Call
     keyboard.press("Control+Enter")
     expect(alice.card(older).locator(".outcome")).to_contain_text("Rejected by alice")
     assert server.store.get_request(older).to_dict()["decision"]["message"] == "Not today"
+
+
+def test_a_blank_required_field_is_shown_next_to_it_before_anything_is_sent(
+    server: LiveServer, bot: httpx.Client, sign_in: Callable[[str], Person]
+) -> None:
+    alice = sign_in("alice")
+    request_id = ask(bot, "c1", args={"to": "bob@example.com", "amount": 5}, args_schema=SCHEMA)
+    card = alice.card(request_id)
+    card.get_by_role("button", name="Edit").click()
+    to = card.locator('input[name="arg.to"]')
+    to.fill("   ")
+    sent: list[str] = []
+    alice.page.on("request", lambda request: sent.append(request.url) if request.method == "POST" else None)
+    card.get_by_role("button", name="Approve with changes").click()
+    error = card.locator(".field-invalid .field-error")
+    expect(error).to_have_text("To is required")
+    expect(to).to_have_attribute("aria-invalid", "true")
+    expect(to).to_be_focused()
+    assert sent == [], "nothing is sent while a required field is blank"
+    assert server.store.get_request(request_id).status == "pending"
+    to.fill("carol@example.com")
+    expect(card.locator(".field-invalid")).to_have_count(0)
+    card.get_by_role("button", name="Approve with changes").click()
+    expect(card.locator(".outcome")).to_contain_text("Approved with changes by alice")
+    expect(card.locator(".changes")).to_contain_text("carol@example.com")
+    assert server.store.get_request(request_id).final_args == {"to": "carol@example.com", "amount": 5}

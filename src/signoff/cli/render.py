@@ -95,6 +95,8 @@ def _pending_row(request: Request, readout: Readout) -> tuple[str, ...]:
     if request.status.value == "drafting":
         deadline += " (drafting)"
     named = f"request {request.id}"
+    for key, value in request.shown_args().items():  # not listed, but a description may quote them
+        readout.value(value, f"{named}: argument {key!r}")
     return (
         readout.text(request.id, named),
         readout.text(request.tool_name, f"{named}: tool"),

@@ -53,6 +53,15 @@ def serve(
             ),
         ),
     ] = AgentRulesChoice.allow,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            help="Proxies (comma-separated IPs or networks, or '*') whose X-Forwarded-Proto and "
+            "X-Forwarded-For are trusted, e.g. 127.0.0.1 for a TLS proxy on this host. "
+            "Default: none is trusted.",
+        ),
+    ] = None,
 ) -> None:
     """Run the server: REST API (/docs), live web inbox, metrics, and the expiry sweeper."""
     import uvicorn
@@ -99,6 +108,9 @@ def serve(
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=2,
+        # behind a trusted proxy the request's scheme (and so Secure cookies) follows X-Forwarded-Proto
+        proxy_headers=forwarded_allow_ips is not None,
+        forwarded_allow_ips=forwarded_allow_ips,
     )
     server = uvicorn.Server(server_config)
     server.run(sockets=[listening])

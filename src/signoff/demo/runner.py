@@ -40,11 +40,15 @@ calling its tools through the gate.
   • [cyan]delete_records[/cyan] asks only in prod (approve or reject; its db_url is masked)
   • [cyan]send_email[/cyan] asks (approve, edit, reject or respond)
 
-Four calls stop for a decision. Try a different answer each time:
-  [bold]y[/bold]  approve: the tool runs
+Four calls stop for a decision. Try a different answer each time:"""
+TERMINAL_ANSWERS = """  [bold]y[/bold]  approve: the tool runs
   [bold]m[/bold]  modify: change the arguments, then it runs
   [bold]n[/bold]  reject: it does not run, and the model is told why
   [bold]r[/bold]  respond: answer in the tool's place"""
+INBOX_ANSWERS = """  [bold]Approve[/bold]  the tool runs
+  [bold]Edit[/bold]     change the arguments, then it runs
+  [bold]Reject[/bold]   it does not run, and the model is told why
+  [bold]Respond[/bold]  answer in the tool's place"""
 
 
 def rules_yaml() -> str:
@@ -191,9 +195,10 @@ class Demo:
     # -- around the steps ---------------------------------------------------------------------
 
     def _intro(self) -> None:
-        lines = [INTRO, ""]
+        answers = INBOX_ANSWERS if self.inbox_url is not None else TERMINAL_ANSWERS
+        lines = [INTRO, answers, ""]
         if self.inbox_url is not None:
-            lines.append(f"Decide in the web inbox: [bold]{escape(self.inbox_url)}[/bold]")
+            lines.append(f"Decide in the web inbox, on each card: [bold]{escape(self.inbox_url)}[/bold]")
         elif self.auto:
             lines.append(
                 "[bold]--auto[/bold]: the demo decides the four cards itself "

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from .._util import format_moment, new_id, to_iso, utcnow
+from ..changes import changes_data
 from ..decisions import Decision, DecisionRecord, Edit, Respond, decision_to_dict
 from ..errors import (
     AlreadyDecided,
@@ -558,6 +559,7 @@ def _decision_audit(request: Request, decision: Decision) -> dict[str, Any]:
     data: dict[str, Any] = {"type": decision.type, "original_args": request.shown_args()}
     if isinstance(decision, Edit):
         data["final_args"] = redact_args(decision.args, request.rule.redact)
+        data["changes"] = changes_data(request.args, decision.args, request.rule.redact)
     said = decision_to_dict(decision)
     for key in ("comment", "message"):
         if said.get(key) is not None:
@@ -571,4 +573,4 @@ def _already(request: Request) -> str:
     if request.status is RequestStatus.CANCELLED:
         return f"request {request.id} was cancelled"
     who = f" by {request.decision.actor}" if request.decision else ""
-    return f"request {request.id} was already {request.status}{who}"
+    return f"request {request.id} was already {request.status.in_words}{who}"

@@ -19,7 +19,7 @@ from ...store import Store
 from ..access import Caller, visible_request
 from ..context import server_of
 from ..deciding import decide_as
-from .cards import DONE_WORDS, PANELS, Card, refusal_text
+from .cards import DONE_WORDS, PANELS, Card, field_errors_of, refusal_text
 from .decision_form import decision_payload, form_values
 from .page_access import Form, PageCaller, PageError, is_htmx
 from .rendering import duration_text, render
@@ -71,16 +71,17 @@ def decide(request_id: str, http: HttpRequest, caller: PageCaller, form: Form) -
             request=latest,
             viewer=caller.user,
             error=refusal_text(exc, latest),
+            field_errors=field_errors_of(exc),
             open_panel=kind if kind in PANELS and not latest.is_terminal else None,
             submitted=values,
         )
         return _answer(http, caller, refused, status_code=exc.status_code)
     if not is_htmx(http):
         return RedirectResponse(f"/requests/{request_id}", status_code=303)
-    notice = DONE_WORDS[payload["type"]]
+    notice, kind = DONE_WORDS[payload["type"]]
     if not decided.is_terminal:
         notice = f"Your approval is counted ({len(decided.approvals)} of {decided.rule.quorum})."
-    return _answer(http, caller, Card(request=decided, viewer=caller.user, notice=notice))
+    return _answer(http, caller, Card(request=decided, viewer=caller.user, notice=notice, notice_kind=kind))
 
 
 @router.post("/inbox/cards/{request_id}/link", response_class=HTMLResponse)

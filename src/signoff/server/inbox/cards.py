@@ -7,12 +7,11 @@ so far with its buttons disabled. A finished card says how it ended.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..._util import display_json
+from ...changes import Change, changes, redacted
 from ...errors import (
     AlreadyDecided,
     NotAnApprover,
@@ -21,30 +20,30 @@ from ...errors import (
     SignoffError,
 )
 from ...identity import User
+from ...outcome import UNATTENDED_CHANNEL
 from ...requests import Request, RequestStatus
 from ...store.request_ops import may_decide
-from .decision_form import DECISION_ORDER, answer_fields, edit_fields
-from .schema_form import FormField, with_submitted
+from ...templates import description_args, redact_args
+from ...visible import hidden_in, visible, visible_json
+from .decision_form import DECISION_ORDER, FormProblem, answer_fields, edit_fields
+from .schema_form import FormField, with_errors, with_submitted
 
+LOCAL_AGENT = "agent"
+"""The actor a local gate records for its own calls (e.g. `gate.cancel`)."""
 CardMode = Literal["live", "link"]
 """live: forms post through htmx with the session's CSRF token; link: plain forms to a handle."""
 
-ENDED_WORDS = {
-    RequestStatus.APPROVED: "Approved",
-    RequestStatus.EDITED: "Approved with changes",
-    RequestStatus.REJECTED: "Rejected",
-    RequestStatus.RESPONDED: "Answered",
-    RequestStatus.EXPIRED: "Expired",
-    RequestStatus.CANCELLED: "Cancelled by the agent",
-}
 PANELS = ("edit", "reject", "respond")
 """The decisions that open a form before they are sent."""
-DONE_WORDS = {
-    "approve": "Approved.",
-    "edit": "Approved with your changes.",
-    "reject": "Rejected.",
-    "respond": "Answer sent.",
+NoticeKind = Literal["ok", "bad", "info"]
+DONE_WORDS: dict[str, tuple[str, NoticeKind]] = {
+    "approve": ("Approved.", "ok"),
+    "edit": ("Approved with your changes.", "ok"),
+    "reject": ("Rejected.", "bad"),
+    "respond": ("Answer sent.", "info"),
 }
+"""What a person is told on the card right after deciding, and in which colour."""
+QUESTION_TITLE = "Question"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,9 +53,12 @@ class Card:
     decide_url: str = ""
     error: str | None = None
     notice: str | None = None
+    notice_kind: NoticeKind = "ok"
     open_panel: str | None = None
     """The panel (edit, reject, respond) to show open: the one whose form had a problem."""
     submitted: Mapping[str, str] = field(default_factory=dict)
+    field_errors: Mapping[str, str] = field(default_factory=dict)
+    """What is wrong with each field of the open panel's form (form name → message)."""
     details_link: bool = True
     """Link to the request page (not on the request page itself)."""
     viewer: User | None = None
@@ -72,6 +74,11 @@ class Card:
     @property
     def url(self) -> str:
         return self.decide_url or f"/inbox/cards/{self.request.id}/decide"
+
+    @property
+    def title(self) -> str:
+        """What the card is about: the tool's name, or "Question" for a person's input (`gate.ask`)."""
+        return QUESTION_TITLE if self.request.kind == "input" else self.request.tool_name
 
     @property
     def status(self) -> str:
@@ -117,10 +124,13 @@ class Card:
 
     @property
     def arg_rows(self) -> list[tuple[str, str]]:
-        """(name, value) per argument: text as it is, anything else as JSON."""
+        """(name, value) per argument: text as it is, anything else as JSON. A question's own
+        text is not repeated below it."""
+        request = self.request
         return [
-            (name, value if isinstance(value, str) else display_json(value))
-            for name, value in self.request.shown_args().items()
+            (name, value if isinstance(value, str) else visible_json(value))
+            for name, value in request.shown_args().items()
+            if not (request.kind == "input" and name == "question" and value == request.description)
         ]
 
     @property
@@ -128,24 +138,38 @@ class Card:
         """The description, without the default template's closing "Tool: …\nArgs: …" lines
         when the card shows the same arguments right below it."""
         request = self.request
-        repeated = f"\n\nTool: {request.tool_name}\nArgs: {display_json(request.shown_args())}"
+        repeated = f"\n\nTool: {visible(request.tool_name)}\nArgs: {description_args(request.shown_args())}"
         text = request.description
         if text.endswith(repeated) and len(text) > len(repeated):
             return text[: -len(repeated)]
         return text
 
     @property
+    def hidden_characters(self) -> list[str]:
+        """The characters a person would not see in what the card shows (args, description, the
+        edited args, the words said), each once; the page writes them as escapes and warns."""
+        request = self.request
+        shown: list[Any] = [request.shown_args(), request.description]
+        if request.final_args is not None:
+            shown.append(redact_args(request.final_args, request.rule.redact))
+        if self.said:
+            shown.append(self.said)
+        return hidden_in(shown, newlines=True)
+
+    @property
     def shows_args(self) -> bool:
-        return bool(self.request.args) or self.request.kind == "tool"
+        return bool(self.arg_rows) or self.request.kind == "tool"
 
     def edit_fields(self) -> list[FormField]:
         fields = edit_fields(self.request)
-        return with_submitted(fields, self.submitted) if self.open_panel == "edit" else fields
+        if self.open_panel != "edit":
+            return fields
+        return with_errors(with_submitted(fields, self.submitted), self.field_errors)
 
     def answer_fields(self) -> list[FormField] | None:
         fields = answer_fields(self.request)
         if fields is not None and self.open_panel == "respond":
-            return with_submitted(fields, self.submitted)
+            return with_errors(with_submitted(fields, self.submitted), self.field_errors)
         return fields
 
     def typed(self, panel: str, name: str) -> str:
@@ -154,21 +178,16 @@ class Card:
 
     @property
     def ended(self) -> str | None:
-        """How it ended, in words: 'Approved by alice'."""
-        request = self.request
-        if not request.is_terminal:
-            return None
-        words = ENDED_WORDS.get(request.status, request.status.value)
-        if request.decision is not None:
-            return f"{words} by {request.decision.actor}"
-        resolution = request.resolution or {}
-        if request.status is RequestStatus.CANCELLED and resolution.get("actor"):
-            return f"{words} ({resolution['actor']})"
-        return words
+        """How it ended, in words: 'Approved by alice', 'Cancelled by the agent (bot)'."""
+        return ended_text(self.request)
 
     @property
     def ended_via(self) -> str | None:
-        return self.request.decision.channel if self.request.decision is not None else None
+        request = self.request
+        if request.decision is not None:
+            return None if request.decision.channel == UNATTENDED_CHANNEL else request.decision.channel
+        channel = (request.resolution or {}).get("channel")
+        return str(channel) if channel and request.status is RequestStatus.CANCELLED else None
 
     @property
     def said(self) -> str | None:
@@ -195,6 +214,14 @@ class Card:
         return pretty_json(request.to_dict()["final_args"])
 
     @property
+    def changed(self) -> list[Change]:
+        """What an edit changed, field by field (redacted args show only that they changed)."""
+        request = self.request
+        if request.status is not RequestStatus.EDITED or request.final_args is None:
+            return []
+        return redacted(changes(request.args, request.final_args), request.rule.redact)
+
+    @property
     def quorum_note(self) -> str | None:
         rule = self.request.rule
         if rule.quorum <= 1:
@@ -202,17 +229,44 @@ class Card:
         return f"{len(self.request.approvals)} of {rule.quorum} approvals"
 
 
+def ended_text(request: Request) -> str | None:
+    """How a request ended, in words: 'Approved by alice', 'Rejected automatically (unattended
+    run)', 'Cancelled by alice', 'Cancelled by the agent (bot)'; None while it is open."""
+    if not request.is_terminal:
+        return None
+    words = request.status.in_words.capitalize()
+    record = request.decision
+    if record is not None:
+        if record.channel == UNATTENDED_CHANNEL:
+            return f"{words} automatically (unattended run)"
+        return f"{words} by {record.actor}"
+    actor = (request.resolution or {}).get("actor")
+    if request.status is RequestStatus.CANCELLED and actor:
+        # the gate cancels as its own actor ("agent"); through the API, as the agent's user
+        if actor in (request.created_by, LOCAL_AGENT):
+            return f"{words} by the agent" + ("" if actor == LOCAL_AGENT else f" ({actor})")
+        return f"{words} by {actor}"
+    return words
+
+
 def pretty_json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    """A value as indented JSON, hidden characters written as JSON escapes."""
+    return visible_json(value, indent=2)
+
+
+def field_errors_of(error: SignoffError) -> Mapping[str, str]:
+    """The per-field problems a refused form comes back with (none for other refusals)."""
+    return error.fields if isinstance(error, FormProblem) else {}
 
 
 def refusal_text(error: SignoffError, request: Request | None) -> str:
     """A decision error as a person reads it on the card: 'Already approved by alice.'"""
     if isinstance(error, AlreadyDecided) and request is not None and request.is_terminal:
+        ended = ended_text(request)
         if request.status is RequestStatus.CANCELLED:
-            return "The agent cancelled this request."
+            return f"{ended}."
         if request.decision is not None:
-            return f"Already {ENDED_WORDS[request.status].lower()} by {request.decision.actor}."
+            return f"Already {ended[0].lower()}{ended[1:]}." if ended else "Already decided."
     if isinstance(error, RequestExpired):
         return "This request has expired; the agent was told."
     if isinstance(error, RequestNotReady):

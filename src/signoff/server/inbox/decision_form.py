@@ -17,7 +17,7 @@ from starlette.datastructures import FormData
 from ...errors import InvalidInput
 from ...requests import Request
 from ...templates import REDACTED
-from .schema_form import MISSING, FormField, fields_for, read_fields
+from .schema_form import MISSING, FieldProblems, FormField, field_problems, fields_for, read_fields
 
 DECISION_ORDER = ("approve", "edit", "respond", "reject")
 EDIT_PREFIX = "arg"
@@ -25,11 +25,17 @@ ANSWER_PREFIX = "answer"
 
 
 class FormProblem(InvalidInput):
-    """The form could not be read."""
+    """The form could not be read, or a field breaks the schema: `fields` says which (form name →
+    what is wrong), to show next to each field."""
+
+    def __init__(self, message: str, *, fields: Mapping[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.fields = dict(fields or {})
 
 
 def form_values(form: FormData) -> dict[str, str]:
-    return {key: value for key, value in form.items() if isinstance(value, str)}
+    """The submitted text fields; line breaks as `\\n` (browsers send a textarea's as CRLF)."""
+    return {key: value.replace("\r\n", "\n") for key, value in form.items() if isinstance(value, str)}
 
 
 def edit_fields(request: Request) -> list[FormField]:
@@ -68,14 +74,20 @@ def decision_payload(request: Request, form: Mapping[str, str]) -> dict[str, Any
 def _edited_args(request: Request, form: Mapping[str, str]) -> dict[str, Any]:
     fields = edit_fields(request)
     args, problems = read_fields(fields, form, original=request.args)
-    if problems:
-        raise FormProblem("; ".join(problems))
+    _refuse(problems)
     if not isinstance(args, dict):
-        raise FormProblem("the arguments must be a JSON object")
+        problem = "The arguments must be a JSON object"
+        raise FormProblem(problem, fields={fields[0].name: problem})
     for key in request.rule.redact:
         if args.get(key) == REDACTED and key in request.args:
             args[key] = request.args[key]
+    _refuse(field_problems(fields, request.args_schema, args))
     return args
+
+
+def _refuse(problems: FieldProblems) -> None:
+    if problems:
+        raise FormProblem(problems.summary, fields=problems)
 
 
 def _response(request: Request, form: Mapping[str, str]) -> dict[str, Any]:
@@ -86,10 +98,10 @@ def _response(request: Request, form: Mapping[str, str]) -> dict[str, Any]:
             raise FormProblem("write a response first")
         return {"type": "respond", "message": message}
     value, problems = read_fields(fields, form)
-    if problems:
-        raise FormProblem("; ".join(problems))
+    _refuse(problems)
     if value is None or value is MISSING:
         raise FormProblem("give an answer first")
+    _refuse(field_problems(fields, request.answer_schema, value))
     return {"type": "respond", "value": value}
 
 

@@ -20,7 +20,7 @@ from ...requests import Request
 from ..access import can_see
 from ..context import server_of
 from ..deciding import decide_as
-from .cards import DONE_WORDS, PANELS, Card, refusal_text
+from .cards import DONE_WORDS, PANELS, Card, field_errors_of, refusal_text
 from .decision_form import decision_payload, form_values
 from .page_access import Form
 from .rendering import SECRET_URL_HEADERS, page_context, render
@@ -84,11 +84,15 @@ def decide(secret: str, http: HttpRequest, form: Form) -> HTMLResponse:
             mode="link",
             decide_url=f"/h/{secret}",
             error=refusal_text(exc, latest),
+            field_errors=field_errors_of(exc),
             open_panel=kind if kind in PANELS and not latest.is_terminal else None,
             submitted=values,
         )
         return _page(http, user, card, status_code=exc.status_code)
-    notice = DONE_WORDS[payload["type"]] if decided.is_terminal else "Your approval is counted."
-    return _page(
-        http, user, Card(request=decided, viewer=user, mode="link", decide_url=f"/h/{secret}", notice=notice)
+    notice, kind = DONE_WORDS[payload["type"]]
+    if not decided.is_terminal:
+        notice = f"Your approval is counted ({len(decided.approvals)} of {decided.rule.quorum})."
+    card = Card(
+        request=decided, viewer=user, mode="link", decide_url=f"/h/{secret}", notice=notice, notice_kind=kind
     )
+    return _page(http, user, card)

@@ -32,13 +32,13 @@ OUTCOME_OF_STATUS = {
 }
 PEOPLE_DECIDED = frozenset({"approved", "edited", "rejected", "responded"})
 WAIT_BUCKETS = (
-    (60.0, "< 1m"),
+    (60.0, "<1m"),
     (300.0, "1–5m"),
     (900.0, "5–15m"),
     (3600.0, "15–60m"),
     (4 * 3600.0, "1–4h"),
     (24 * 3600.0, "4–24h"),
-    (float("inf"), "> 1d"),
+    (float("inf"), ">1d"),
 )
 
 

@@ -3,6 +3,7 @@ and the headers every inbox response carries."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Mapping
 from datetime import datetime
@@ -10,15 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
 from ... import __version__
-from ..._util import utcnow
+from ..._util import from_iso, utcnow
 from ...identity import User
 from ...requests import RequestStatus
 from ...store import Store
+from ...visible import visible, visible_json
 from ..access import Caller
 from ..context import server_of
 
@@ -78,8 +81,31 @@ def absolute(moment: datetime | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment is not None else ""
 
 
+def stored_moment(text: str) -> str:
+    """A time kept as ISO text (in a decision record), as pages show times."""
+    try:
+        return absolute(from_iso(text))
+    except ValueError:
+        return text
+
+
 def iso(moment: datetime | None) -> str:
     return moment.isoformat() if moment is not None else ""
+
+
+_BREAK_AFTER = re.compile(r"([._/:-])")
+
+
+def breakable(text: str) -> markupsafe.Markup:
+    """A long name that may wrap after its separators (`create_or_update_<wbr>environment`)
+    rather than anywhere in a word; hidden characters escaped as everywhere."""
+    escaped = str(markupsafe.escape(visible(text)))
+    return markupsafe.Markup(_BREAK_AFTER.sub(r"\1<wbr>", escaped))
+
+
+def value_text(value: Any) -> str:
+    """One value as a page shows it: text as it is, anything else as JSON."""
+    return value if isinstance(value, str) else visible_json(value)
 
 
 def svg_number(value: float) -> str:
@@ -87,10 +113,20 @@ def svg_number(value: float) -> str:
     return f"{value:.2f}".rstrip("0").rstrip(".")
 
 
+def shown(value: Any) -> Any:
+    """What a page prints for `{{ value }}`: text with the characters a person cannot see (a bidi
+    override, a zero-width space, a NUL) written as escapes, line breaks kept. Every template
+    prints through this, so nothing an agent sent is rendered as it is."""
+    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
+        return visible(value, newlines=True)
+    return value
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATE_DIR),
         autoescape=True,
+        finalize=shown,
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
@@ -103,6 +139,9 @@ def _environment() -> jinja2.Environment:
         iso=iso,
         n=svg_number,
         duration=duration_text,
+        value=value_text,
+        breakable=breakable,
+        moment=stored_moment,
     )
     env.globals.update(version=__version__)
     return env

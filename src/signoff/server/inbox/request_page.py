@@ -9,6 +9,8 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 
+from ...audit import AuditEntry
+from ...changes import Change, changes, changes_from_data
 from ...errors import SignoffError
 from ...store import Store
 from ...store.report_ops import Delivery
@@ -47,13 +49,25 @@ def render_request_page(
         record=request.to_dict(),
         votes=votes,
         execution=store.get_execution(request.id),
-        audit=list(store.audit_entries(request_id=request.id)),
+        audit=[(entry, audit_changes(entry)) for entry in store.audit_entries(request_id=request.id)],
         deliveries=_deliveries(store, request.id),
         pretty_json=pretty_json,
         asked_under=origin_text(request.rule.origin),
         authority=authority_text(request.rule.origin),
     )
     return render(http, "request.html", context, status_code=status_code)
+
+
+def audit_changes(entry: AuditEntry) -> list[Change]:
+    """What an edit changed, as its audit entry keeps it (entries written before the entry held
+    its changes: from its original and final args)."""
+    data = entry.data or {}
+    if isinstance(data.get("changes"), list):
+        return changes_from_data(data["changes"])
+    before, after = data.get("original_args"), data.get("final_args")
+    if isinstance(before, dict) and isinstance(after, dict):
+        return changes(before, after)
+    return []
 
 
 def _deliveries(store: Store, request_id: str) -> list[Delivery] | None:

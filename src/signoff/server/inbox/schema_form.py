@@ -6,8 +6,11 @@ An object schema with `properties` gives one field per property; any other schem
 field for the whole value. Values the schema does not describe keep a JSON field of their own,
 so an edit never drops an argument silently.
 
-Checking the value against the schema is not done here: the store does it when deciding, and
-its message is shown next to the form.
+A blank required field is a problem of its own ("To is required"), never sent as "". What the
+inputs show is written with hidden characters as escapes (see `signoff.visible`); a field sent
+back as it was shown keeps its original value. `field_problems` checks a read value against the
+schema and says which field each problem belongs to, so the form shows it next to that field
+(the store checks again when deciding).
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+from ...validation import schema_errors
+from ...visible import hidden_in, visible, visible_json
 
 FieldKind = Literal["text", "textarea", "number", "integer", "checkbox", "select", "json"]
 LONG_TEXT = 80
@@ -40,6 +46,22 @@ class FormField:
     hint: str | None = None
     hidden_value: bool = False
     """The value is redacted: the input starts empty, and left empty it keeps the original."""
+    shown: str = ""
+    """What the input showed at first; sent back unchanged, the field keeps its original value."""
+    hidden: tuple[str, ...] = ()
+    """Characters a person cannot see in the current value (shown as escapes)."""
+    error: str | None = None
+    """What is wrong with what was sent, shown next to the field."""
+
+    @property
+    def id(self) -> str:
+        """A base for the ids of the field's hint and error (form names may hold any character)."""
+        return "f-" + "".join(char if char.isalnum() else "-" for char in self.name)
+
+    @property
+    def named(self) -> str:
+        """The label as a message starts with it: 'To', 'Arguments (JSON)'."""
+        return self.label[:1].upper() + self.label[1:]
 
     @property
     def input_type(self) -> str:
@@ -96,11 +118,28 @@ def with_submitted(fields: list[FormField], form: Mapping[str, str]) -> list[For
     return shown
 
 
+def with_errors(fields: list[FormField], errors: Mapping[str, str]) -> list[FormField]:
+    """The same fields, each with its problem (by form name) to show next to it."""
+    return [replace(field, error=errors[field.name]) if field.name in errors else field for field in fields]
+
+
+class FieldProblems(dict[str, str]):
+    """Form name → what is wrong with that field ("To is required"), in the fields' order."""
+
+    def add(self, field: FormField, message: str) -> None:
+        self.setdefault(field.name, message)
+
+    @property
+    def summary(self) -> str:
+        return "; ".join(self.values())
+
+
 def read_fields(
     fields: list[FormField], form: Mapping[str, str], *, original: Any = MISSING
-) -> tuple[Any, list[str]]:
-    """The value the submitted form describes, and what could not be read (bad JSON)."""
-    problems: list[str] = []
+) -> tuple[Any, FieldProblems]:
+    """The value the submitted form describes, and what could not be read (bad JSON, a blank
+    required field), by field."""
+    problems = FieldProblems()
     if len(fields) == 1 and fields[0].key is None:
         return _read(fields[0], form, original, problems), problems
     before: dict[str, Any] = original if isinstance(original, dict) else {}
@@ -111,6 +150,33 @@ def read_fields(
         if read is not MISSING:
             value[field.key] = read
     return value, problems
+
+
+def field_problems(fields: list[FormField], schema: Mapping[str, Any] | None, value: Any) -> FieldProblems:
+    """How `value` breaks `schema`, each problem on the field it belongs to (or on the only field,
+    when one field holds the whole value)."""
+    problems = FieldProblems()
+    by_key = {field.key: field for field in fields if field.key is not None}
+    whole = fields[0] if len(fields) == 1 and fields[0].key is None else None
+    for problem in schema_errors(dict(schema) if schema else None, value):
+        field = by_key.get(str(problem.path[0])) if problem.path and whole is None else whole
+        if field is None:
+            continue
+        inner = problem.path[1:] if whole is None else problem.path
+        where = "/".join(str(part) for part in inner)
+        if problem.missing and whole is None:
+            message = f"{field.named}: {where} is required" if where else f"{field.named} is required"
+        elif problem.missing:
+            message = f"{_name(where)} is required"
+        else:
+            message = f"{field.named}: {where + ': ' if where else ''}{problem.message}"
+        problems.add(field, message)
+    return problems
+
+
+def _name(key: str | int) -> str:
+    text = str(key)
+    return text[:1].upper() + text[1:]
 
 
 def _has_properties(schema: Mapping[str, Any] | None) -> bool:
@@ -154,33 +220,44 @@ def _field(
     )
     if hidden:
         return replace(field, kind="json" if kind == "checkbox" else kind, hidden_value=True)
+    unseen = tuple(hidden_in(value, newlines=kind != "text")) if value is not MISSING else ()
     if kind == "select":
         options = tuple((_json(option), _option_label(option)) for option in schema["enum"])
         raw = _json(value) if value is not MISSING and value in schema["enum"] else ""
-        return replace(field, options=options, raw=raw)
+        return replace(field, options=options, raw=raw, shown=raw, hidden=unseen)
     if kind == "checkbox":
         return replace(field, checked=value is True)
-    return replace(field, raw=_raw(kind, value))
+    raw = _raw(kind, value)
+    return replace(field, raw=raw, shown=raw, hidden=unseen)
 
 
 def _raw(kind: FieldKind, value: Any) -> str:
+    """What the input shows for `value`: hidden characters as escapes (JSON escapes in JSON, so
+    that the text parses back to the same value)."""
     if value is MISSING or value is None:
         return ""
-    if kind in ("text", "textarea"):
-        return value if isinstance(value, str) else _json(value)
+    if kind == "text":
+        return visible(value) if isinstance(value, str) else visible_json(value)
+    if kind == "textarea":
+        return visible(value, newlines=True) if isinstance(value, str) else visible_json(value)
     if kind in ("number", "integer"):
         return str(value) if isinstance(value, int | float) and not isinstance(value, bool) else _json(value)
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    return visible_json(value, indent=2)
 
 
-def _read(field: FormField, form: Mapping[str, str], original: Any, problems: list[str]) -> Any:
+def _read(field: FormField, form: Mapping[str, str], original: Any, problems: FieldProblems) -> Any:
     if field.kind == "checkbox":
         return field.name in form
     text = form.get(field.name, "")
     if field.hidden_value and text == "":
         return original
+    if original is not MISSING and text == field.shown and field.shown:
+        return original  # sent back as shown: unchanged (its hidden characters were shown escaped)
+    if text.strip() == "" and field.required:
+        problems.add(field, f"{field.named} is required")
+        return MISSING
     if field.kind in ("text", "textarea"):
-        if text == "" and not field.required:
+        if text == "":
             if original is MISSING:
                 return MISSING
             if original is None:
@@ -207,11 +284,13 @@ def _number(text: str) -> Any:
     return text
 
 
-def _json_value(field: FormField, text: str, problems: list[str]) -> Any:
+def _json_value(field: FormField, text: str, problems: FieldProblems) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        problems.append(f"{field.label}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})")
+        problems.add(
+            field, f"{field.named}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+        )
         return MISSING
 
 

@@ -338,6 +338,55 @@
     event.preventDefault();
   }
 
+  // ---- required fields -------------------------------------------------------------------
+  // The server refuses a blank required field too (and says so next to it); checking here
+  // first saves a round trip and keeps what was typed in the other fields.
+
+  function showFieldError(input, message) {
+    const field = input.closest(".field");
+    const error = field && field.querySelector(".field-error");
+    if (!error) return;
+    error.textContent = message || "";
+    error.hidden = !message;
+    field.classList.toggle("field-invalid", Boolean(message));
+    const described = (input.getAttribute("aria-describedby") || "").split(" ").filter((id) => id && id !== error.id);
+    if (message) {
+      input.setAttribute("aria-invalid", "true");
+      described.unshift(error.id);
+    } else {
+      input.removeAttribute("aria-invalid");
+    }
+    if (described.length) input.setAttribute("aria-describedby", described.join(" "));
+    else input.removeAttribute("aria-describedby");
+  }
+
+  function blankRequired(form) {
+    let first = null;
+    form.querySelectorAll("[data-required]").forEach((input) => {
+      const blank = input.value.trim() === "";
+      showFieldError(input, blank ? input.dataset.required : null);
+      if (blank && first === null) first = input;
+    });
+    return first;
+  }
+
+  function onSubmit(event) {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement)) return;
+    const blank = blankRequired(form);
+    if (blank === null) return;
+    event.preventDefault();
+    event.stopImmediatePropagation(); // before htmx sends it
+    blank.focus();
+  }
+
+  function onInput(event) {
+    const input = event.target;
+    if (input instanceof HTMLElement && input.hasAttribute("data-required") && input.value.trim() !== "") {
+      showFieldError(input, null);
+    }
+  }
+
   // ---- clicks ----------------------------------------------------------------------------
 
   async function copy(input) {
@@ -382,6 +431,8 @@
   function start() {
     document.addEventListener("keydown", onKey);
     document.addEventListener("click", onClick);
+    document.addEventListener("submit", onSubmit, true);
+    document.addEventListener("input", onInput);
     document.addEventListener("focusin", (event) => {
       if (event.target instanceof HTMLInputElement && event.target.hasAttribute("data-select-all")) event.target.select();
     });
