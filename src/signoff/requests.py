@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from ._util import from_iso
 from .decisions import DecisionRecord, parse_decision
+from .jsonvalues import check as check_json
 from .rules.model import RequestRule
 from .templates import redact_args
 
@@ -73,6 +74,9 @@ class NewRequest:
     drafting: bool = False
     actor: str = "agent"
     channel: str = "gate"
+
+    def __post_init__(self) -> None:
+        check_json(self.args, "args")  # NaN, infinities, lone surrogates: refused before anything is stored
 
 
 @dataclass(frozen=True, kw_only=True)
