@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from ..server import ServerSettings, create_app
+from ..server.limits import parse_size
 from ..server.serve import first_start, load_config, login_link
 from .state import local_store_of, state_of
 
@@ -30,16 +31,24 @@ def serve(
     demo: Annotated[
         bool, typer.Option("--demo", help="Also run the scripted demo agent against this server.")
     ] = False,
+    max_body: Annotated[
+        str,
+        typer.Option("--max-body", help="The largest request body accepted, e.g. 1MiB, 512KiB (413 beyond)."),
+    ] = "1MiB",
 ) -> None:
     """Run the server: REST API (/docs), live web inbox, metrics, and the expiry sweeper."""
     import uvicorn
 
+    try:
+        body_limit = parse_size(max_body)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--max-body") from None
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
     store = local_store_of(ctx, "serve")
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    settings = ServerSettings(base_url=base_url or f"http://{shown_host}:{port}")
+    settings = ServerSettings(base_url=base_url or f"http://{shown_host}:{port}", max_body=body_limit)
     if config is not None:
         load_config(store, config)
         typer.echo(f"Rules loaded from {config}")

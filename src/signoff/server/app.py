@@ -29,6 +29,7 @@ from .api import agents, audit, identity, requests, rules
 from .context import Server, ServerSettings
 from .errors import install_error_handlers
 from .events import EventFeed
+from .limits import Door
 from .metrics import Metrics
 from .routing import add_routes
 
@@ -66,6 +67,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
         telemetry=NO_TELEMETRY,
     )
     app.state.server = server
+    app.add_middleware(Door, max_body=settings.max_body)
     install_error_handlers(app)
     for module in (requests, agents, rules, audit, identity):
         add_routes(app, module.router)

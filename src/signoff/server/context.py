@@ -15,6 +15,7 @@ from fastapi import Request as HttpRequest
 from ..rules.resolve import Resolver
 from ..store import Store
 from .grouping import GroupedWriter
+from .limits import MAX_BODY
 
 if TYPE_CHECKING:
     from .access import CallerCache
@@ -36,6 +37,8 @@ class ServerSettings:
     handle_ttl: timedelta = timedelta(hours=24)
     secure_cookies: bool = False
     """Mark cookies Secure (serve over HTTPS)."""
+    max_body: int = MAX_BODY
+    """The largest request body accepted, in bytes (413 beyond)."""
 
 
 @dataclass(kw_only=True)

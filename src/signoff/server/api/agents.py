@@ -17,6 +17,7 @@ from ...store import Store
 from ..access import CurrentCaller, CurrentUser
 from ..context import server_of
 from ..events import Event, parse_last_event_id
+from ..limits import MAX_INTEGER
 from .models import MemoryBody, ThreadCancelBody
 
 router = APIRouter(prefix="/v1", tags=["agents"])
@@ -84,7 +85,8 @@ async def events(
     caller: CurrentCaller,
     last_event_id: Annotated[str | None, Header()] = None,
     after: Annotated[
-        int | None, Query(ge=0, description="Resume after this event id (like Last-Event-ID).")
+        int | None,
+        Query(ge=0, le=MAX_INTEGER, description="Resume after this event id (like Last-Event-ID)."),
     ] = None,
 ) -> StreamingResponse:
     """Only requests you may see. Each event's id is its audit sequence number: reconnect with

@@ -197,7 +197,7 @@ def list_requests(
     more = len(items) > limit
     items = items[:limit]
     return {
-        "items": [request_view(request, user) for request in items],
+        "items": [request_view(request, user, brief=True) for request in items],
         "next_cursor": items[-1].id if more and items else None,
     }
 
