@@ -98,6 +98,7 @@ async def _sweep(server: Server) -> None:
                 log.info("expired %d request(s) past their deadline", len(expired))
             if loop.time() >= next_purge:
                 await asyncio.to_thread(store.purge_credentials)
+                await asyncio.to_thread(store.purge_kept_answers, ttl=server.settings.idempotency_ttl)
                 next_purge = loop.time() + PURGE_EVERY.total_seconds()
         except Exception:
             log.exception("the expiry sweep failed; trying again")

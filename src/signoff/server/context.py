@@ -39,6 +39,8 @@ class ServerSettings:
     """Mark cookies Secure (serve over HTTPS)."""
     max_body: int = MAX_BODY
     """The largest request body accepted, in bytes (413 beyond)."""
+    idempotency_ttl: timedelta = timedelta(hours=24)
+    """How long an `Idempotency-Key` keeps its answer."""
 
 
 @dataclass(kw_only=True)

@@ -2,18 +2,20 @@
 
 Requests (get-or-create by thread_id + tool_call_id, drafts, decisions with quorum, expiry,
 cancel), execution records (claim, renew, finish, reset), settings (rule layers, groups,
-AskOnce memory), users and their hashed credentials, and the hash-chained audit log. Every
+AskOnce memory), users and their hashed credentials, the answers kept for idempotency keys, and
+the hash-chained audit log. Every
 state change and its audit entry commit together; waiters are woken after the commit.
 """
 
 from __future__ import annotations
 
 from .execution_ops import ExecutionOps
+from .idempotency_ops import IdempotencyOps
 from .identity_ops import IdentityOps
 from .report_ops import ReportOps
 from .request_ops import RequestOps
 from .settings_ops import SettingsOps
 
 
-class Store(RequestOps, ExecutionOps, SettingsOps, IdentityOps, ReportOps):
+class Store(RequestOps, ExecutionOps, SettingsOps, IdentityOps, IdempotencyOps, ReportOps):
     """Base class of the store backends. Use `open_store(url)` to get one."""

@@ -14,9 +14,11 @@ from fastapi.responses import StreamingResponse
 from ...errors import AlreadyDecided, PermissionDenied
 from ...identity import User
 from ...store import Store
-from ..access import CurrentCaller, CurrentUser
+from ..access import Caller, CurrentCaller, CurrentUser
 from ..context import server_of
 from ..events import Event, parse_last_event_id
+from ..idempotency import DOCUMENTED as IDEMPOTENT
+from ..idempotency import Answer, answer_once
 from ..limits import MAX_INTEGER
 from .models import MemoryBody, ThreadCancelBody
 
@@ -57,11 +59,21 @@ def auto_decisions(thread_id: str, http: HttpRequest, user: CurrentUser) -> dict
     return {"count": server_of(http).store.count_auto_decisions(thread_id)}
 
 
-@router.post("/threads/{thread_id}/cancel", summary="Cancel a run's open requests")
-def cancel_thread(
+@router.post(
+    "/threads/{thread_id}/cancel",
+    summary="Cancel a run's open requests",
+    response_model=None,
+    openapi_extra=IDEMPOTENT,
+)
+async def cancel_thread(
     thread_id: str, http: HttpRequest, caller: CurrentCaller, body: ThreadCancelBody | None = None
-) -> dict[str, int]:
+) -> Response:
     store = server_of(http).store
+    reason = body.reason if body else None
+    return await answer_once(http, caller, lambda: Answer(_cancel_thread(store, thread_id, caller, reason)))
+
+
+def _cancel_thread(store: Store, thread_id: str, caller: Caller, reason: str | None) -> dict[str, int]:
     user = caller.user
     _agent_or_admin(user)
     cancelled = 0
@@ -70,9 +82,7 @@ def cancel_thread(
         if not user.is_admin and request.created_by != user.name:
             continue
         try:
-            store.cancel(
-                request_id, actor=user.name, channel=caller.channel, reason=body.reason if body else None
-            )
+            store.cancel(request_id, actor=user.name, channel=caller.channel, reason=reason)
         except AlreadyDecided:
             continue
         cancelled += 1

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi import Request as HttpRequest
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from ..._util import parse_duration, utcnow
@@ -21,6 +21,7 @@ from ...store import Store
 from ...templates import render_description
 from ...validation import check_schema
 from ..access import (
+    Caller,
     CurrentCaller,
     CurrentUser,
     authenticate,
@@ -30,6 +31,8 @@ from ..access import (
 )
 from ..context import Server, server_of
 from ..deciding import decide_as
+from ..idempotency import DOCUMENTED as IDEMPOTENT
+from ..idempotency import Answer, answer_once
 from .bodies import documented, read_body
 from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
 
@@ -43,9 +46,9 @@ MAX_WAIT_SECONDS = 60.0
     status_code=201,
     summary="Ask for a decision (get-or-create)",
     response_model=None,
-    openapi_extra=documented(NewRequestBody),
+    openapi_extra={**documented(NewRequestBody), **IDEMPOTENT},
 )
-async def create_request(http: HttpRequest) -> JSONResponse:
+async def create_request(http: HttpRequest) -> Response:
     """201 with the new request, or 200 with the existing one for the same (thread_id, tool_call_id)."""
     caller = await authenticate(http)
     body = await read_body(http, NewRequestBody)
@@ -53,7 +56,11 @@ async def create_request(http: HttpRequest) -> JSONResponse:
     user = caller.user
     if user.role == "member":
         raise PermissionDenied(f"{user.name} is a person; requests are created by agents (or admins)")
-    request, created = await server.write(_get_or_create, server, body, user)
+    return await answer_once(http, caller, lambda: _create(server, body, user))
+
+
+def _create(server: Server, body: NewRequestBody, user: User) -> Answer:
+    request, created = _get_or_create(server, body, user)
     if not created:
         if request.created_by != user.name and not user.is_admin:
             raise RequestConflict(
@@ -64,7 +71,7 @@ async def create_request(http: HttpRequest) -> JSONResponse:
                 f"tool_call_id {body.tool_call_id!r} in thread {body.thread_id!r} already belongs to a "
                 f"call of {request.tool_name!r}, not {body.tool!r}"
             )
-    return JSONResponse(request_view(request, user), status_code=201 if created else 200)
+    return Answer(request_view(request, user), 201 if created else 200)
 
 
 def _get_or_create(server: Server, body: NewRequestBody, user: User) -> tuple[Request, bool]:
@@ -212,9 +219,9 @@ def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> di
     "/{request_id}/decision",
     summary="Decide: approve, edit, reject or respond",
     response_model=None,
-    openapi_extra=documented(DecisionBody),
+    openapi_extra={**documented(DecisionBody), **IDEMPOTENT},
 )
-async def decide(request_id: str, http: HttpRequest) -> JSONResponse:
+async def decide(request_id: str, http: HttpRequest) -> Response:
     """200 decided; 403 not an approver; 404; 409 already decided or still drafting; 410 expired;
     422 a type the rule does not allow, args breaking the tool's schema, or a malformed body."""
     caller = await authenticate(http)
@@ -222,40 +229,54 @@ async def decide(request_id: str, http: HttpRequest) -> JSONResponse:
     payload = body.model_dump(exclude={"on_behalf"})
     payload = {key: value for key, value in payload.items() if value is not None or key == "type"}
     server = server_of(http)
-    request = await server.write(
-        decide_as,
-        server,
-        request_id,
-        payload,
-        caller.user,
-        channel=caller.channel,
-        unattended=body.on_behalf == "unattended",
-    )
-    return JSONResponse(request_view(request, caller.user))
+    unattended = body.on_behalf == "unattended"
+
+    def work() -> Answer:
+        request = decide_as(
+            server, request_id, payload, caller.user, channel=caller.channel, unattended=unattended
+        )
+        return Answer(request_view(request, caller.user))
+
+    return await answer_once(http, caller, work)
 
 
-@router.post("/{request_id}/cancel", summary="Cancel an open request")
-def cancel(
+@router.post(
+    "/{request_id}/cancel", summary="Cancel an open request", response_model=None, openapi_extra=IDEMPOTENT
+)
+async def cancel(
     request_id: str, http: HttpRequest, caller: CurrentCaller, body: CancelBody | None = None
-) -> dict[str, Any]:
+) -> Response:
     store = server_of(http).store
-    managed_request(store, request_id, caller.user, what="cancel", channel=caller.channel)
-    request = store.cancel(
-        request_id, actor=caller.user.name, channel=caller.channel, reason=body.reason if body else None
-    )
-    return request_view(request, caller.user)
+
+    def work() -> Answer:
+        managed_request(store, request_id, caller.user, what="cancel", channel=caller.channel)
+        request = store.cancel(
+            request_id, actor=caller.user.name, channel=caller.channel, reason=body.reason if body else None
+        )
+        return Answer(request_view(request, caller.user))
+
+    return await answer_once(http, caller, work)
 
 
-@router.patch("/{request_id}", summary="Append streamed args to a draft, or mark it ready")
-def update_draft(
+@router.patch(
+    "/{request_id}",
+    summary="Append streamed args to a draft, or mark it ready",
+    response_model=None,
+    openapi_extra=IDEMPOTENT,
+)
+async def update_draft(
     request_id: str, body: DraftBody, http: HttpRequest, caller: CurrentCaller
-) -> dict[str, Any]:
+) -> Response:
     store = server_of(http).store
-    managed_request(store, request_id, caller.user, what="update the draft of", channel=caller.channel)
-    request = store.update_draft(
-        request_id, args=body.args, ready=body.ready, actor=caller.user.name, channel=caller.channel
-    )
-    return request_view(request, caller.user)
+
+    def work() -> Answer:
+        managed_request(store, request_id, caller.user, what="update the draft of", channel=caller.channel)
+        request = store.update_draft(
+            request_id, args=body.args, ready=body.ready, actor=caller.user.name, channel=caller.channel
+        )
+        return Answer(request_view(request, caller.user))
+
+    return await answer_once(http, caller, work)
 
 
 @router.get("/{request_id}/wait", summary="Long-poll: return as soon as the request is decided")
@@ -321,14 +342,23 @@ def get_execution(request_id: str, http: HttpRequest, caller: CurrentCaller) -> 
     return execution.to_dict() if execution is not None else None
 
 
-@router.post("/{request_id}/execution", summary="Claim, renew, finish or reset the execution")
-def execution(
+@router.post(
+    "/{request_id}/execution",
+    summary="Claim, renew, finish or reset the execution",
+    response_model=None,
+    openapi_extra=IDEMPOTENT,
+)
+async def execution(
     request_id: str, body: ExecutionBody, http: HttpRequest, caller: CurrentCaller
-) -> dict[str, Any]:
+) -> Response:
     """`claim` (the agent, before running the tool: `claimed` with a token, or the state someone
     else left), `renew` the lease, `finish` with the result, or `reset` an in_doubt or failed run
     (a person, so that the next replay runs it again)."""
     store = server_of(http).store
+    return await answer_once(http, caller, lambda: Answer(_execution(store, request_id, body, caller)))
+
+
+def _execution(store: Store, request_id: str, body: ExecutionBody, caller: Caller) -> dict[str, Any]:
     user = caller.user
     lease = timedelta(seconds=body.lease_seconds)
     if body.action == "reset":

@@ -306,3 +306,19 @@ SELECT r.status, r.created_at, r.decided_at FROM requests r WHERE r.decided_at >
        OR EXISTS (SELECT 1 FROM request_approvers a
                   WHERE a.request_id = r.id AND a.principal = ANY(CAST(:principals AS text[]))))
 ORDER BY r.decided_at;
+
+-- name: find_kept_answer
+SELECT method, path, fingerprint, status, body, created_at FROM idempotency_keys
+WHERE user_name = :user_name AND idempotency_key = :idempotency_key AND created_at > :since;
+
+-- name: keep_answer
+-- A key whose answer is older than :since is free again.
+INSERT INTO idempotency_keys (user_name, idempotency_key, method, path, fingerprint, status, body, created_at)
+VALUES (:user_name, :idempotency_key, :method, :path, :fingerprint, :status, :body, :now)
+ON CONFLICT (user_name, idempotency_key) DO UPDATE SET
+    method = excluded.method, path = excluded.path, fingerprint = excluded.fingerprint,
+    status = excluded.status, body = excluded.body, created_at = excluded.created_at
+WHERE idempotency_keys.created_at <= :since;
+
+-- name: purge_kept_answers
+DELETE FROM idempotency_keys WHERE created_at <= :since;
