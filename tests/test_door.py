@@ -286,14 +286,20 @@ def test_sizes(text: str, size: int) -> None:
 
 
 def test_a_request_stored_with_nan_before_the_fix_can_still_be_answered(sqlite_store: SQLiteStore) -> None:
-    """No answer fails after its commit: rows an older signoff wrote with NaN are sent as null."""
+    """No answer fails after its commit: rows an older signoff wrote with NaN are sent as null; an
+    approval, whose final args would keep the NaN, is refused before anything is committed."""
     with LiveServer(sqlite_store) as server, server.client(server.user("bot", "agent")) as agent:
         request_id = agent.post("/v1/requests", json=REQUEST).json()["id"]
         sqlite_store._connection.execute(
             "UPDATE requests SET args = ? WHERE id = ?", ('{"x": NaN, "y": [Infinity]}', request_id)
         )
         assert agent.get(f"/v1/requests/{request_id}").json()["args"] == {"x": None, "y": [None]}
-        cancelled = agent.post(f"/v1/requests/{request_id}/cancel", json={})
-        assert cancelled.status_code == 200
-        assert cancelled.json()["status"] == "cancelled"
-        assert cancelled.json()["args"] == {"x": None, "y": [None]}
+        with server.client(server.user("alice")) as alice:
+            path = f"/v1/requests/{request_id}/decision"
+            approved = alice.post(path, json={"type": "approve"})
+            assert approved.status_code == 422
+            assert sqlite_store.get_request(request_id).status is RequestStatus.PENDING
+            rejected = alice.post(path, json={"type": "reject", "message": "no"})
+        assert rejected.status_code == 200
+        assert rejected.json()["status"] == "rejected"
+        assert rejected.json()["args"] == {"x": None, "y": [None]}
