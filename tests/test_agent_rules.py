@@ -186,7 +186,14 @@ def test_serve_takes_agent_rules_allow_or_deny(monkeypatch: pytest.MonkeyPatch, 
     import uvicorn
 
     started: list[Any] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **options: started.append(app))
+
+    def run(server: uvicorn.Server, sockets: list[Any] | None = None) -> None:
+        started.append(server.config.app)
+        server.started = True
+        for sock in sockets or ():
+            sock.close()
+
+    monkeypatch.setattr(uvicorn.Server, "run", run)
     runner = CliRunner()
     db = f"sqlite:///{tmp_path / 'serve.db'}"
     assert runner.invoke(app, ["serve", "--db", db]).exit_code == 0

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import getpass
 import json
+import math
 import os
 import re
+import reprlib
 import threading
 import time
 from datetime import UTC, datetime, timedelta
@@ -94,22 +96,34 @@ def os_user() -> str:
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, None: 1}
+MAX_DURATION = timedelta(days=365_000)
+"""About a thousand years: the longest duration accepted, so that now plus it is still a moment
+a datetime (up to the year 9999) and both databases can hold."""
 
 
 def parse_duration(value: str | float | int | timedelta) -> timedelta:
-    """`90`, `"90s"`, `"15m"`, `"24h"`, `"7d"` or a timedelta."""
+    """`90`, `"90s"`, `"15m"`, `"24h"`, `"7d"` or a timedelta: positive and at most MAX_DURATION,
+    else ValueError saying why."""
+    shown = reprlib.repr(value)
     if isinstance(value, timedelta):
-        return value
-    if isinstance(value, int | float):
+        seconds = value.total_seconds()
+    elif isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ValueError(f"not a duration: {shown} (use e.g. 90s, 15m, 24h, 7d)")
+    elif isinstance(value, int | float):
         seconds = float(value)
     else:
         match = _DURATION.match(value)
         if match is None:
-            raise ValueError(f"not a duration: {value!r} (use e.g. 90s, 15m, 24h, 7d)")
+            raise ValueError(f"not a duration: {shown} (use e.g. 90s, 15m, 24h, 7d)")
         seconds = float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
-    if seconds <= 0:
-        raise ValueError(f"a duration must be positive, got {value!r}")
-    return timedelta(seconds=seconds)
+    if math.isnan(seconds):
+        raise ValueError(f"not a duration: {shown} (use e.g. 90s, 15m, 24h, 7d)")
+    if seconds > MAX_DURATION.total_seconds():
+        raise ValueError(f"a duration can be at most {MAX_DURATION.days:,} days (1000 years), not {shown}")
+    duration = value if isinstance(value, timedelta) else timedelta(seconds=seconds)
+    if duration <= timedelta(0):
+        raise ValueError(f"a duration must be positive, not {shown}")
+    return duration
 
 
 def format_duration(delta: timedelta) -> str:

@@ -28,6 +28,7 @@ SignoffError
 │   ├── NotAuthenticated         no valid token, session or link (401)
 │   └── PermissionDenied         authenticated, but this user may not do this (403)
 ├── InvalidInput                 a request body or parameter that cannot be used (422)
+│   ├── IdempotencyKeyReused     an Idempotency-Key sent again with a different call (422)
 │   └── PayloadTooLarge          a body or value over the size limit (413)
 ├── NotFound                     no such user, token or rule entry (404)
 └── RemoteError                  the signoff server could not be reached or answered oddly
@@ -196,6 +197,10 @@ class InvalidInput(SignoffError):
     """The input is invalid."""
 
     status_code = 422
+
+
+class IdempotencyKeyReused(InvalidInput):
+    """This Idempotency-Key was already used for a different call; use a fresh key for each new call."""
 
 
 class PayloadTooLarge(InvalidInput):

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from ._util import from_iso
 from .decisions import DecisionRecord, parse_decision
+from .jsonvalues import check as check_json
 from .rules.model import RequestRule
 from .templates import redact_args
 from .visible import check_name
@@ -94,6 +95,7 @@ class NewRequest:
         for what, name in (("agent", self.agent), ("app", self.app), ("requester", self.requester)):
             if name is not None:
                 check_name(name, what)
+        check_json(self.args, "args")  # NaN, infinities, lone surrogates: refused before anything is stored
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -41,7 +41,7 @@ def run_once(
         except Exception as exc:
             store.finish_execution(request_id, token, succeeded=False, error=describe(exc))
             raise
-    stored = store.finish_execution(request_id, token, succeeded=True, result=jsonable(value))
+    stored = store.finish_execution(request_id, token, succeeded=True, result=result_json(value))
     return Reply(outcome=outcome, value=value if is_json(value) else stored.result, executed=True)
 
 
@@ -76,7 +76,7 @@ async def arun_once(
             )
             raise
     stored = await asyncio.to_thread(
-        lambda: store.finish_execution(request_id, token, succeeded=True, result=jsonable(value))
+        lambda: store.finish_execution(request_id, token, succeeded=True, result=result_json(value))
     )
     return Reply(outcome=outcome, value=value if is_json(value) else stored.result, executed=True)
 
@@ -135,6 +135,12 @@ async def maybe_await(value: Any) -> Any:
 def jsonable(value: Any) -> Any:
     """`value` as JSON would give it back (non-JSON leaves become their `str`)."""
     return json.loads(json.dumps(value, default=str))
+
+
+def result_json(value: Any) -> Any:
+    """A tool's result as the store keeps it: `jsonable`, and NaN or infinities (which JSON
+    cannot hold) as the text JSON would have written for them ("NaN", "Infinity")."""
+    return json.loads(json.dumps(value, default=str), parse_constant=str)
 
 
 def is_json(value: Any) -> bool:

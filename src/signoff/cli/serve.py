@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from ..server import ServerSettings, create_app
+from ..server.limits import parse_size
 from ..server.serve import first_start, load_config, login_link
 from .state import CliError, local_store_of, state_of
 
@@ -62,10 +63,18 @@ def serve(
             "Default: none is trusted.",
         ),
     ] = None,
+    max_body: Annotated[
+        str,
+        typer.Option("--max-body", help="The largest request body accepted, e.g. 1MiB, 512KiB (413 beyond)."),
+    ] = "1MiB",
 ) -> None:
     """Run the server: REST API (/docs), live web inbox, metrics, and the expiry sweeper."""
     import uvicorn
 
+    try:
+        body_limit = parse_size(max_body)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--max-body") from None
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
@@ -73,7 +82,7 @@ def serve(
     store = local_store_of(ctx, "serve")
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     settings = ServerSettings(
-        base_url=base_url or f"http://{shown_host}:{port}", agent_rules=agent_rules.value
+        base_url=base_url or f"http://{shown_host}:{port}", agent_rules=agent_rules.value, max_body=body_limit
     )
     if config is not None:
         load_config(store, config)

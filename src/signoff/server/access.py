@@ -22,6 +22,7 @@ from ..requests import Request
 from ..store import Store
 from ..store.request_ops import may_decide
 from .context import Server, server_of
+from .previews import brief_view
 from .refusals import audit_refusal, refuse_sign_in
 
 SESSION_COOKIE = "signoff_session"
@@ -91,9 +92,14 @@ def managed_request(store: Store, request_id: str, user: User, *, what: str, cha
     return request
 
 
-def request_view(request: Request, user: User) -> dict[str, object]:
-    """The JSON a caller gets: redacted for people; the asking agent also gets the full record."""
+def request_view(request: Request, user: User, *, brief: bool = False) -> dict[str, object]:
+    """The JSON a caller gets: redacted for people; the asking agent also gets the full record.
+    `brief` (lists, events) cuts long values and says so in `truncated` (see `previews`)."""
     view = request.to_dict()
+    if brief:
+        brief_view(view)
+    else:
+        view["truncated"] = False
     if is_creator(request, user):
         view["record"] = request.to_record()
     return view

@@ -32,6 +32,7 @@ from .context import Server, ServerSettings
 from .docs import install_docs
 from .errors import install_error_handlers
 from .events import EventFeed
+from .limits import Door
 from .metrics import Metrics
 from .routing import add_routes
 
@@ -72,6 +73,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
         swagger_ui_oauth2_redirect_url=None,
     )
     app.state.server = server
+    app.add_middleware(Door, max_body=settings.max_body)
     install_error_handlers(app)
     for module in (requests, agents, executions, rules, audit, identity):
         add_routes(app, module.router)
@@ -108,6 +110,7 @@ async def _sweep(server: Server) -> None:
                 )
             if loop.time() >= next_purge:
                 await asyncio.to_thread(store.purge_credentials)
+                await asyncio.to_thread(store.purge_kept_answers, ttl=server.settings.idempotency_ttl)
                 next_purge = loop.time() + PURGE_EVERY.total_seconds()
         except Exception:
             log.exception("the sweep failed; trying again")

@@ -16,6 +16,7 @@ from ..rules.resolve import Resolver
 from ..store import Store
 from .declared import DeclaredRules
 from .grouping import GroupedWriter
+from .limits import MAX_BODY
 from .refusals import SignInRefusals
 from .request_rules import AgentRules
 
@@ -42,6 +43,10 @@ class ServerSettings:
     agent_rules: AgentRules = "allow"
     """Whether an agent's own rule sets who decides, the quorum, the deadline, on_expire and
     unattended handling of a tool the server's rules do not cover (see `request_rules`)."""
+    max_body: int = MAX_BODY
+    """The largest request body accepted, in bytes (413 beyond)."""
+    idempotency_ttl: timedelta = timedelta(hours=24)
+    """How long an `Idempotency-Key` keeps its answer."""
 
 
 @dataclass(kw_only=True)

@@ -63,7 +63,7 @@ class Event:
             "seq": self.seq,
             "type": self.type,
             "action": self.action,
-            "request": request_view(self.request, user),
+            "request": request_view(self.request, user, brief=True),
         }
         return f"id: {self.seq}\nevent: {self.type}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 

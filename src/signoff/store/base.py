@@ -2,9 +2,9 @@
 
 Requests (get-or-create by creator + thread_id + tool_call_id, drafts, decisions with quorum,
 expiry, cancel), execution records (claim, renew, finish, reset), settings (rule layers, groups,
-AskOnce memory), users and their hashed credentials, the rules agents declared in code, and the
-hash-chained audit log. Every state change and its audit entry commit together; waiters are
-woken after the commit.
+AskOnce memory), users and their hashed credentials, the rules agents declared in code, the
+answers kept for idempotency keys, and the hash-chained audit log. Every state change and its
+audit entry commit together; waiters are woken after the commit.
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ from __future__ import annotations
 from .audit_ops import AuditOps
 from .declared_ops import DeclaredRuleOps
 from .execution_ops import ExecutionOps
+from .idempotency_ops import IdempotencyOps
 from .identity_ops import IdentityOps
 from .report_ops import ReportOps
 from .request_ops import RequestOps
 from .settings_ops import SettingsOps
 
 
-class Store(RequestOps, ExecutionOps, SettingsOps, AuditOps, IdentityOps, ReportOps, DeclaredRuleOps):
+class Store(
+    RequestOps, ExecutionOps, SettingsOps, AuditOps, IdentityOps, IdempotencyOps, ReportOps, DeclaredRuleOps
+):
     """Base class of the store backends. Use `open_store(url)` to get one."""

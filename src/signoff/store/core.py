@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from .._util import canonical_json, to_iso, utcnow
 from ..audit import AuditEntry, entry_payload
 from ..decisions import DecisionRecord, parse_decision
+from ..jsonvalues import storable_text
 from ..requests import Request, request_from_record
 from .wakeup import Waiter, WakeupHub
 
@@ -29,10 +30,16 @@ HEALTH_COUNTER = "health_checks"
 @dataclass(frozen=True)
 class Json:
     """Marks a parameter to be stored as JSON (text in SQLite, json in PostgreSQL; key order kept).
-    `text`, when given, is the value already encoded."""
+    `text`, when given, is the value already encoded; otherwise it is encoded here, and a value JSON
+    cannot hold (NaN, infinities, a lone surrogate, nesting too deep) is refused with InvalidInput
+    before anything is written, so that whatever is stored can be sent back."""
 
     value: Any
     text: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.text is None:
+            object.__setattr__(self, "text", storable_text(self.value))
 
 
 class Tx(Protocol):

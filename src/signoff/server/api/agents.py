@@ -14,9 +14,12 @@ from fastapi.responses import StreamingResponse
 from ...errors import PermissionDenied
 from ...identity import User
 from ...store import Store
-from ..access import CurrentCaller, CurrentUser
+from ..access import Caller, CurrentCaller, CurrentUser
 from ..context import server_of
 from ..events import Event, parse_last_event_id
+from ..idempotency import DOCUMENTED as IDEMPOTENT
+from ..idempotency import Answer, answer_once
+from ..limits import MAX_INTEGER
 from .models import MemoryBody, ThreadCancelBody
 
 router = APIRouter(prefix="/v1", tags=["agents"])
@@ -57,19 +60,26 @@ def auto_decisions(thread_id: str, http: HttpRequest, user: CurrentUser) -> dict
     return {"count": server_of(http).store.count_auto_decisions(thread_id, created_by=user.name)}
 
 
-@router.post("/threads/{thread_id}/cancel", summary="Cancel your run's open requests")
-def cancel_thread(
+@router.post(
+    "/threads/{thread_id}/cancel",
+    summary="Cancel your run's open requests",
+    response_model=None,
+    openapi_extra=IDEMPOTENT,
+)
+async def cancel_thread(
     thread_id: str, http: HttpRequest, caller: CurrentCaller, body: ThreadCancelBody | None = None
-) -> dict[str, int]:
-    """Thread ids are per agent: this cancels only the requests you created in that thread."""
+) -> Response:
+    store = server_of(http).store
+    reason = body.reason if body else None
+    return await answer_once(http, caller, lambda: Answer(_cancel_thread(store, thread_id, caller, reason)))
+
+
+def _cancel_thread(store: Store, thread_id: str, caller: Caller, reason: str | None) -> dict[str, int]:
+    """Thread ids are per agent: this cancels only the requests the caller created in that thread."""
     user = caller.user
     _agent_or_admin(user)
-    cancelled = server_of(http).store.cancel_thread(
-        thread_id,
-        actor=user.name,
-        channel=caller.channel,
-        reason=body.reason if body else None,
-        created_by=user.name,
+    cancelled = store.cancel_thread(
+        thread_id, actor=user.name, channel=caller.channel, reason=reason, created_by=user.name
     )
     return {"cancelled": cancelled}
 
@@ -80,7 +90,8 @@ async def events(
     caller: CurrentCaller,
     last_event_id: Annotated[str | None, Header()] = None,
     after: Annotated[
-        int | None, Query(ge=0, description="Resume after this event id (like Last-Event-ID).")
+        int | None,
+        Query(ge=0, le=MAX_INTEGER, description="Resume after this event id (like Last-Event-ID)."),
     ] = None,
 ) -> StreamingResponse:
     """Only requests you may see. Each event's id is its audit sequence number: reconnect with

@@ -15,6 +15,7 @@ from ...audit import AuditAnchor
 from ...errors import InvalidInput
 from ..access import CurrentUser, require_admin
 from ..context import server_of
+from ..limits import MAX_INTEGER
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 
@@ -26,7 +27,9 @@ def audit(
     request_id: str | None = None,
     action: str | None = None,
     actor: str | None = None,
-    after: Annotated[int, Query(ge=0, description="Only entries after this sequence number.")] = 0,
+    after: Annotated[
+        int, Query(ge=0, le=MAX_INTEGER, description="Only entries after this sequence number.")
+    ] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, Any]:
     require_admin(user)

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi import Request as HttpRequest
-from fastapi.responses import JSONResponse
+from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from ..._util import parse_duration, utcnow
@@ -23,6 +23,7 @@ from ...templates import render_description
 from ...validation import check_schema
 from ...visible import check_name
 from ..access import (
+    Caller,
     CurrentCaller,
     CurrentUser,
     authenticate,
@@ -34,6 +35,8 @@ from ..access import (
 from ..context import Server, server_of
 from ..deciding import decide_as
 from ..executions import rerun_as
+from ..idempotency import DOCUMENTED as IDEMPOTENT
+from ..idempotency import Answer, answer_once
 from ..refusals import audit_refusal
 from ..request_rules import governed_rule
 from .bodies import documented, read_body
@@ -49,9 +52,9 @@ MAX_WAIT_SECONDS = 60.0
     status_code=201,
     summary="Ask for a decision (get-or-create)",
     response_model=None,
-    openapi_extra=documented(NewRequestBody),
+    openapi_extra={**documented(NewRequestBody), **IDEMPOTENT},
 )
-async def create_request(http: HttpRequest) -> JSONResponse:
+async def create_request(http: HttpRequest) -> Response:
     """201 with the new request, or 200 with the one you created before for the same
     (thread_id, tool_call_id): each agent has its own thread ids."""
     caller = await authenticate(http)
@@ -60,24 +63,27 @@ async def create_request(http: HttpRequest) -> JSONResponse:
     user = caller.user
     if user.role == "member":
         raise PermissionDenied(f"{user.name} is a person; requests are created by agents (or admins)")
-    request, created = await server.write(_get_or_create, server, body, user)
+    return await answer_once(http, caller, lambda: _create(server, body, user, caller.channel))
+
+
+def _create(server: Server, body: NewRequestBody, user: User, channel: str) -> Answer:
+    request, created = _get_or_create(server, body, user)
     if not created and request.tool_name != body.tool:
         conflict = RequestConflict(
             f"tool_call_id {body.tool_call_id!r} in thread {body.thread_id!r} already belongs to a "
             f"call of {request.tool_name!r}, not {body.tool!r}"
         )
         data = {"tool": body.tool, "thread_id": body.thread_id, "tool_call_id": body.tool_call_id}
-        raise await server.run(
-            audit_refusal,
+        raise audit_refusal(
             server.store,
             conflict,
             actor=user.name,
-            channel=caller.channel,
+            channel=channel,
             request_id=request.id,
             action="request.create_refused",
             data=data,
         )
-    return JSONResponse(request_view(request, user), status_code=201 if created else 200)
+    return Answer(request_view(request, user), 201 if created else 200)
 
 
 def _get_or_create(server: Server, body: NewRequestBody, user: User) -> tuple[Request, bool]:
@@ -187,7 +193,7 @@ def list_requests(
     more = len(items) > limit
     items = items[:limit]
     return {
-        "items": [request_view(request, user) for request in items],
+        "items": [request_view(request, user, brief=True) for request in items],
         "next_cursor": items[-1].id if more and items else None,
     }
 
@@ -202,9 +208,9 @@ def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> di
     "/{request_id}/decision",
     summary="Decide: approve, edit, reject or respond",
     response_model=None,
-    openapi_extra=documented(DecisionBody),
+    openapi_extra={**documented(DecisionBody), **IDEMPOTENT},
 )
-async def decide(request_id: str, http: HttpRequest) -> JSONResponse:
+async def decide(request_id: str, http: HttpRequest) -> Response:
     """200 decided; 403 not an approver; 404; 409 already decided or still drafting; 410 expired;
     422 a type the rule does not allow, args breaking the tool's schema, or a malformed body."""
     caller = await authenticate(http)
@@ -212,40 +218,54 @@ async def decide(request_id: str, http: HttpRequest) -> JSONResponse:
     payload = body.model_dump(exclude={"on_behalf"})
     payload = {key: value for key, value in payload.items() if value is not None or key == "type"}
     server = server_of(http)
-    request = await server.write(
-        decide_as,
-        server,
-        request_id,
-        payload,
-        caller.user,
-        channel=caller.channel,
-        unattended=body.on_behalf == "unattended",
-    )
-    return JSONResponse(request_view(request, caller.user))
+    unattended = body.on_behalf == "unattended"
+
+    def work() -> Answer:
+        request = decide_as(
+            server, request_id, payload, caller.user, channel=caller.channel, unattended=unattended
+        )
+        return Answer(request_view(request, caller.user))
+
+    return await answer_once(http, caller, work)
 
 
-@router.post("/{request_id}/cancel", summary="Cancel an open request")
-def cancel(
+@router.post(
+    "/{request_id}/cancel", summary="Cancel an open request", response_model=None, openapi_extra=IDEMPOTENT
+)
+async def cancel(
     request_id: str, http: HttpRequest, caller: CurrentCaller, body: CancelBody | None = None
-) -> dict[str, Any]:
+) -> Response:
     store = server_of(http).store
-    managed_request(store, request_id, caller.user, what="cancel", channel=caller.channel)
-    request = store.cancel(
-        request_id, actor=caller.user.name, channel=caller.channel, reason=body.reason if body else None
-    )
-    return request_view(request, caller.user)
+
+    def work() -> Answer:
+        managed_request(store, request_id, caller.user, what="cancel", channel=caller.channel)
+        request = store.cancel(
+            request_id, actor=caller.user.name, channel=caller.channel, reason=body.reason if body else None
+        )
+        return Answer(request_view(request, caller.user))
+
+    return await answer_once(http, caller, work)
 
 
-@router.patch("/{request_id}", summary="Append streamed args to a draft, or mark it ready")
-def update_draft(
+@router.patch(
+    "/{request_id}",
+    summary="Append streamed args to a draft, or mark it ready",
+    response_model=None,
+    openapi_extra=IDEMPOTENT,
+)
+async def update_draft(
     request_id: str, body: DraftBody, http: HttpRequest, caller: CurrentCaller
-) -> dict[str, Any]:
+) -> Response:
     store = server_of(http).store
-    managed_request(store, request_id, caller.user, what="update the draft of", channel=caller.channel)
-    request = store.update_draft(
-        request_id, args=body.args, ready=body.ready, actor=caller.user.name, channel=caller.channel
-    )
-    return request_view(request, caller.user)
+
+    def work() -> Answer:
+        managed_request(store, request_id, caller.user, what="update the draft of", channel=caller.channel)
+        request = store.update_draft(
+            request_id, args=body.args, ready=body.ready, actor=caller.user.name, channel=caller.channel
+        )
+        return Answer(request_view(request, caller.user))
+
+    return await answer_once(http, caller, work)
 
 
 @router.get("/{request_id}/wait", summary="Long-poll: return as soon as the request is decided")
@@ -311,14 +331,23 @@ def get_execution(request_id: str, http: HttpRequest, caller: CurrentCaller) -> 
     return execution.to_dict() if execution is not None else None
 
 
-@router.post("/{request_id}/execution", summary="Claim, renew, finish or reset the execution")
-def execution(
+@router.post(
+    "/{request_id}/execution",
+    summary="Claim, renew, finish or reset the execution",
+    response_model=None,
+    openapi_extra=IDEMPOTENT,
+)
+async def execution(
     request_id: str, body: ExecutionBody, http: HttpRequest, caller: CurrentCaller
-) -> dict[str, Any]:
+) -> Response:
     """`claim` (the agent, before running the tool: `claimed` with a token, or the state someone
     else left), `renew` the lease, `finish` with the result, or `reset` an in_doubt or failed run
     (a person, so that the next replay runs it again)."""
     store = server_of(http).store
+    return await answer_once(http, caller, lambda: Answer(_execution(store, request_id, body, caller)))
+
+
+def _execution(store: Store, request_id: str, body: ExecutionBody, caller: Caller) -> dict[str, Any]:
     user = caller.user
     lease = timedelta(seconds=body.lease_seconds)
     if body.action == "reset":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
@@ -13,6 +12,7 @@ from ...rules.model import LAYER_KINDS, LayerKind, RuleSet
 from ..access import CurrentCaller, CurrentUser, require_admin
 from ..context import server_of
 from ..declared import declared_for
+from ..limits import read_json
 
 router = APIRouter(prefix="/v1", tags=["rules"])
 DEFAULTS_NAME = "-"
@@ -106,10 +106,7 @@ def explain(
 ) -> dict[str, Any]:
     parsed: dict[str, Any] | None = None
     if args is not None:
-        try:
-            parsed = json.loads(args)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(f"args is not valid JSON: {exc.msg}") from None
+        parsed = read_json(args, "args")
         if not isinstance(parsed, dict):
             raise InvalidInput("args must be a JSON object")
     explanation = server_of(http).resolver().explain(tool, agent, app, parsed, requester)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from ...changes import Change, changes, redacted
@@ -25,6 +26,7 @@ from ...requests import Request, RequestStatus
 from ...store.request_ops import may_decide
 from ...templates import description_args, redact_args
 from ...visible import hidden_in, visible, visible_json
+from ..previews import Preview, preview, preview_text
 from .decision_form import DECISION_ORDER, FormProblem, answer_fields, edit_fields
 from .schema_form import FormField, with_errors, with_submitted
 
@@ -123,13 +125,30 @@ class Card:
         return self.eager or self.mode == "link"
 
     @property
+    def _cuts(self) -> bool:
+        """A card in one of the inbox's lists shows long values cut; its request page, and a
+        handle link's page, show them whole."""
+        return self.details_link and self.mode == "live"
+
+    @cached_property
+    def _args(self) -> Preview:
+        """The (redacted) args as the card shows them."""
+        args = self.request.shown_args()
+        return preview(args) if self._cuts else Preview(args, False)
+
+    @property
+    def truncated(self) -> bool:
+        """Long values were cut: the request page shows them whole."""
+        return any(shown.cut for shown in (self._args, self._description, self._final_args, self._said))
+
+    @property
     def arg_rows(self) -> list[tuple[str, str]]:
         """(name, value) per argument: text as it is, anything else as JSON. A question's own
         text is not repeated below it."""
         request = self.request
         return [
             (name, value if isinstance(value, str) else visible_json(value))
-            for name, value in request.shown_args().items()
+            for name, value in self._args.value.items()
             if not (request.kind == "input" and name == "question" and value == request.description)
         ]
 
@@ -137,12 +156,16 @@ class Card:
     def description_text(self) -> str:
         """The description, without the default template's closing "Tool: …\nArgs: …" lines
         when the card shows the same arguments right below it."""
+        return str(self._description.value)
+
+    @cached_property
+    def _description(self) -> Preview:
         request = self.request
         repeated = f"\n\nTool: {visible(request.tool_name)}\nArgs: {description_args(request.shown_args())}"
         text = request.description
         if text.endswith(repeated) and len(text) > len(repeated):
-            return text[: -len(repeated)]
-        return text
+            text = text[: -len(repeated)]
+        return preview_text(text) if self._cuts else Preview(text, False)
 
     @property
     def hidden_characters(self) -> list[str]:
@@ -192,6 +215,17 @@ class Card:
     @property
     def said(self) -> str | None:
         """The words that came with the decision: a reason, a comment, an answer."""
+        said = self._said.value
+        return str(said) if said is not None else None
+
+    @cached_property
+    def _said(self) -> Preview:
+        said = self._said_in_full()
+        if said is None or not self._cuts:
+            return Preview(said, False)
+        return preview_text(said)
+
+    def _said_in_full(self) -> str | None:
         request = self.request
         if request.decision is not None:
             decision = request.decision.decision
@@ -211,7 +245,15 @@ class Card:
         request = self.request
         if request.status is not RequestStatus.EDITED or request.final_args is None:
             return None
-        return pretty_json(request.to_dict()["final_args"])
+        return pretty_json(self._final_args.value)
+
+    @cached_property
+    def _final_args(self) -> Preview:
+        request = self.request
+        if request.final_args is None:
+            return Preview(None, False)
+        shown = redact_args(request.final_args, request.rule.redact)
+        return preview(shown) if self._cuts else Preview(shown, False)
 
     @property
     def changed(self) -> list[Change]:

@@ -12,10 +12,11 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 
-from ...errors import SignoffError
+from ...errors import InvalidInput, SignoffError
 from ...rules.model import RequestRule
 from ..context import server_of
 from ..declared import declared_for
+from ..limits import read_json
 from .page_access import PageCaller
 from .rendering import page_context, render
 from .rule_origin import DECIDES, SOURCES, origin_text
@@ -80,9 +81,9 @@ def rules(
 
 def _explain(http: HttpRequest, form: ExplainForm) -> tuple[dict[str, Any] | None, str | None]:
     try:
-        args = json.loads(form.args) if form.args.strip() else {}
-    except json.JSONDecodeError as exc:
-        return None, f"The args are not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})."
+        args = read_json(form.args.strip() or "{}", "args", malformed="The args are not valid JSON")
+    except InvalidInput as exc:
+        return None, (exc.message if exc.message.startswith("The args") else f"The args: {exc.message}") + "."
     if not isinstance(args, dict):
         return None, 'The args must be a JSON object, like {"env": "prod"}.'
     try:

@@ -322,3 +322,19 @@ SET agent = excluded.agent, app = excluded.app, rule = excluded.rule, updated_at
 -- name: declared_rules
 SELECT created_by, tool, agent, app, rule, created_at, updated_at FROM declared_rules
 ORDER BY tool, created_by;
+
+-- name: find_kept_answer
+SELECT method, path, fingerprint, status, body, created_at FROM idempotency_keys
+WHERE user_name = :user_name AND idempotency_key = :idempotency_key AND created_at > :since;
+
+-- name: keep_answer
+-- A key whose answer is older than :since is free again.
+INSERT INTO idempotency_keys (user_name, idempotency_key, method, path, fingerprint, status, body, created_at)
+VALUES (:user_name, :idempotency_key, :method, :path, :fingerprint, :status, :body, :now)
+ON CONFLICT (user_name, idempotency_key) DO UPDATE SET
+    method = excluded.method, path = excluded.path, fingerprint = excluded.fingerprint,
+    status = excluded.status, body = excluded.body, created_at = excluded.created_at
+WHERE idempotency_keys.created_at <= :since;
+
+-- name: purge_kept_answers
+DELETE FROM idempotency_keys WHERE created_at <= :since;
