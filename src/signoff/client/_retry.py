@@ -49,9 +49,9 @@ def never_sent(exc: httpx.HTTPError) -> bool:
 class Backoff:
     """Delays between attempts: `first`, doubling up to `cap`, each jittered by ±20 %."""
 
-    def __init__(self, first: float = FIRST_DELAY, cap: float = MAX_DELAY) -> None:
-        self.first = first
-        self.cap = cap
+    def __init__(self, first: float | None = None, cap: float | None = None) -> None:
+        self.first = FIRST_DELAY if first is None else first
+        self.cap = MAX_DELAY if cap is None else cap
         self.failures = 0
 
     def reset(self) -> None:
