@@ -53,7 +53,7 @@ from .scopes import ScopeState, current_scope
 from .store import open_store
 from .templates import render_description
 from .validation import check_schema
-from .waiting import patience, present, wait_async, wait_blocking
+from .waiting import narrow_patience, patience, present, wait_async, wait_blocking
 
 if TYPE_CHECKING:
     from .console import ConfirmationUI
@@ -164,10 +164,8 @@ class Gate:
             if self._resolver_now is None:
                 version = self.store.rules_version()
             else:
-                try:
-                    with patience(
-                        utcnow()
-                    ):  # one attempt: while the server is away, the rules read last stand
+                try:  # one attempt: while the server is away, the rules read last stand
+                    with patience(utcnow()):
                         version = self.store.rules_version()
                 except (ServerUnavailable, StoreUnavailable):
                     return self._resolver_now
@@ -224,7 +222,10 @@ class Gate:
         state = self._scope_state(scope)
         call = self._with_id(call, state)
         give_up = _give_up(timeout)
-        planned = self._open(call, state.scope, give_up)
+        with patience(
+            _patience_until(utcnow() + DEFAULT_DEADLINE, give_up)
+        ):  # narrowed once the rule is known
+            planned = self._open(call, state.scope)
         if isinstance(planned, Outcome):
             return planned
         request = planned
@@ -244,7 +245,10 @@ class Gate:
         state = self._scope_state(scope)
         call = self._with_id(call, state)
         give_up = _give_up(timeout)
-        planned = await asyncio.to_thread(self._open, call, state.scope, give_up)
+        with patience(
+            _patience_until(utcnow() + DEFAULT_DEADLINE, give_up)
+        ):  # narrowed once the rule is known
+            planned = await asyncio.to_thread(self._open, call, state.scope)
         if isinstance(planned, Outcome):
             return planned
         request = planned
@@ -261,7 +265,8 @@ class Gate:
         """The suspending mode: the outcome if there is one already, else `Pending` at once."""
         state = self._scope_state(scope)
         call = self._with_id(call, state)
-        planned = self._open(call, state.scope)
+        with patience(_patience_until(utcnow() + DEFAULT_DEADLINE, None)):  # narrowed once the rule is known
+            planned = self._open(call, state.scope)
         if isinstance(planned, Outcome):
             return planned
         request = planned
@@ -301,27 +306,25 @@ class Gate:
             return call
         return replace(call, id=state.next_call_id(call))
 
-    def _open(self, call: ToolCall, scope: Scope, give_up: float | None = None) -> Outcome | Request:
-        """Plan the call: an Outcome when nobody needs asking, else its (possibly decided) request.
-        Server trouble is ridden out until the deadline the request has (or would have)."""
+    def _open(self, call: ToolCall, scope: Scope) -> Outcome | Request:
+        """Plan the call: an Outcome when nobody needs asking, else its (possibly decided) request."""
         assert call.id is not None
-        with patience(_patience_until(utcnow() + DEFAULT_DEADLINE, give_up)):  # the rules: not known yet
-            explanation = self.explain(
-                call.name, agent=scope.agent, app=scope.app, args=call.args, requester=scope.requester
-            )
+        explanation = self.explain(
+            call.name, agent=scope.agent, app=scope.app, args=call.args, requester=scope.requester
+        )
+        narrow_patience(utcnow() + explanation.rule.deadline + PAST_DEADLINE)  # the deadline it would have
         if not explanation.ask:
             return not_required(call.name, call.id, call.args)
+        existing = self.store.find_request(scope.thread_id, call.id)
+        if existing is not None:
+            return self._same_call(existing, call)
         rule = explanation.rule
-        with patience(_patience_until(utcnow() + rule.deadline, give_up)):
-            existing = self.store.find_request(scope.thread_id, call.id)
-            if existing is not None:
-                return self._same_call(existing, call)
-            if not rule.required and not self.policy.should_ask(call, scope, self.store):
-                return not_required(call.name, call.id, call.args)
-            if scope.unattended:
-                return self._auto_decide(call, scope, rule)
-            request, _ = self.store.create_request(self._new_request(call, scope, rule))
-            return self._same_call(request, call)
+        if not rule.required and not self.policy.should_ask(call, scope, self.store):
+            return not_required(call.name, call.id, call.args)
+        if scope.unattended:
+            return self._auto_decide(call, scope, rule)
+        request, _ = self.store.create_request(self._new_request(call, scope, rule))
+        return self._same_call(request, call)
 
     def _new_request(self, call: ToolCall, scope: Scope, rule: Rule, *, drafting: bool = False) -> NewRequest:
         assert call.id is not None

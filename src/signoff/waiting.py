@@ -47,6 +47,14 @@ def patience(until: datetime | None) -> Iterator[None]:
         _patience.reset(token)
 
 
+def narrow_patience(until: datetime) -> None:
+    """Inside `patience(...)`: from now on, ride out trouble until `until` at the latest (the
+    enclosing `patience` restores what was before it when it ends). Outside: nothing."""
+    current = _patience.get()
+    if current is not None and until < current:
+        _patience.set(until)
+
+
 def current_patience() -> datetime | None:
     """Until when calls made now may ride out server trouble (None: not set)."""
     return _patience.get()
@@ -121,6 +129,8 @@ async def wait_async(
         while True:
             waiter.clear()
             current = await asyncio.to_thread(store.get_request, request.id)
+            if current.is_terminal:
+                return current
             delay = await asyncio.to_thread(next_wait, store, current, give_up, poll_interval)
             if delay is None:
                 if current.is_terminal:

@@ -28,7 +28,11 @@ from .sqlite_tx import RowPlan, SQLiteTx
 from .wakeup import ANY, WakeupHub
 
 CHANGE_CHECK_INTERVAL = 0.003
-"""Seconds between `PRAGMA data_version` checks while somebody waits for a request."""
+"""Seconds between `PRAGMA data_version` checks while somebody waits for a request and other
+processes' changes keep coming (within `BUSY_SECONDS` of the last one)."""
+QUIET_CHECK_INTERVAL = 0.025
+"""The same once `BUSY_SECONDS` have passed without any: an idle process checks 40 times a second."""
+BUSY_SECONDS = 1.0
 ANY_CHECK_INTERVAL = 0.02
 """The same while only `ANY` is watched (a server's event feed, which this process's own
 commits wake at once): other processes' changes reach it within this."""
@@ -312,6 +316,7 @@ class SQLiteStore(Store):
     ) -> None:
         """While anybody waits: one `data_version` check per interval; when another connection
         has committed, the log entries since the last one seen name the requests to wake."""
+        last_change = 0.0
         try:
             while not stop.is_set():
                 if not self.hub.wait_for_watchers(0.5):
@@ -321,6 +326,7 @@ class SQLiteStore(Store):
                     if current != version:
                         version = current
                         seq = self._wake_changed(connection, seq)
+                        last_change = time.monotonic()
                 except sqlite3.Error:
                     if stop.is_set():
                         return
@@ -329,7 +335,8 @@ class SQLiteStore(Store):
                     stop.wait(0.5)
                     continue
                 if self.hub.watches_requests():
-                    time.sleep(CHANGE_CHECK_INTERVAL)
+                    busy = time.monotonic() - last_change < BUSY_SECONDS
+                    time.sleep(CHANGE_CHECK_INTERVAL if busy else QUIET_CHECK_INTERVAL)
                 else:
                     self.hub.pause(ANY_CHECK_INTERVAL)
         finally:
