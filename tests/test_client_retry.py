@@ -354,3 +354,28 @@ def test_the_reconnect_delay_starts_over_once_a_stream_is_established(
         "one failed attempt before each reconnect, not a growing count"
     )
     assert [headers.get("last-event-id") for headers in seen] == [None, "5", "5", "5", "5"]
+
+
+def test_a_gate_waiting_on_a_token_that_is_revoked_gets_the_error_at_once(
+    live_server: LiveServer, store: Store
+) -> None:
+    """No waiter polls: when the server refuses the event stream, every waiter looks itself."""
+    token = live_server.user(AGENT_USER, role="agent")
+    with Client(live_server.url, token) as client:
+        gate = Gate(client, rules=RULES, poll_interval=PUSH_ONLY)
+        call = ToolCall(name="deploy", args={"env": "prod"}, id="revoked")
+        errors: list[BaseException] = []
+
+        def review() -> None:
+            try:
+                gate.review(call, Scope(thread_id="revoked"), timeout=60)
+            except BaseException as exc:  # what the waiting agent gets
+                errors.append(exc)
+
+        waiter = threading.Thread(target=review, daemon=True)
+        waiter.start()
+        eventually(lambda: bool(client.hub.watched()) and client.events.streams_opened >= 1)
+        [credential] = store.list_credentials("token", AGENT_USER)
+        store.revoke_credential(id=credential.id, actor="admin")
+        waiter.join(30)
+    assert [type(error) for error in errors] == [NotAuthenticated]

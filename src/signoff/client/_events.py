@@ -6,8 +6,9 @@ disconnect it reconnects with `Last-Event-ID` (the server names the point reache
 stream opens, so there always is one after the first), the server replays what was missed, and
 it backs off while the server cannot be reached; the backoff starts over once a stream is
 established. Whenever a stream opens without a point to resume from, every waiter is woken to
-look again, which covers changes made before the stream was open. This is the waiters' safety
-net: none of them polls.
+look again, which covers changes made before the stream was open; so is every waiter when the
+server refuses the stream (a revoked token, a disabled user), and each gets that error itself.
+This is the waiters' safety net: none of them polls.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import threading
 
 import httpx
 
+from ..errors import AccessError
 from ..store.wakeup import WakeupHub
 from ._retry import Backoff
 from ._sse import SseDecoder
@@ -40,6 +42,8 @@ class EventFollower:
         self.last_event_id: str | None = None
         self.backoff = Backoff()
         """Delays between reconnections; starts over once a stream is established."""
+        self._failing = False
+        """Whether the attempts since the last stream opened have all failed."""
         self._headers = headers
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -85,8 +89,12 @@ class EventFollower:
                 try:
                     await self._stream(http)
                 except Exception as exc:  # unreachable, cut off, refused (a revoked token): retry, slower
-                    report = log.warning if self.backoff.failures == 0 else log.debug
-                    report("the event stream from %s failed (%s); reconnecting", self.url, repr(exc))
+                    (log.debug if self._failing else log.warning)(
+                        "the event stream from %s failed (%s); reconnecting", self.url, repr(exc)
+                    )
+                    if isinstance(exc, AccessError) and not self._failing:
+                        self.hub.fire(self.hub.watched())  # they look, and get the refusal themselves
+                    self._failing = True
                 await asyncio.sleep(self.backoff.next_delay())
 
     async def _stream(self, http: httpx.AsyncClient) -> None:
@@ -106,6 +114,7 @@ class EventFollower:
                     opened = True
                     self.streams_opened += 1
                     self.backoff.reset()
+                    self._failing = False
                     if resume is None:
                         self.hub.fire(self.hub.watched())
                 event = decoder.feed(line)
