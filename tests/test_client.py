@@ -41,6 +41,7 @@ from signoff import (
     Respond,
     RuleSet,
     Scope,
+    ServerUnavailable,
     Store,
     ToolCall,
 )
@@ -263,24 +264,40 @@ def test_a_bad_token_is_not_authenticated(live_server: LiveServer) -> None:
             gate.review(ToolCall(name="deploy", args={}), Scope(thread_id="t"))
 
 
-def test_a_server_that_is_down_is_a_remote_error() -> None:
+def test_a_server_that_stays_down_is_given_up_on_when_the_caller_can_wait_no_longer() -> None:
     url = f"http://127.0.0.1:{free_port()}"
-    with Client(url, "so_tok_whatever", timeout=2) as client:
-        with pytest.raises(RemoteError, match=f"^cannot reach the signoff server at {re.escape(url)}"):
-            Gate(client, rules=RULES).review(ToolCall(name="deploy", args={}), Scope(thread_id="t"))
-        with pytest.raises(RemoteError, match="cannot reach the signoff server"):
+    with Client(url, "so_tok_whatever", timeout=2, retry_for=0.3) as client:
+        with pytest.raises(
+            ServerUnavailable,
+            match=f"^cannot reach the signoff server at {re.escape(url)}.*"
+            r"\(gave up on GET /v1/requests as long as the gate could wait; \d+ attempts over 1\.\d s\)$",
+        ):
+            Gate(client, rules=RULES).review(
+                ToolCall(name="deploy", args={}), Scope(thread_id="t"), timeout=1
+            )
+        with pytest.raises(
+            ServerUnavailable, match=r"cannot reach the signoff server.*after retry_for \(0\.3 s\)"
+        ):
             client.wait("req_x", timeout=1)
+    assert issubclass(ServerUnavailable, RemoteError)
 
 
 def test_an_answer_that_is_not_signoffs_is_a_remote_error() -> None:
     def gateway(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/wait"):
+            return httpx.Response(200, text="<html>Welcome to nginx</html>")
         return httpx.Response(502, text="<html>Bad Gateway</html>")
 
-    with (
-        Client("http://127.0.0.1:9", "so_tok_x", transport=httpx.MockTransport(gateway)) as client,
-        pytest.raises(RemoteError, match=r"^the server answered 502: <html>Bad Gateway</html>$"),
-    ):
-        client.get_request("req_x")
+    with Client(
+        "http://127.0.0.1:9", "so_tok_x", transport=httpx.MockTransport(gateway), retry_for=0
+    ) as client:
+        with pytest.raises(
+            ServerUnavailable, match=r"^the server answered 502: <html>Bad Gateway</html> \(gave up on GET"
+        ):
+            client.get_request("req_x")
+        with pytest.raises(RemoteError, match=r"is not JSON: <html>Welcome to nginx</html>$") as raised:
+            client.wait("req_x", timeout=1)
+    assert not isinstance(raised.value, ServerUnavailable), "an odd answer is not retried"
 
 
 # -- running tools exactly once ------------------------------------------------------------------

@@ -237,6 +237,15 @@ def test_integer_parameters_past_64_bits_get_422(admin: httpx.Client, path: str)
     assert "after" in error_of(response)[1]
 
 
+def test_a_last_event_id_past_64_bits_starts_the_stream_from_now(admin: httpx.Client) -> None:
+    headers = {"Last-Event-ID": str(2**63), "Accept": "text/event-stream"}
+    with admin.stream("GET", "/v1/events", headers=headers) as stream:
+        assert stream.status_code == 200
+        lines = stream.iter_lines()
+        opening = [next(lines) for _ in range(4)]
+    assert any(line.startswith("id: ") for line in opening), opening
+
+
 def test_explain_args_nested_5000_deep_get_422(agent: httpx.Client) -> None:
     response = agent.get("/v1/explain", params={"tool": "send_email", "args": "[" * 5000 + "]" * 5000})
     assert response.status_code == 422

@@ -7,6 +7,7 @@ import queue
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import httpx
 
 from signoff import Approve
+from signoff.server.access import SESSION_COOKIE
 from signoff.store import Store
 
 from .conftest import url_for
@@ -22,16 +24,28 @@ from .live import LiveServer
 Event = dict[str, Any]
 
 
+END: Event = {"event": "end of stream"}
+"""What `event_stream` puts in its queue when the server ends the stream."""
+
+
 @contextmanager
 def event_stream(
-    server: LiveServer, token: str, *, last_event_id: int | None = None
+    server: LiveServer,
+    token: str | None,
+    *,
+    last_event_id: int | None = None,
+    session: str | None = None,
 ) -> Iterator[queue.Queue[Event]]:
-    """Read the stream in a thread; yields a queue of parsed events (with their `id`)."""
+    """Read the stream in a thread (with a token, or a web session's cookie); yields a queue of
+    parsed events (with their `id`), then `END` if the server ends the stream."""
     events: queue.Queue[Event] = queue.Queue()
-    headers = {"Authorization": f"Bearer {token}"}
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
     if last_event_id is not None:
         headers["Last-Event-ID"] = str(last_event_id)
-    client = httpx.Client(base_url=server.url, headers=headers, timeout=httpx.Timeout(30, read=None))
+    cookies = {SESSION_COOKIE: session} if session else None
+    client = httpx.Client(
+        base_url=server.url, headers=headers, cookies=cookies, timeout=httpx.Timeout(30, read=None)
+    )
     opened = threading.Event()
     stop = threading.Event()
 
@@ -58,6 +72,8 @@ def event_stream(
                     elif not line.startswith(":"):
                         name, _, value = line.partition(": ")
                         fields[name] = value
+            if not stop.is_set():
+                events.put(END)
         except httpx.HTTPError:
             return
 
@@ -238,3 +254,77 @@ def test_a_quorum_decided_elsewhere_after_a_vote_here_is_sent_decided(
         decided = next_event(events)
     assert decided["event"] == "decided"
     assert decided["request"]["status"] == "approved"
+
+
+# -- open streams re-check their caller ------------------------------------------------------------
+
+
+def ended(events: queue.Queue[Event], *, timeout: float = 15) -> list[Event]:
+    """The events before the server ended the stream (fails if it does not end)."""
+    seen = []
+    while (event := next_event(events, timeout=timeout)) is not END:
+        seen.append(event)
+    return seen
+
+
+def test_a_stream_ends_when_its_token_is_revoked(live_server: LiveServer, store: Store) -> None:
+    bot = live_server.user("bot", "agent")
+    alice = live_server.user("alice")
+    with event_stream(live_server, alice) as events:
+        first = create(live_server, bot, "c1")
+        assert next_event(events)["request"]["id"] == first
+        [token] = store.list_credentials("token", "alice")
+        with live_server.client(alice) as own:
+            assert own.delete(f"/v1/tokens/{token.id}").status_code == 200
+        assert ended(events) == []
+    with live_server.client(alice) as revoked:
+        assert revoked.get("/v1/events").status_code == 401
+
+
+def test_a_stream_ends_when_its_token_is_revoked_elsewhere(live_server: LiveServer, store: Store) -> None:
+    """Revoked by another process (the CLI on the database): noticed within a few seconds."""
+    alice = live_server.user("alice")
+    with event_stream(live_server, alice) as events:
+        [token] = store.list_credentials("token", "alice")
+        store.revoke_credential(id=token.id, actor="admin")
+        assert ended(events) == []
+
+
+def test_a_stream_ends_when_its_session_signs_out(live_server: LiveServer, store: Store) -> None:
+    live_server.user("alice")
+    session, _ = store.issue_credential("session", "alice", actor="alice", channel="web")
+    found = store.session_of(session)
+    assert found is not None
+    csrf = found[1]
+    bot = live_server.user("bot", "agent")
+    with event_stream(live_server, None, session=session) as events:
+        first = create(live_server, bot, "c1")
+        assert next_event(events)["request"]["id"] == first
+        with httpx.Client(base_url=live_server.url, cookies={SESSION_COOKIE: session}) as browser:
+            signed_out = browser.post("/logout", headers={"X-CSRF-Token": csrf})
+        assert signed_out.status_code == 303
+        assert ended(events) == []
+
+
+def test_a_stream_ends_when_its_user_is_disabled(live_server: LiveServer, store: Store) -> None:
+    alice = live_server.user("alice")
+    bot = live_server.user("bot", "agent")
+    with event_stream(live_server, alice) as events:
+        store.update_user("alice", disabled=True, actor="admin")
+        later = ended(events)
+        create(live_server, bot, "c1")
+    assert later == []
+
+
+def test_leaving_an_approver_group_stops_that_groups_events(live_server: LiveServer, store: Store) -> None:
+    bot = live_server.user("bot", "agent")
+    alice = live_server.user("alice", groups=("dba",))
+    with event_stream(live_server, alice) as events:
+        before = create(live_server, bot, "c1", approvers=["group:dba"])
+        assert next_event(events)["request"]["id"] == before
+        store.remove_group_member("dba", "alice", actor="admin")
+        time.sleep(live_server.app.state.server.callers.ttl + 0.5)  # the next event's check reads it again
+        create(live_server, bot, "c2", approvers=["group:dba"])
+        hers = create(live_server, bot, "c3", approvers=["alice"])
+        assert next_event(events)["request"]["id"] == hers
+        assert events.empty()

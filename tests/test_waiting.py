@@ -6,6 +6,7 @@ import asyncio
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -207,3 +208,138 @@ def test_a_paused_change_check_resumes_when_someone_subscribes() -> None:
         if not paused.is_alive():
             break
     assert not paused.is_alive()
+
+
+# -- idle waiting costs next to nothing: no per-waiter polling, one cheap look per process -------
+
+
+def test_an_idle_waiter_sleeps_until_its_deadline_unless_woken(store: Store) -> None:
+    from signoff.waiting import next_wait
+
+    gate = Gate(store, rules=RULES)
+    pending = gate.submit(ToolCall(name="deploy", args={}, id="idle"), Scope(thread_id="idle"))
+    assert isinstance(pending, Pending)
+    delay = next_wait(store, pending.request, None, gate.poll_interval)
+    assert delay is not None
+    assert delay > 23 * 3600, (
+        "no safety re-read per waiter: the store's source of wake-ups has one per process"
+    )
+
+
+def test_the_sqlite_change_check_costs_the_same_for_any_number_of_waiters(
+    sqlite_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many waiters, changes from another process: the watcher runs only `PRAGMA data_version`
+    and reads the log entries after the last one it saw, never a query over the watched ids,
+    and it wakes exactly the waiters whose requests changed."""
+    import sqlite3
+
+    from signoff.store import SQLiteStore
+
+    from .test_store_requests import new_request
+
+    assert isinstance(sqlite_store, SQLiteStore)
+    statements: list[str] = []
+    connect = sqlite3.connect
+
+    def traced(*args: object, **kwargs: object) -> sqlite3.Connection:
+        connection = connect(*args, **kwargs)  # type: ignore[arg-type]
+        connection.set_trace_callback(
+            lambda sql: (
+                statements.append(sql)
+                if threading.current_thread().name == "signoff-sqlite-changes"
+                else None
+            )
+        )
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    requests = [sqlite_store.create_request(new_request(tool_call_id=f"w{n}"))[0] for n in range(300)]
+    waiters = [sqlite_store.subscribe(request.id) for request in requests]
+    other = SQLiteStore(sqlite_store.path)  # another process: its commits reach us only through the file
+    try:
+        changed = requests[::100]
+        for request in changed:
+            other.decide(request.id, Approve(), actor="alice")
+        for request, waiter in zip(requests, waiters, strict=True):
+            if request in changed:
+                assert waiter.wait(10), "a waiter whose request changed elsewhere is woken"
+    finally:
+        other.close()
+        for waiter in waiters:
+            sqlite_store.unsubscribe(waiter)
+    woken = [request for request, waiter in zip(requests, waiters, strict=True) if waiter.wait(0)]
+    assert woken == changed
+    looks = [sql for sql in statements if not sql.startswith("PRAGMA data_version")]
+    assert looks, "the watcher read what changed"
+    assert all("FROM audit_log WHERE seq >" in sql for sql in looks), looks[:3]
+    assert len(looks) <= len(changed)
+    assert not any(request.id in sql for sql in statements for request in requests)
+
+
+def test_waiters_are_woken_after_the_listening_connection_comes_back(
+    pg_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NOTIFYs sent while the listener is away reach nobody: once it listens again, every waiter
+    looks again (the slow fallback poll is off here, so only that can wake this one)."""
+    import uuid
+
+    import psycopg
+
+    from signoff.store import postgres
+
+    from .conftest import POSTGRES_DSN
+    from .test_store_requests import new_request
+
+    monkeypatch.setattr(postgres, "FALLBACK_POLL", 3600.0)
+    name = f"signoff-listen-test-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setattr(postgres, "LISTENER_NAME", name)
+    may_connect = threading.Event()
+    may_connect.set()
+    reconnecting = threading.Event()
+    connect = psycopg.connect
+
+    def gated(*args: object, **kwargs: object) -> psycopg.Connection[object]:
+        if kwargs.get("application_name") == name and not may_connect.is_set():
+            reconnecting.set()
+            may_connect.wait(10)
+        return connect(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(postgres.psycopg, "connect", gated)
+    request, _ = pg_store.create_request(new_request())
+    waiter = pg_store.subscribe(request.id)
+    assert POSTGRES_DSN is not None
+    try:
+        with psycopg.connect(POSTGRES_DSN, autocommit=True) as admin:
+            for _ in range(200):
+                found = admin.execute(
+                    "SELECT pid FROM pg_stat_activity WHERE application_name = %s AND query LIKE 'LISTEN%%'",
+                    (name,),
+                ).fetchall()
+                if found:
+                    break
+                time.sleep(0.05)
+            assert found, "the listening connection was opened"
+            waiter.wait(0.5)  # it fires once as it starts listening
+            waiter.clear()
+            may_connect.clear()
+            admin.execute("SELECT pg_terminate_backend(%s)", (found[0][0],))
+        assert reconnecting.wait(10), "the listener tries again after its backend was terminated"
+        other = postgres.PostgresStore(
+            POSTGRES_DSN,
+            schema=pg_store.schema,
+            min_size=1,
+            max_size=1,
+            migrate=False,  # type: ignore[attr-defined]
+        )
+        try:
+            other.decide(request.id, Approve(), actor="alice")  # its NOTIFY reaches nobody
+        finally:
+            other.close()
+        assert not waiter.wait(0.3)
+        may_connect.set()
+        assert waiter.wait(10), "woken once the listener is back"
+    finally:
+        may_connect.set()
+        pg_store.unsubscribe(waiter)
+    assert pg_store.get_request(request.id).status is RequestStatus.APPROVED

@@ -32,6 +32,7 @@ SignoffError
 │   └── PayloadTooLarge          a body or value over the size limit (413)
 ├── NotFound                     no such user, token or rule entry (404)
 └── RemoteError                  the signoff server could not be reached or answered oddly
+    └── ServerUnavailable        still unreachable or unavailable (502, 503, 504) when the call gave up
 
 `Suspended` (in `signoff.gate`) is not here: it is a signal that a decision is pending, not an error.
 Each class's docstring is its default message.
@@ -213,6 +214,13 @@ class RemoteError(SignoffError):
     """The signoff server could not be reached or gave an unexpected answer."""
 
     status_code = 502
+
+
+class ServerUnavailable(RemoteError):
+    """The signoff server stayed unreachable or unavailable (502, 503, 504) for as long as the
+    call could wait (a gate's calls: until the request's deadline); the call was given up."""
+
+    status_code = 503
 
 
 class NotFound(SignoffError):

@@ -12,7 +12,8 @@
 
 A decision reaches the waiter by push (see `signoff.store.wakeup`). A request's deadline is
 enforced by the waiter itself: at the deadline it expires the request (compare-and-set, so only
-one party does) and returns the rule's `on_expire` outcome.
+one party does) and returns the rule's `on_expire` outcome. Over a `Client`, the gate's calls
+ride out the server's transient trouble until the request's deadline (see `waiting.patience`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -37,25 +38,36 @@ from .errors import (
     AutoResumeExceeded,
     RequestConflict,
     RequestExpired,
+    ServerUnavailable,
     SignoffError,
+    StoreUnavailable,
 )
 from .execution import DEFAULT_LEASE
 from .outcome import Outcome, Reply, not_required, outcome_for
 from .policies import AlwaysAsk, Policy
 from .requests import NewRequest, Request, RequestStatus
-from .rules.model import RequestRule, RuleOrigin, RuleSet, ToolEntry
+from .rules.model import (
+    DEFAULT_DEADLINE,
+    RequestRule,
+    RuleOrigin,
+    RuleSet,
+    ToolEntry,
+)
 from .rules.resolve import Explanation, Resolver
 from .running import arun_once, jsonable, run_once
 from .scopes import ScopeState, current_scope
 from .store import open_store
 from .templates import render_description
 from .validation import check_schema
-from .waiting import present, wait_async, wait_blocking
+from .waiting import narrow_patience, patience, present, wait_async, wait_blocking
 
 if TYPE_CHECKING:
     from .console import ConfirmationUI
 
 UNATTENDED_ACTOR = "unattended"
+PAST_DEADLINE = timedelta(seconds=30)
+"""How long after a request's deadline the gate's calls still ride out server trouble, so that
+the expiry itself can be recorded."""
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -96,6 +108,10 @@ class Gate:
     (re-read within `rules_refresh` seconds of a change, so switching HITL off takes effect
     at once). `policy` narrows further (`AskOnce`...). `ui` presents requests in this process
     (a console); without one, decisions come from elsewhere (CLI, server, chat).
+
+    Waiters are woken by push and otherwise sleep until their deadline; `poll_interval` makes
+    each also look again that often (costly with many waiters: the store's own source of
+    wake-ups has a per-process safety net already).
     """
 
     def __init__(
@@ -109,7 +125,7 @@ class Gate:
         actor: str | None = None,
         lease: timedelta = DEFAULT_LEASE,
         max_auto_resume: int | None = None,
-        poll_interval: float = 5.0,
+        poll_interval: float | None = None,
         rules_refresh: float = 1.0,
     ) -> None:
         self.store: Backend = store if store is not None else open_store()
@@ -153,7 +169,14 @@ class Gate:
                     self._resolver_now = Resolver(self._with_code_tools(self._fixed_rules))
                 return self._resolver_now
             self._next_refresh = time.monotonic() + self.rules_refresh
-            version = self.store.rules_version()
+            if self._resolver_now is None:
+                version = self.store.rules_version()
+            else:
+                try:  # one attempt: while the server is away, the rules read last stand
+                    with patience(utcnow()):
+                        version = self.store.rules_version()
+                except (ServerUnavailable, StoreUnavailable):
+                    return self._resolver_now
             if self._resolver_now is None or version != self._rules_version:
                 self._resolver_now = Resolver(self._with_code_tools(self.store.load_rules()))
                 self._rules_version = version
@@ -218,15 +241,22 @@ class Gate:
         """
         state = self._scope_state(scope)
         call = self._with_id(call, state)
-        planned = self._open(call, state.scope)
+        give_up = _give_up(timeout)
+        with patience(
+            _patience_until(utcnow() + DEFAULT_DEADLINE, give_up)
+        ):  # narrowed once the rule is known
+            planned = self._open(call, state.scope)
         if isinstance(planned, Outcome):
             return planned
         request = planned
-        if not request.is_terminal and self.ui is not None:
-            request = present(self.store, self.ui, request, actor=self.actor)
-        if not request.is_terminal:
-            request = wait_blocking(self.store, request, timeout=timeout, poll_interval=self.poll_interval)
-        return self._finish(request, call, state.scope)
+        with patience(_patience_until(request.deadline, give_up)):
+            if not request.is_terminal and self.ui is not None:
+                request = present(self.store, self.ui, request, actor=self.actor)
+            if not request.is_terminal:
+                request = wait_blocking(
+                    self.store, request, timeout=timeout, poll_interval=self.poll_interval
+                )
+            return self._finish(request, call, state.scope)
 
     async def areview(
         self, call: ToolCall, scope: Scope | None = None, *, timeout: float | None = None
@@ -234,29 +264,38 @@ class Gate:
         """`review` as a coroutine: waiting holds no thread."""
         state = self._scope_state(scope)
         call = self._with_id(call, state)
-        planned = await asyncio.to_thread(self._open, call, state.scope)
+        give_up = _give_up(timeout)
+        with patience(
+            _patience_until(utcnow() + DEFAULT_DEADLINE, give_up)
+        ):  # narrowed once the rule is known
+            planned = await asyncio.to_thread(self._open, call, state.scope)
         if isinstance(planned, Outcome):
             return planned
         request = planned
-        if not request.is_terminal and self.ui is not None:
-            request = await asyncio.to_thread(present, self.store, self.ui, request, actor=self.actor)
-        if not request.is_terminal:
-            request = await wait_async(self.store, request, timeout=timeout, poll_interval=self.poll_interval)
-        return await asyncio.to_thread(self._finish, request, call, state.scope)
+        with patience(_patience_until(request.deadline, give_up)):
+            if not request.is_terminal and self.ui is not None:
+                request = await asyncio.to_thread(present, self.store, self.ui, request, actor=self.actor)
+            if not request.is_terminal:
+                request = await wait_async(
+                    self.store, request, timeout=timeout, poll_interval=self.poll_interval
+                )
+            return await asyncio.to_thread(self._finish, request, call, state.scope)
 
     def submit(self, call: ToolCall, scope: Scope | None = None) -> Outcome | Pending:
         """The suspending mode: the outcome if there is one already, else `Pending` at once."""
         state = self._scope_state(scope)
         call = self._with_id(call, state)
-        planned = self._open(call, state.scope)
+        with patience(_patience_until(utcnow() + DEFAULT_DEADLINE, None)):  # narrowed once the rule is known
+            planned = self._open(call, state.scope)
         if isinstance(planned, Outcome):
             return planned
         request = planned
-        if not request.is_terminal and request.deadline <= utcnow():
-            request = self.store.expire(request.id) or self.store.get_request(request.id)
-        if not request.is_terminal:
-            return Pending(request)
-        return self._finish(request, call, state.scope)
+        with patience(_patience_until(request.deadline, None)):
+            if not request.is_terminal and request.deadline <= utcnow():
+                request = self.store.expire(request.id) or self.store.get_request(request.id)
+            if not request.is_terminal:
+                return Pending(request)
+            return self._finish(request, call, state.scope)
 
     def draft(self, call: ToolCall, scope: Scope | None = None) -> Request | None:
         """Open the request while the model is still streaming the args (CopilotKit's inProgress):
@@ -275,7 +314,8 @@ class Gate:
         if not explanation.ask:
             return None
         new = self._new_request(call, state.scope, explanation, drafting=True)
-        request, _ = self.store.create_request(new)
+        with patience(_patience_until(new.deadline, None)):
+            request, _ = self.store.create_request(new)
         return self._same_call(request, call)
 
     async def asubmit(self, call: ToolCall, scope: Scope | None = None) -> Outcome | Pending:
@@ -292,6 +332,7 @@ class Gate:
         explanation = self.explain(
             call.name, agent=scope.agent, app=scope.app, args=call.args, requester=scope.requester
         )
+        narrow_patience(utcnow() + explanation.rule.deadline + PAST_DEADLINE)  # the deadline it would have
         if not explanation.ask:
             return not_required(call.name, call.id, call.args)
         existing = self.store.find_request(scope.thread_id, call.id)
@@ -413,35 +454,40 @@ class Gate:
         state = self._scope_state(scope)
         call = self._with_id(ToolCall(name="signoff.ask", args={"question": question}, id=id), state)
         assert call.id is not None
-        request = self.store.find_request(state.scope.thread_id, call.id)
+        give_up = _give_up(timeout)
+        with patience(_patience_until(utcnow() + parse_duration(deadline), give_up)):
+            request = self.store.find_request(state.scope.thread_id, call.id)
         if request is None:
             if schema is not None:
                 check_schema(schema)
-            request, _ = self.store.create_request(
-                NewRequest(
-                    thread_id=state.scope.thread_id,
-                    tool_call_id=call.id,
-                    tool_name=call.name,
-                    args=call.args,
-                    kind="input",
-                    description=question,
-                    deadline=utcnow() + parse_duration(deadline),
-                    rule=RequestRule(
-                        allowed_decisions=("respond", "reject"),
-                        approvers=tuple(approvers),
-                        origin=RuleOrigin(source="code", layer="ask"),
-                    ),
-                    answer_schema=schema,
-                    agent=state.scope.agent,
-                    app=state.scope.app,
-                    requester=state.scope.requester,
-                )
+            new = NewRequest(
+                thread_id=state.scope.thread_id,
+                tool_call_id=call.id,
+                tool_name=call.name,
+                args=call.args,
+                kind="input",
+                description=question,
+                deadline=utcnow() + parse_duration(deadline),
+                rule=RequestRule(
+                    allowed_decisions=("respond", "reject"),
+                    approvers=tuple(approvers),
+                    origin=RuleOrigin(source="code", layer="ask"),
+                ),
+                answer_schema=schema,
+                agent=state.scope.agent,
+                app=state.scope.app,
+                requester=state.scope.requester,
             )
-        if not request.is_terminal and self.ui is not None:
-            request = present(self.store, self.ui, request, actor=self.actor)
-        if not request.is_terminal:
-            request = wait_blocking(self.store, request, timeout=timeout, poll_interval=self.poll_interval)
-        return self._finish(request, call, state.scope)
+            with patience(_patience_until(new.deadline, give_up)):
+                request, _ = self.store.create_request(new)
+        with patience(_patience_until(request.deadline, give_up)):
+            if not request.is_terminal and self.ui is not None:
+                request = present(self.store, self.ui, request, actor=self.actor)
+            if not request.is_terminal:
+                request = wait_blocking(
+                    self.store, request, timeout=timeout, poll_interval=self.poll_interval
+                )
+            return self._finish(request, call, state.scope)
 
     def cancel(self, thread_id: str, *, reason: str | None = None) -> int:
         """Cancel a run's open requests (the agent aborted it); returns how many."""
@@ -526,6 +572,19 @@ class Gate:
             )
 
         return decorate(fn) if fn is not None else decorate
+
+
+def _give_up(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout
+
+
+def _patience_until(deadline: datetime, give_up: float | None) -> datetime:
+    """Until when the gate's calls ride out server trouble: a little past the request's deadline
+    (its expiry must be recorded too), and never past the caller's timeout."""
+    until = deadline + PAST_DEADLINE
+    if give_up is not None:
+        until = min(until, utcnow() + timedelta(seconds=max(give_up - time.monotonic(), 0.0)))
+    return until
 
 
 def _or_suspend(found: Outcome | Pending) -> Outcome:

@@ -3,22 +3,30 @@
 Asking again after a success gives the stored result and never calls the tool. A claim left
 `running` by a dead process becomes `in_doubt`; it and a failed run are run again only for
 idempotent tools, or after a person resets them (`signoff rerun ID`).
+
+Over a `Client`, claiming, renewing and finishing ride out the server's transient trouble for a
+lease's length: past it, another host would take the claim for dead anyway.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import timedelta
 from typing import Any
 
+from ._util import utcnow
 from .backend import Backend
-from .errors import ExecutionInDoubt, ExecutionInProgress, ToolFailed
+from .errors import ExecutionInDoubt, ExecutionInProgress, SignoffError, ToolFailed
 from .execution import Claim, _idempotency_key
 from .outcome import Outcome, Reply
+from .waiting import patience
+
+log = logging.getLogger("signoff")
 
 
 def run_once(
@@ -30,7 +38,8 @@ def run_once(
     if outcome.request_id is None:
         return Reply(outcome=outcome, value=fn(**args), executed=True)
     request_id = outcome.request_id
-    claim = store.claim_execution(request_id, lease=lease, idempotent=idempotent)
+    with for_a_lease(lease):
+        claim = store.claim_execution(request_id, lease=lease, idempotent=idempotent)
     if claim.kind != "claimed":
         return claimed_elsewhere(outcome, claim)
     token = claim.token
@@ -39,9 +48,11 @@ def run_once(
         try:
             value = fn(**args)
         except Exception as exc:
-            store.finish_execution(request_id, token, succeeded=False, error=describe(exc))
+            with for_a_lease(lease):
+                store.finish_execution(request_id, token, succeeded=False, error=describe(exc))
             raise
-    stored = store.finish_execution(request_id, token, succeeded=True, result=result_json(value))
+    with for_a_lease(lease):
+        stored = store.finish_execution(request_id, token, succeeded=True, result=result_json(value))
     return Reply(outcome=outcome, value=value if is_json(value) else stored.result, executed=True)
 
 
@@ -59,9 +70,10 @@ async def arun_once(
     if outcome.request_id is None:
         return Reply(outcome=outcome, value=await maybe_await(fn(**args)), executed=True)
     request_id = outcome.request_id
-    claim = await asyncio.to_thread(
-        lambda: store.claim_execution(request_id, lease=lease, idempotent=idempotent)
-    )
+    with for_a_lease(lease):
+        claim = await asyncio.to_thread(
+            lambda: store.claim_execution(request_id, lease=lease, idempotent=idempotent)
+        )
     if claim.kind != "claimed":
         return claimed_elsewhere(outcome, claim)
     token = claim.token
@@ -71,13 +83,15 @@ async def arun_once(
             value = await maybe_await(fn(**args))
         except Exception as exc:
             error = describe(exc)
-            await asyncio.to_thread(
-                lambda: store.finish_execution(request_id, token, succeeded=False, error=error)
-            )
+            with for_a_lease(lease):
+                await asyncio.to_thread(
+                    lambda: store.finish_execution(request_id, token, succeeded=False, error=error)
+                )
             raise
-    stored = await asyncio.to_thread(
-        lambda: store.finish_execution(request_id, token, succeeded=True, result=result_json(value))
-    )
+    with for_a_lease(lease):
+        stored = await asyncio.to_thread(
+            lambda: store.finish_execution(request_id, token, succeeded=True, result=result_json(value))
+        )
     return Reply(outcome=outcome, value=value if is_json(value) else stored.result, executed=True)
 
 
@@ -98,15 +112,25 @@ def claimed_elsewhere(outcome: Outcome, claim: Claim) -> Reply:
     )
 
 
+def for_a_lease(lease: timedelta) -> AbstractContextManager[None]:
+    """Calls inside ride out server trouble for one lease from now."""
+    return patience(utcnow() + lease)
+
+
 @contextmanager
 def heartbeat(store: Backend, request_id: str, token: str, lease: timedelta) -> Iterator[None]:
-    """Renew the claim's lease while the tool runs, so other hosts don't think we died."""
+    """Renew the claim's lease while the tool runs, so other hosts don't think we died. A renewal
+    that fails is tried again at the next beat; the tool keeps running."""
     stop = threading.Event()
     interval = max(lease.total_seconds() / 3, 0.05)
 
     def beat() -> None:
         while not stop.wait(interval):
-            store.renew_lease(request_id, token, lease=lease)
+            try:
+                with for_a_lease(lease):
+                    store.renew_lease(request_id, token, lease=lease)
+            except SignoffError as exc:
+                log.warning("could not renew the lease of request %s's execution: %s", request_id, exc)
 
     thread = threading.Thread(target=beat, name="signoff-lease", daemon=True)
     thread.start()

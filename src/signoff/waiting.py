@@ -1,15 +1,26 @@
 """Waiting for a decision: on a console in this process, blocking in a thread, or as a coroutine.
 
-Waiters are woken by push (`Backend.subscribe`); they look again at most every `poll_interval`
-seconds as a safety net, and at the deadline they expire the request themselves
-(compare-and-set, so only one party does it).
+Waiters are woken by push (`Backend.subscribe`): idle, a waiter costs nothing. The safety net
+is per process, not per waiter: the backend's one source of wake-ups looks for changes it
+might have missed (SQLite: the audit log since its last look; PostgreSQL: a slow poll of the
+watched requests and a wake-up of all of them after its LISTEN connection comes back; a
+`Client`: the event stream resumes from its last event, and a fresh stream wakes every waiter
+once). With `poll_interval`, each waiter also looks again that often. At the deadline a waiter
+expires the request itself (compare-and-set, so only one party does it).
+
+While waiting, a gate's calls ride out transient trouble of the server behind a `Client`
+until the request's deadline (`patience`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ._util import utcnow
@@ -19,6 +30,34 @@ from .requests import Request
 
 if TYPE_CHECKING:
     from .console import ConfirmationUI
+
+
+_patience: contextvars.ContextVar[datetime | None] = contextvars.ContextVar("signoff_patience", default=None)
+
+
+@contextmanager
+def patience(until: datetime | None) -> Iterator[None]:
+    """Calls made inside (and in threads started with `asyncio.to_thread`) ride out transient
+    trouble of the server behind a `Client` (connection errors, timeouts, 502, 503, 504) until
+    `until`; then they raise `ServerUnavailable`. None: the client's own `retry_for`."""
+    token = _patience.set(until)
+    try:
+        yield
+    finally:
+        _patience.reset(token)
+
+
+def narrow_patience(until: datetime) -> None:
+    """Inside `patience(...)`: from now on, ride out trouble until `until` at the latest (the
+    enclosing `patience` restores what was before it when it ends). Outside: nothing."""
+    current = _patience.get()
+    if current is not None and until < current:
+        _patience.set(until)
+
+
+def current_patience() -> datetime | None:
+    """Until when calls made now may ride out server trouble (None: not set)."""
+    return _patience.get()
 
 
 def present(store: Backend, ui: ConfirmationUI, request: Request, *, actor: str) -> Request:
@@ -65,7 +104,7 @@ def present(store: Backend, ui: ConfirmationUI, request: Request, *, actor: str)
 
 
 def wait_blocking(
-    store: Backend, request: Request, *, timeout: float | None, poll_interval: float
+    store: Backend, request: Request, *, timeout: float | None, poll_interval: float | None = None
 ) -> Request:
     waiter = store.subscribe(request.id)
     give_up = None if timeout is None else time.monotonic() + timeout
@@ -82,7 +121,7 @@ def wait_blocking(
 
 
 async def wait_async(
-    store: Backend, request: Request, *, timeout: float | None, poll_interval: float
+    store: Backend, request: Request, *, timeout: float | None, poll_interval: float | None = None
 ) -> Request:
     waiter = store.subscribe_async(request.id)
     give_up = None if timeout is None else time.monotonic() + timeout
@@ -90,6 +129,8 @@ async def wait_async(
         while True:
             waiter.clear()
             current = await asyncio.to_thread(store.get_request, request.id)
+            if current.is_terminal:
+                return current
             delay = await asyncio.to_thread(next_wait, store, current, give_up, poll_interval)
             if delay is None:
                 if current.is_terminal:
@@ -100,15 +141,18 @@ async def wait_async(
         store.unsubscribe(waiter)
 
 
-def next_wait(store: Backend, current: Request, give_up: float | None, poll_interval: float) -> float | None:
-    """Seconds to sleep before looking again, or None when done waiting (terminal or expired)."""
+def next_wait(
+    store: Backend, current: Request, give_up: float | None, poll_interval: float | None
+) -> float | None:
+    """Seconds to sleep before looking again unless woken, or None when done waiting (terminal
+    or expired)."""
     if current.is_terminal:
         return None
     until_deadline = (current.deadline - utcnow()).total_seconds()
     if until_deadline <= 0:
         store.expire(current.id)
         return None
-    delay = min(until_deadline, poll_interval)
+    delay = until_deadline if poll_interval is None else min(until_deadline, poll_interval)
     if give_up is not None:
         remaining = give_up - time.monotonic()
         if remaining <= 0:

@@ -10,6 +10,7 @@ client's one event stream); `AsyncClient` is for async code that talks to the AP
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -25,14 +26,16 @@ from ..identity import User
 from ..requests import Execution, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
 from . import _calls as calls
-from ._sync import DEFAULT_TIMEOUT, _matches
-from ._wire import Call, unreachable
+from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
+from ._sync import DEFAULT_RETRY_FOR, DEFAULT_TIMEOUT, _matches
+from ._wire import Call, error_from, unreachable
 
 T = TypeVar("T")
 
 
 class AsyncClient:
-    """Talks to a signoff server with an API token, from async code. Errors are those of `Client`."""
+    """Talks to a signoff server with an API token, from async code. Errors, and riding out
+    transient trouble, are those of `Client`."""
 
     def __init__(
         self,
@@ -40,10 +43,12 @@ class AsyncClient:
         token: str,
         *,
         timeout: float = DEFAULT_TIMEOUT,
+        retry_for: float = DEFAULT_RETRY_FOR,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.retry_for = retry_for
         headers = {"Authorization": f"Bearer {token}"}
         self._http = httpx.AsyncClient(
             base_url=self.url, headers=headers, timeout=timeout, transport=transport
@@ -55,13 +60,27 @@ class AsyncClient:
         timeout: float | httpx.Timeout = self.timeout
         if call.holds:  # a long-poll: give it its time, and wait for a free connection
             timeout = httpx.Timeout(self.timeout, read=self.timeout + call.holds, pool=None)
-        try:
-            response = await self._http.request(
-                call.method, call.path, params=call.params, json=call.body, timeout=timeout
-            )
-        except httpx.HTTPError as exc:
-            raise unreachable(self.url, exc) from None
-        return call.answer(response.status_code, response.content)
+        attempts = Attempts(call, self.url, self.retry_for)
+        while True:
+            try:
+                response = await self._http.request(
+                    call.method,
+                    call.path,
+                    params=call.params,
+                    json=call.body,
+                    headers=attempts.headers,
+                    timeout=timeout,
+                )
+            except httpx.HTTPError as exc:
+                if not is_transient(exc):
+                    raise unreachable(self.url, exc) from None
+                delay = attempts.retry_after(unreachable(self.url, exc), maybe_applied=not never_sent(exc))
+                await asyncio.sleep(delay)
+                continue
+            if response.status_code in TRANSIENT_STATUSES:
+                await asyncio.sleep(attempts.retry_after(error_from(response.status_code, response.content)))
+                continue
+            return call.answer(response.status_code, response.content)
 
     async def close(self) -> None:
         await self._http.aclose()

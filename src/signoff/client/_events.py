@@ -2,9 +2,13 @@
 
 The first subscription starts a thread that holds `GET /v1/events` open and fires the client's
 `WakeupHub` with the id of every request that changes, however many waiters there are. After a
-disconnect it reconnects with `Last-Event-ID`, so the server replays what was missed, and backs
-off while the server cannot be reached. Whenever a stream opens without a point to resume from,
-every waiter is woken to look again, which covers changes made before the stream was open.
+disconnect it reconnects with `Last-Event-ID` (the server names the point reached as soon as a
+stream opens, so there always is one after the first), the server replays what was missed, and
+it backs off while the server cannot be reached; the backoff starts over once a stream is
+established. Whenever a stream opens without a point to resume from, every waiter is woken to
+look again, which covers changes made before the stream was open; so is every waiter when the
+server refuses the stream (a revoked token, a disabled user), and each gets that error itself.
+This is the waiters' safety net: none of them polls.
 """
 
 from __future__ import annotations
@@ -13,19 +17,18 @@ import asyncio
 import contextlib
 import json
 import logging
-import random
 import threading
 
 import httpx
 
+from ..errors import AccessError
 from ..store.wakeup import WakeupHub
+from ._retry import Backoff
 from ._sse import SseDecoder
 from ._wire import error_from
 
 log = logging.getLogger("signoff.client")
 
-FIRST_RETRY_SECONDS = 0.5
-MAX_RETRY_SECONDS = 30.0
 READ_TIMEOUT_SECONDS = 60.0
 """The server sends a keepalive every 15 s; a silent minute means the connection is gone."""
 
@@ -37,6 +40,10 @@ class EventFollower:
         self.streams_opened = 0
         """How many times an event stream was opened (once, unless the connection dropped)."""
         self.last_event_id: str | None = None
+        self.backoff = Backoff()
+        """Delays between reconnections; starts over once a stream is established."""
+        self._failing = False
+        """Whether the attempts since the last stream opened have all failed."""
         self._headers = headers
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -76,20 +83,22 @@ class EventFollower:
                 return
             self._loop = asyncio.get_running_loop()
             self._task = asyncio.current_task()
-        delay = FIRST_RETRY_SECONDS
         timeout = httpx.Timeout(10.0, read=READ_TIMEOUT_SECONDS)
         async with httpx.AsyncClient(base_url=self.url, headers=self._headers, timeout=timeout) as http:
             while True:
                 try:
-                    if await self._stream(http):
-                        delay = FIRST_RETRY_SECONDS
+                    await self._stream(http)
                 except Exception as exc:  # unreachable, cut off, refused (a revoked token): retry, slower
-                    log.warning("the event stream from %s failed (%s); reconnecting", self.url, exc)
-                await asyncio.sleep(delay * random.uniform(0.8, 1.2))
-                delay = min(delay * 2, MAX_RETRY_SECONDS)
+                    (log.debug if self._failing else log.warning)(
+                        "the event stream from %s failed (%s); reconnecting", self.url, repr(exc)
+                    )
+                    if isinstance(exc, AccessError) and not self._failing:
+                        self.hub.fire(self.hub.watched())  # they look, and get the refusal themselves
+                    self._failing = True
+                await asyncio.sleep(self.backoff.next_delay())
 
-    async def _stream(self, http: httpx.AsyncClient) -> bool:
-        """Follow one connection until it ends; True if it delivered anything."""
+    async def _stream(self, http: httpx.AsyncClient) -> None:
+        """Follow one connection until it ends."""
         headers = {"Accept": "text/event-stream"}
         resume = self.last_event_id
         if resume is not None:
@@ -104,13 +113,15 @@ class EventFollower:
                 if not opened:  # the server subscribes before its first line: from here on, nothing is missed
                     opened = True
                     self.streams_opened += 1
+                    self.backoff.reset()
+                    self._failing = False
                     if resume is None:
                         self.hub.fire(self.hub.watched())
                 event = decoder.feed(line)
+                if not line:  # a block ended: its id (even without data, as the server's first) is reached
+                    self.last_event_id = decoder.last_event_id
                 if event is None:
                     continue
-                self.last_event_id = event.id
                 request_id = json.loads(event.data).get("request", {}).get("id")
                 if isinstance(request_id, str):
                     self.hub.fire([request_id])
-            return opened

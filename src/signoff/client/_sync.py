@@ -6,13 +6,16 @@
 
 Decisions reach waiting gates by push: one background thread per client holds the server's event
 stream (see `_events`). `wait(request_id, timeout)` long-polls one request instead.
+
+Every call rides out transient trouble (connection errors, timeouts, 502, 503, 504) with backoff:
+inside a gate, until the request's deadline; otherwise for `retry_for` seconds (see `_retry`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
 from types import TracebackType
 from typing import Any, TypeVar
@@ -22,25 +25,31 @@ import httpx
 from ..audit import AuditAnchor, AuditEntry, AuditReport
 from ..backend import Backend
 from ..decisions import Decision, DecisionRecord
+from ..errors import SignoffError
 from ..execution import Claim, current_owner
 from ..identity import User
-from ..requests import Execution, NewRequest, Request
+from ..requests import Execution, ExecutionStatus, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
 from ..store.wakeup import Waiter, WakeupHub
 from . import _calls as calls
 from ._events import EventFollower
-from ._wire import Call, unreachable
+from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
+from ._wire import Call, error_from, unreachable
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
+DEFAULT_RETRY_FOR = 10.0
+"""Seconds a call made outside a gate rides out transient server trouble."""
 
 
 class Client(Backend):
     """Talks to a signoff server with an API token; a `Backend`, so a `Gate` can use it.
 
     The token decides who acts: `actor` and `channel` arguments are the server's to set (the
-    token's user, channel `api`). Errors are the same `signoff.errors` classes the server raised;
-    a server that cannot be reached raises `RemoteError`.
+    token's user, channel `api`). Errors are the same `signoff.errors` classes the server raised.
+    Transient trouble (the server unreachable, a timeout, 502, 503, 504) is retried with backoff,
+    by a gate until the request's deadline, else for `retry_for` seconds; then the call raises
+    `ServerUnavailable` (a `RemoteError`).
     """
 
     def __init__(
@@ -49,10 +58,12 @@ class Client(Backend):
         token: str,
         *,
         timeout: float = DEFAULT_TIMEOUT,
+        retry_for: float = DEFAULT_RETRY_FOR,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url = url.rstrip("/")
         self.timeout = timeout
+        self.retry_for = retry_for
         headers = {"Authorization": f"Bearer {token}"}
         self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
         self.hub = WakeupHub()
@@ -61,15 +72,37 @@ class Client(Backend):
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _send(self, call: Call[T]) -> T:
+    def _send(self, call: Call[T], *, if_applied: Callable[[], T | None] | None = None) -> T:
+        """Send `call`, riding out transient trouble. `if_applied`: after a retry is refused, tells
+        whether an earlier attempt that may have reached the server did the work (its answer)."""
         timeout = httpx.Timeout(self.timeout, read=self.timeout + call.holds) if call.holds else self.timeout
-        try:
-            response = self._http.request(
-                call.method, call.path, params=call.params, json=call.body, timeout=timeout
-            )
-        except httpx.HTTPError as exc:
-            raise unreachable(self.url, exc) from None
-        return call.answer(response.status_code, response.content)
+        attempts = Attempts(call, self.url, self.retry_for)
+        while True:
+            try:
+                response = self._http.request(
+                    call.method,
+                    call.path,
+                    params=call.params,
+                    json=call.body,
+                    headers=attempts.headers,
+                    timeout=timeout,
+                )
+            except httpx.HTTPError as exc:
+                if not is_transient(exc):
+                    raise unreachable(self.url, exc) from None
+                delay = attempts.retry_after(unreachable(self.url, exc), maybe_applied=not never_sent(exc))
+                time.sleep(delay)
+                continue
+            if response.status_code in TRANSIENT_STATUSES:
+                time.sleep(attempts.retry_after(error_from(response.status_code, response.content)))
+                continue
+            try:
+                return call.answer(response.status_code, response.content)
+            except SignoffError:
+                found = if_applied() if if_applied is not None and attempts.maybe_applied else None
+                if found is None:
+                    raise
+                return found
 
     def close(self) -> None:
         self.events.stop()
@@ -210,8 +243,18 @@ class Client(Backend):
     def finish_execution(
         self, request_id: str, token: str, *, succeeded: bool, result: Any = None, error: str | None = None
     ) -> Execution:
+        wanted = ExecutionStatus.SUCCEEDED if succeeded else ExecutionStatus.FAILED
+
+        def finished_before() -> Execution | None:  # the answer to an applied attempt was lost
+            execution = self.get_execution(request_id)
+            if execution is None or execution.status is not wanted:
+                return None
+            same = execution.result == result if succeeded else execution.error == error
+            return execution if same else None
+
         return self._send(
-            calls.finish_execution(request_id, token, succeeded=succeeded, result=result, error=error)
+            calls.finish_execution(request_id, token, succeeded=succeeded, result=result, error=error),
+            if_applied=finished_before,
         )
 
     def get_execution(self, request_id: str) -> Execution | None:

@@ -166,6 +166,17 @@ class CallerCache:
         self._entries[key] = (time.monotonic() + self.ttl, caller)
 
 
+async def identify(server: Server, authorization: str | None, session: str | None) -> Caller:
+    """Who holds these credentials now (remembered for `callers.ttl` seconds); NotAuthenticated
+    when the token or session is not (or no longer) valid or the user is disabled."""
+    key = (authorization, session)
+    caller = server.callers.get(key)
+    if caller is None:
+        caller = await run_in_threadpool(_identify, server.store, *key)
+        server.callers.put(key, caller)
+    return caller
+
+
 async def authenticate(request: HttpRequest) -> Caller:
     """Bearer token, or the web session cookie (then every unsafe method needs the CSRF token,
     in the `X-CSRF-Token` header or a `csrf_token` form field). A failed sign-in is counted and
@@ -182,15 +193,12 @@ async def authenticate_page(request: HttpRequest) -> Caller:
 async def _authenticate(request: HttpRequest, *, page: bool) -> Caller:
     server: Server = server_of(request)
     key = (request.headers.get("authorization"), request.cookies.get(SESSION_COOKIE))
-    caller = server.callers.get(key)
-    if caller is None:
-        try:
-            caller = await run_in_threadpool(_identify, server.store, *key)
-        except NotAuthenticated as exc:
-            if not page or key != (None, None):
-                await refuse_sign_in(server, request, exc)
-            raise
-        server.callers.put(key, caller)
+    try:
+        caller = await identify(server, *key)
+    except NotAuthenticated as exc:
+        if not page or key != (None, None):
+            await refuse_sign_in(server, request, exc)
+        raise
     request.state.caller = caller
     if caller.session is not None and request.method not in SAFE_METHODS:
         sent = request.headers.get(CSRF_HEADER)

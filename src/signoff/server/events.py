@@ -5,7 +5,14 @@ number, whichever process made it. One feed per server tails the log (woken by t
 any-change signal: in-process commits, SQLite's data_version, PostgreSQL NOTIFY; and every
 second regardless), turns request entries into events and hands each to the open streams whose
 user may see that request. An event's SSE id is its audit sequence number, so a client that
-reconnects with `Last-Event-ID` gets what it missed from the log itself.
+reconnects with `Last-Event-ID` gets what it missed from the log itself; a stream names the
+point it starts from (an `id:` line without data) as soon as it opens.
+
+A stream ends, and its client resumes by `Last-Event-ID`, when its client reads too slowly for
+its queue (the feed never waits for one reader), and when its caller no longer holds: the token
+revoked, the session signed out, the user disabled. The caller is checked again at least every
+`CALLER_CHECK_SECONDS` and before each event, so leaving an approver group also stops the
+events of that group's requests.
 """
 
 from __future__ import annotations
@@ -15,8 +22,8 @@ import contextlib
 import json
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..audit import AuditEntry
@@ -25,6 +32,7 @@ from ..requests import Request
 from ..store import Store
 from ..store.wakeup import ANY
 from .access import can_see, request_view
+from .limits import MAX_INTEGER
 
 log = logging.getLogger("signoff.server")
 
@@ -44,6 +52,9 @@ EVENT_OF_ACTION = {
 }
 KEEPALIVE_SECONDS = 15.0
 QUEUE_LIMIT = 2000
+"""Events waiting for one stream's reader; past this its stream ends (it resumes by Last-Event-ID)."""
+CALLER_CHECK_SECONDS = 2.0
+"""An open stream checks its caller again at least this often (and before each event)."""
 RECHECK_SECONDS = 1.0
 BATCH_SECONDS = 0.005
 """After each read of the log, let changes gather this long, so a burst is read at once."""
@@ -68,16 +79,29 @@ class Event:
         return f"id: {self.seq}\nevent: {self.type}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
 
 
+CallerCheck = Callable[[], Awaitable[User | None]]
+"""The stream's caller as they are now (groups included), or None once their credential is gone."""
+
+
 @dataclass(eq=False)
 class Subscription:
     user: User
-    queue: asyncio.Queue[Event | None] = field(default_factory=lambda: asyncio.Queue(QUEUE_LIMIT))
+    queue: asyncio.Queue[Event | None]
     on_created: Callable[[Event], None] | None = None
+    overflowed: bool = False
+    """Its reader fell `queue_limit` events behind: dropped from the feed, its stream ends."""
 
 
 class EventFeed:
-    def __init__(self, store: Store, *, on_event: Callable[[Event], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        on_event: Callable[[Event], None] | None = None,
+        queue_limit: int = QUEUE_LIMIT,
+    ) -> None:
         self.store = store
+        self.queue_limit = queue_limit
         self.last_seq = 0
         self._subscriptions: set[Subscription] = set()
         self._on_event = on_event
@@ -99,7 +123,7 @@ class EventFeed:
                 await self._task
 
     def subscribe(self, user: User, *, on_created: Callable[[Event], None] | None = None) -> Subscription:
-        subscription = Subscription(user, on_created=on_created)
+        subscription = Subscription(user, asyncio.Queue(self.queue_limit), on_created=on_created)
         self._subscriptions.add(subscription)
         return subscription
 
@@ -179,15 +203,22 @@ class EventFeed:
             try:
                 subscription.queue.put_nowait(event)
             except asyncio.QueueFull:  # a stalled reader: end its stream; it resumes by Last-Event-ID
+                subscription.overflowed = True
                 self._subscriptions.discard(subscription)
                 continue
             if event.type == "created" and subscription.on_created is not None:
                 subscription.on_created(event)
 
     async def stream(
-        self, user: User, *, after: int | None, on_created: Callable[[Event], None] | None = None
+        self,
+        user: User,
+        *,
+        after: int | None,
+        on_created: Callable[[Event], None] | None = None,
+        check_caller: CallerCheck | None = None,
     ) -> AsyncIterator[str]:
-        """The SSE text for one client: missed events since `after` (from the log), then live ones."""
+        """The SSE text for one client: missed events since `after` (from the log), the point
+        reached, then live ones, until the client falls behind or `check_caller` says it is gone."""
         subscription = self.subscribe(user, on_created=on_created)
         start = self.last_seq
         try:
@@ -202,25 +233,60 @@ class EventFeed:
                     if last <= cursor:
                         break
                     cursor = last
-            while True:
-                try:
-                    item = await asyncio.wait_for(subscription.queue.get(), KEEPALIVE_SECONDS)
-                except TimeoutError:
+            yield f"id: {start}\n\n"
+            clock = asyncio.get_running_loop().time
+            next_keepalive = clock() + KEEPALIVE_SECONDS
+            next_check = clock() + CALLER_CHECK_SECONDS if check_caller is not None else float("inf")
+            while not subscription.overflowed:
+                if clock() >= next_check:
+                    if not await _still_there(subscription, check_caller):
+                        return
+                    next_check = clock() + CALLER_CHECK_SECONDS
+                if clock() >= next_keepalive:
                     yield ": keepalive\n\n"
+                    next_keepalive = clock() + KEEPALIVE_SECONDS
+                try:
+                    item = await asyncio.wait_for(
+                        subscription.queue.get(), max(min(next_keepalive, next_check) - clock(), 0.0)
+                    )
+                except TimeoutError:
                     continue
                 if item is None:
                     return
-                if item.seq > start:
-                    yield item.encode(user)
+                if item.seq <= start or subscription.overflowed:
+                    continue
+                if check_caller is not None:
+                    if not await _still_there(subscription, check_caller):
+                        return
+                    if not can_see(item.request, subscription.user):
+                        continue
+                yield item.encode(subscription.user)
         finally:
             self.unsubscribe(subscription)
 
 
+async def _still_there(subscription: Subscription, check_caller: CallerCheck | None) -> bool:
+    """Whether the stream's caller still holds; if so, the subscription follows their groups."""
+    if check_caller is None:
+        return True
+    try:
+        user = await check_caller()
+    except Exception:  # the caller cannot be checked now: end the stream; the client comes back
+        log.warning("could not check an event stream's caller; ending the stream", exc_info=True)
+        return False
+    if user is None:
+        return False
+    subscription.user = user
+    return True
+
+
 def parse_last_event_id(value: Any) -> int | None:
+    """A `Last-Event-ID` as an audit sequence number; None (start from now) for anything that
+    cannot be one: not a number, negative, or past what the store's integers hold."""
     if value is None or value == "":
         return None
     try:
         number = int(str(value).strip())
     except ValueError:
         return None
-    return number if number >= 0 else None
+    return number if 0 <= number <= MAX_INTEGER else None

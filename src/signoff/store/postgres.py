@@ -2,7 +2,9 @@
 
 A change to a request sends `NOTIFY signoff_requests, '<id>'` from a trigger (delivered on
 commit); one listening connection per process wakes the local waiters. NOTIFY is only a hint,
-so waiters' requests are also re-read every `FALLBACK_POLL` seconds.
+so waiters' requests are also re-read every `FALLBACK_POLL` seconds, in one query. When the
+listening connection is lost (its backend terminated, the server restarted) it is opened again,
+and every waiter looks again: notifications sent meanwhile reached nobody.
 
 Connections die (a database restart, a failover, `pg_terminate_backend`, a proxy's idle
 timeout) and that must not fail calls:
@@ -42,7 +44,7 @@ from .base import Store
 from .core import AuditNote, BackgroundThread, Json
 from .failures import postgres_error
 from .queries import load_queries, migration_files
-from .wakeup import WakeupHub
+from .wakeup import ANY, WakeupHub
 
 try:
     import psycopg
@@ -60,7 +62,12 @@ APPLICATION_NAME = "signoff"
 """What signoff's connections call themselves in `pg_stat_activity`, unless the DSN names one."""
 READ_ATTEMPTS = 3
 """A read statement whose connection is lost is tried on this many connections in all."""
+LISTENER_NAME = "signoff-listen"
+"""The listening connection's `application_name` (in pg_stat_activity)."""
 FALLBACK_POLL = 2.0
+RECONNECT_SECONDS = 1.0
+"""Wait between attempts to open the listening connection while PostgreSQL refuses it."""
+log = logging.getLogger("signoff.store")
 DECIDED_AMONG = "SELECT id FROM requests WHERE id = ANY(%s) AND status NOT IN ('pending', 'drafting')"
 _MIGRATION_LOCK = zlib.crc32(b"signoff-migrations")
 
@@ -296,13 +303,23 @@ class PostgresStore(Store):
                     self._source = BackgroundThread("signoff-pg-listen", self._listen)
 
     def _listen(self, stop: threading.Event) -> None:
+        failures = 0
         while not stop.is_set():
             try:
-                with psycopg.connect(self.url, **self._kwargs) as connection:
+                options = {**self._kwargs, "application_name": LISTENER_NAME}
+                with psycopg.connect(self.url, **options) as connection:
                     connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
+                    failures = 0
+                    # Notifications sent while nobody listened are lost: every waiter looks again.
+                    self.hub.fire([ANY, *self.hub.watched()])
                     self._relay(connection, stop)
-            except psycopg.Error:
-                if stop.wait(1.0):
+            except psycopg.Error as exc:
+                if stop.is_set():
+                    return
+                failures += 1
+                report = log.warning if failures == 1 else log.debug
+                report("the PostgreSQL listening connection failed (%s); opening it again", exc)
+                if failures > 1 and stop.wait(RECONNECT_SECONDS):
                     return
 
     def _relay(self, connection: psycopg.Connection[dict[str, Any]], stop: threading.Event) -> None:

@@ -1,14 +1,15 @@
 """The embedded SQLite store: one file, WAL, `synchronous=FULL`, `BEGIN IMMEDIATE` for writes.
 
 Other processes' commits are noticed through `PRAGMA data_version`, checked every few
-milliseconds by one thread, and only while somebody in this process is waiting.
+milliseconds by one thread, and only while somebody in this process is waiting; what changed is
+read from the audit log after the last entry seen (by its key), so a look costs the same for
+one waiter as for ten thousand.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import logging
 import sqlite3
 import threading
@@ -30,12 +31,18 @@ from .wakeup import ANY, WakeupHub
 
 log = logging.getLogger("signoff.store")
 CHANGE_CHECK_INTERVAL = 0.003
-"""Seconds between `PRAGMA data_version` checks while somebody waits for a request."""
+"""Seconds between `PRAGMA data_version` checks while somebody waits for a request and other
+processes' changes keep coming (within `BUSY_SECONDS` of the last one)."""
+QUIET_CHECK_INTERVAL = 0.025
+"""The same once `BUSY_SECONDS` have passed without any: an idle process checks 40 times a second."""
+BUSY_SECONDS = 1.0
 ANY_CHECK_INTERVAL = 0.02
 """The same while only `ANY` is watched (a server's event feed, which this process's own
 commits wake at once): other processes' changes reach it within this."""
+CHANGES_PAGE = 1000
+"""Log entries read per look; a look that finds more wakes every waiter instead."""
 BUSY_TIMEOUT_MS = 10_000
-WATCHED_STATE = "SELECT id, status, updated_at FROM requests WHERE id IN (SELECT value FROM json_each(?))"
+log = logging.getLogger("signoff.store")
 
 
 def _sha256_hex(text: str) -> str:
@@ -415,37 +422,65 @@ class SQLiteStore(Store):
         if self._source is None:
             with self._source_lock:
                 if self._source is None and not self._closed:
-                    self._source = BackgroundThread("signoff-sqlite-changes", self._watch_changes)
+                    # The starting point is taken before the first subscriber reads its request,
+                    # so a change committed after that read is never missed.
+                    connection = _connect(self.path, writer=False)
+                    version, seq = self._change_point(connection)
+                    self._source = BackgroundThread(
+                        "signoff-sqlite-changes",
+                        lambda stop: self._watch_changes(stop, connection, version, seq),
+                    )
 
-    def _watch_changes(self, stop: threading.Event) -> None:
-        connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        seen: dict[str, tuple[str, str]] = {}
+    def _change_point(self, connection: sqlite3.Connection) -> tuple[int, int]:
+        """The connection's data_version and the audit log's last entry, read together."""
+        version = connection.execute("PRAGMA data_version").fetchone()[0]
+        head = connection.execute(self._queries["audit_head"]).fetchone()
+        return int(version), int(head[0]) if head is not None else 0
+
+    def _watch_changes(
+        self, stop: threading.Event, connection: sqlite3.Connection, version: int, seq: int
+    ) -> None:
+        """While anybody waits: one `data_version` check per interval; when another connection
+        has committed, the log entries since the last one seen name the requests to wake."""
+        last_change = 0.0
         try:
-            version = None
             while not stop.is_set():
                 if not self.hub.wait_for_watchers(0.5):
-                    seen.clear()
                     continue
-                current = connection.execute("PRAGMA data_version").fetchone()[0]
-                watched = self.hub.watched()
-                if current != version or any(rid not in seen for rid in watched):
-                    if current != version and version is not None:
-                        self.hub.fire((ANY,))
-                    version = current
-                    rows = connection.execute(WATCHED_STATE, (json.dumps(watched),)).fetchall()
-                    state = {row[0]: (row[1], row[2]) for row in rows}
-                    self.hub.fire(rid for rid, now in state.items() if seen.get(rid) != now)
-                    seen = state
-                if any(rid != ANY for rid in watched):
-                    time.sleep(CHANGE_CHECK_INTERVAL)
+                try:
+                    current = connection.execute("PRAGMA data_version").fetchone()[0]
+                    if current != version:
+                        version = current
+                        seq = self._wake_changed(connection, seq)
+                        last_change = time.monotonic()
+                except sqlite3.Error:
+                    if stop.is_set():
+                        return
+                    log.exception("could not look for other processes' changes; every waiter looks again")
+                    self.hub.fire([ANY, *self.hub.watched()])
+                    stop.wait(0.5)
+                    continue
+                if self.hub.watches_requests():
+                    busy = time.monotonic() - last_change < BUSY_SECONDS
+                    time.sleep(CHANGE_CHECK_INTERVAL if busy else QUIET_CHECK_INTERVAL)
                 else:
                     self.hub.pause(ANY_CHECK_INTERVAL)
-        except sqlite3.Error:
-            if not stop.is_set():
-                raise
         finally:
             connection.close()
+
+    def _wake_changed(self, connection: sqlite3.Connection, after: int) -> int:
+        """Wake the waiters of requests with log entries after `after`; the last entry seen."""
+        rows = connection.execute(
+            self._queries["changes_after"], {"after": after, "limit": CHANGES_PAGE}
+        ).fetchall()
+        if not rows:
+            return after
+        if len(rows) == CHANGES_PAGE:  # far behind: everyone looks again, and the look goes on from the head
+            head = connection.execute(self._queries["audit_head"]).fetchone()
+            self.hub.fire([ANY, *self.hub.watched()])
+            return int(head[0])
+        self.hub.fire([ANY, *{request_id for _, request_id in rows if request_id is not None}])
+        return int(rows[-1][0])
 
     def close(self) -> None:
         if self._closed:

@@ -90,6 +90,11 @@ class WakeupHub:
         with self._lock:
             return list(self._waiters)
 
+    def watches_requests(self) -> bool:
+        """Whether anybody waits for a particular request (not only for every change)."""
+        with self._lock:
+            return len(self._waiters) > (ANY in self._waiters)
+
     def wait_for_watchers(self, timeout: float) -> bool:
         """Block until somebody subscribes (or the timeout passes); True if anyone is waiting."""
         with self._lock:

@@ -11,10 +11,10 @@ from fastapi import APIRouter, Header, Query, Response
 from fastapi import Request as HttpRequest
 from fastapi.responses import StreamingResponse
 
-from ...errors import PermissionDenied
+from ...errors import NotAuthenticated, PermissionDenied
 from ...identity import User
 from ...store import Store
-from ..access import Caller, CurrentCaller, CurrentUser
+from ..access import SESSION_COOKIE, Caller, CurrentCaller, CurrentUser, identify
 from ..context import server_of
 from ..events import Event, parse_last_event_id
 from ..idempotency import DOCUMENTED as IDEMPOTENT
@@ -95,8 +95,18 @@ async def events(
     ] = None,
 ) -> StreamingResponse:
     """Only requests you may see. Each event's id is its audit sequence number: reconnect with
-    `Last-Event-ID` (or `?after=`) to get what you missed."""
+    `Last-Event-ID` (or `?after=`) to get what you missed. The stream ends when you read too
+    slowly, and when your token or session stops being valid (checked every few seconds and
+    before each event); reconnect to resume."""
     server = server_of(http)
+    credentials = (http.headers.get("authorization"), http.cookies.get(SESSION_COOKIE))
+
+    async def check_caller() -> User | None:
+        try:
+            return (await identify(server, *credentials)).user
+        except NotAuthenticated:
+            return None
+
     resume = parse_last_event_id(last_event_id)
     if resume is None:
         resume = after
@@ -110,7 +120,7 @@ async def events(
             )
 
     return StreamingResponse(
-        server.feed.stream(caller.user, after=resume, on_created=on_created),
+        server.feed.stream(caller.user, after=resume, on_created=on_created, check_caller=check_caller),
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )

@@ -266,6 +266,10 @@ WITH finished AS (
 )
 SELECT id FROM finished;
 
+-- name: changes_after
+-- what changed since a source of wake-ups last looked: the log's entries after :after, by its key
+SELECT seq, request_id FROM audit_log WHERE seq > :after ORDER BY seq LIMIT :limit;
+
 -- name: insert_user
 INSERT INTO users (name, role, display_name, email, created_at) VALUES (:name, :role, :display_name, :email, :now)
 ON CONFLICT (name) DO NOTHING

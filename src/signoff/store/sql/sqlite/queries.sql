@@ -224,6 +224,10 @@ SELECT a.request_id, min(a.seq) AS seq FROM audit_log a
 WHERE a.action = 'request.created' AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = a.request_id)
 GROUP BY a.request_id ORDER BY min(a.seq) LIMIT :limit;
 
+-- name: changes_after
+-- what changed since a source of wake-ups last looked: the log's entries after :after, by its key
+SELECT seq, request_id FROM audit_log WHERE seq > :after ORDER BY seq LIMIT :limit;
+
 -- name: insert_user
 INSERT INTO users (name, role, display_name, email, created_at) VALUES (:name, :role, :display_name, :email, :now)
 ON CONFLICT (name) DO NOTHING
