@@ -23,6 +23,7 @@ from signoff.server.serve import login_link
 from signoff.store import SQLiteStore, Store
 
 from .live import LiveServer
+from .test_inbox import sign_in
 from .test_serve import serving
 
 REQUEST: dict[str, Any] = {
@@ -111,7 +112,7 @@ def test_form_posts_have_the_same_limit(live_server: LiveServer, agent: httpx.Cl
     live_server.user("alice")
     link = login_link(store, live_server.settings, "alice")
     with live_server.client() as browser:
-        assert browser.get(link[len(live_server.url) :]).status_code == 303
+        assert sign_in(browser, live_server, link).status_code == 303
         declared = browser.post(
             f"/inbox/cards/{request_id}/decide", data={"type": "reject", "message": "x" * 2 * MiB}
         )

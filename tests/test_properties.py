@@ -328,7 +328,6 @@ duration_texts = st.one_of(
 durations = st.one_of(duration_texts, st.integers(), st.floats(allow_nan=True, allow_infinity=True))
 
 
-@pytest.mark.xfail(strict=True, reason="issue 8 item 13: parse_duration overflows; fixed by the door package")
 @PROPERTY
 @given(value=durations)
 @example(float("inf"))
@@ -345,7 +344,7 @@ def test_a_duration_parses_to_a_positive_timedelta_or_raises_value_error(value: 
 
 @PROPERTY
 @given(
-    amount=st.integers(1, 10**6) | st.floats(0.001, 10**6, allow_nan=False).map(lambda x: round(x, 3)),
+    amount=st.integers(1, 50_000) | st.floats(0.001, 50_000, allow_nan=False).map(lambda x: round(x, 3)),
     unit=st.sampled_from(tuple(UNITS)),
     space=st.sampled_from(("", " ")),
 )

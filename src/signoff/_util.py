@@ -120,8 +120,10 @@ def parse_duration(value: str | float | int | timedelta) -> timedelta:
         raise ValueError(f"not a duration: {shown} (use e.g. 90s, 15m, 24h, 7d)")
     if seconds > MAX_DURATION.total_seconds():
         raise ValueError(f"a duration can be at most {MAX_DURATION.days:,} days (1000 years), not {shown}")
+    if seconds <= 0:
+        raise ValueError(f"a duration must be positive, not {shown}")
     duration = value if isinstance(value, timedelta) else timedelta(seconds=seconds)
-    if duration <= timedelta(0):
+    if duration <= timedelta(0):  # a few microseconds, rounded away
         raise ValueError(f"a duration must be positive, not {shown}")
     return duration
 
