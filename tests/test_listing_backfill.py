@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from signoff._util import to_iso
 from signoff.store import SQLiteStore, Store
 from signoff.store.queries import migration_files
 from signoff.store.sqlite import split_statements
@@ -40,7 +41,7 @@ def old_rows(count: int) -> tuple[list[tuple[Any, ...]], list[tuple[str, str]]]:
         status = rng.choice(STATUSES)
         chosen = rng.choice(APPROVER_SETS)
         created = start + timedelta(minutes=number)
-        decided = None if status in ("pending", "drafting") else (created + timedelta(minutes=1)).isoformat()
+        decided = None if status in ("pending", "drafting") else to_iso(created + timedelta(minutes=1))
         rule = json.dumps({"approvers": list(chosen)} if chosen else {})
         requests.append(
             (
@@ -52,9 +53,9 @@ def old_rows(count: int) -> tuple[list[tuple[Any, ...]], list[tuple[str, str]]]:
                 status,
                 f"send mail {number}",
                 rule,
-                created.isoformat(),
-                created.isoformat(),
-                (created + timedelta(days=3650)).isoformat(),
+                to_iso(created),
+                to_iso(created),
+                to_iso(created + timedelta(days=3650)),
                 decided,
                 rng.choice(CREATORS),
             )

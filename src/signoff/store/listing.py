@@ -5,8 +5,8 @@ A person sees the requests they created, the ones naming no approver, and the on
 of their principals (themselves, `group:NAME`): three kinds of range (`requests_by_creator`,
 `requests_by_audience`, `request_approvers_by_principal`), one per principal and status. An
 admin sees every request: `requests_by_audience` for both of its values. A filter that narrows
-more than visibility does drives the listing instead (a thread, a creator, an approver), and
-what the viewer may see is then checked on each row it reads.
+more than visibility does drives the listing instead (a thread: the thread's key index; a
+creator; an approver), and what the viewer may see is then checked on each row it reads.
 
 Every range is keyed by status, so that a person's three open requests are found without
 reading past their thirty thousand decided ones; a listing of every status reads each status's
@@ -21,7 +21,6 @@ from typing import Any
 from ..requests import RequestStatus
 
 ALL_STATUSES = tuple(status.value for status in RequestStatus)
-OPEN_STATUSES = (RequestStatus.PENDING.value, RequestStatus.DRAFTING.value)
 SEARCH_WINDOW = 10_000
 """A text search (a substring, which no index finds) looks through at most this many requests,
 the newest before the cursor, whoever may see them: its cost stays bounded at any size."""
@@ -32,10 +31,6 @@ def audience(viewer: str | None, principals: Sequence[str] | None) -> dict[str, 
     if viewer is None or principals is None:
         return {"no_approvers": [False, True], "creators": [], "named": []}
     return {"no_approvers": [True], "creators": [viewer], "named": list(principals)}
-
-
-def nothing() -> dict[str, Any]:
-    return {"no_approvers": [], "creators": [], "named": []}
 
 
 def listing_params(
@@ -56,7 +51,7 @@ def listing_params(
 ) -> dict[str, Any]:
     """The `list_requests` parameters: the filters, and which ranges drive the listing. A text
     search also needs `search_floor`: the `search_floor` query's answer (else none, '')."""
-    drives: dict[str, Any] = {**nothing(), "in_thread": None}
+    drives: dict[str, Any] = {"no_approvers": [], "creators": [], "named": [], "in_thread": None}
     if thread_id is not None:
         drives["in_thread"] = thread_id
     elif created_by is not None:
