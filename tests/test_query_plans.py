@@ -176,13 +176,15 @@ class Explaining:
         return self._tx.one(query, **params)  # type: ignore[no-any-return]
 
 
-def explain_sqlite(tx: Any, query: str, params: dict[str, Any]) -> list[str]:
+def explain_sqlite(tx: Any, query: str, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """Each step of the plan, with the step it is part of."""
     from signoff.store.sqlite_tx import _param
 
     rows = tx._connection.execute(
         "EXPLAIN QUERY PLAN " + tx._queries[query], {key: _param(value) for key, value in params.items()}
     ).fetchall()
-    return [row[3] for row in rows]
+    steps = {row[0]: row[3] for row in rows}
+    return [(row[3], steps.get(row[1], "")) for row in rows]
 
 
 def explain_postgres(tx: Any, query: str, params: dict[str, Any]) -> Any:
@@ -240,11 +242,20 @@ def table_aliases(sql: str) -> set[str]:
     return {alias or table for table, alias in _TABLE_ALIAS.findall(sql)}
 
 
-def sqlite_full_reads(query: str, plan: list[str]) -> list[str]:
+def sqlite_full_reads(query: str, plan: list[tuple[str, str]]) -> list[str]:
+    """SCANs of the two tables; and a range read whole to be sorted, in a branch that should
+    stop at a page (a correlated subquery of `candidates`)."""
     from signoff.store.queries import load_queries
 
     aliases = table_aliases(load_queries("sqlite")[query])
-    return [line for line in plan if (found := re.match(r"SCAN (\w+)", line)) and found.group(1) in aliases]
+    found = []
+    for step, part_of in plan:
+        scan = re.match(r"SCAN (\w+)", step)
+        if scan and scan.group(1) in aliases:
+            found.append(step)
+        if step.startswith("USE TEMP B-TREE FOR ORDER BY") and part_of.startswith("CORRELATED LIST SUBQUERY"):
+            found.append(f"{step} in {part_of}")
+    return found
 
 
 def postgres_full_reads(plan: dict[str, Any], parent: dict[str, Any] | None = None) -> list[str]:

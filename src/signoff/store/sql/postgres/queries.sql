@@ -67,6 +67,7 @@ candidates AS (
     SELECT x.id FROM unnest(CAST(:named AS text[])) p(principal), statuses s, LATERAL (
         SELECT a.request_id AS id FROM request_approvers a
         WHERE a.principal = p.principal AND a.status = s.status
+          AND (CAST(:cursor AS text) IS NULL OR a.request_id < :cursor) AND a.request_id > :search_floor
           AND (SELECT TRUE FROM wanted w WHERE w.id = a.request_id)
         ORDER BY a.request_id DESC LIMIT :limit) x
     UNION

@@ -63,8 +63,10 @@ candidates AS (
         ORDER BY w.id DESC LIMIT :limit)
     UNION
     SELECT c.request_id FROM json_each(:named) p, statuses s JOIN request_approvers c ON c.rowid IN (
-        SELECT a.rowid FROM request_approvers a JOIN wanted w ON w.id = a.request_id
+        SELECT a.rowid FROM request_approvers a
         WHERE a.principal = p.value AND a.status = s.status
+          AND a.request_id < COALESCE(:cursor, char(1114111)) AND a.request_id > :search_floor
+          AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = a.request_id)
         ORDER BY a.request_id DESC LIMIT :limit)
     UNION
     SELECT * FROM (
