@@ -61,6 +61,9 @@ def listing_params(
     else:
         drives.update(audience(viewer, principals))
     visibility_drives = thread_id is None and created_by is None and approver is None
+    recheck = principals is not None and not visibility_drives
+    pattern = _like_pattern(search)
+    narrowed = (tool, agent, app, thread_id, tool_call_id, created_by, approver, pattern)
     return {
         **drives,
         "statuses": list(ALL_STATUSES if statuses is None else statuses),
@@ -71,9 +74,10 @@ def listing_params(
         "tool_call_id": tool_call_id,
         "created_by": created_by,
         "approver": approver,
-        "search": _like_pattern(search),
+        "search": pattern,
         "search_floor": "",
-        "recheck": principals is not None and not visibility_drives,
+        "recheck": recheck,
+        "filtered": recheck or any(value is not None for value in narrowed),
         "viewer": viewer,
         "principals": list(principals) if principals is not None else None,
         "cursor": cursor,

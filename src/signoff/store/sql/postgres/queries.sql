@@ -68,7 +68,7 @@ candidates AS (
         SELECT a.request_id AS id FROM request_approvers a
         WHERE a.principal = p.principal AND a.status = s.status
           AND (CAST(:cursor AS text) IS NULL OR a.request_id < :cursor) AND a.request_id > :search_floor
-          AND (SELECT TRUE FROM wanted w WHERE w.id = a.request_id)
+          AND (NOT CAST(:filtered AS boolean) OR (SELECT TRUE FROM wanted w WHERE w.id = a.request_id))
         ORDER BY a.request_id DESC LIMIT :limit) x
     UNION
     (SELECT w.id FROM wanted w WHERE w.thread_id = :in_thread AND w.status IN (SELECT status FROM statuses)

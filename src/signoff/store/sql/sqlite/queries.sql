@@ -66,7 +66,7 @@ candidates AS (
         SELECT a.rowid FROM request_approvers a
         WHERE a.principal = p.value AND a.status = s.status
           AND a.request_id < COALESCE(:cursor, char(1114111)) AND a.request_id > :search_floor
-          AND EXISTS (SELECT 1 FROM wanted w WHERE w.id = a.request_id)
+          AND (NOT :filtered OR EXISTS (SELECT 1 FROM wanted w WHERE w.id = a.request_id))
         ORDER BY a.request_id DESC LIMIT :limit)
     UNION
     SELECT * FROM (
