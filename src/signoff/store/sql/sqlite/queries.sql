@@ -62,6 +62,8 @@ candidates AS (
         SELECT w.id FROM wanted w WHERE w.created_by = k.value AND w.status = s.status
         ORDER BY w.id DESC LIMIT :limit)
     UNION
+    -- the approver rows alone, each checked by a subquery: joined to `wanted`, the planner (without
+    -- statistics) may sort the whole range
     SELECT c.request_id FROM json_each(:named) p, statuses s JOIN request_approvers c ON c.rowid IN (
         SELECT a.rowid FROM request_approvers a
         WHERE a.principal = p.value AND a.status = s.status
