@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from .._util import new_id, utcnow
 from .core import StoreCore
+from .listing import audience
 from .request_ops import principals_of
 
 DeliveryResult = Literal["sent", "failed", "retrying"]
@@ -89,8 +90,9 @@ class ReportOps(StoreCore):
 
     def open_counts(self, *, visible_to: str | None = None) -> list[tuple[str, str | None, int]]:
         """(tool, agent, how many) over pending and drafting requests (those `visible_to` may see)."""
+        visibility = self._visibility(visible_to)
         with self._read() as tx:
-            rows = tx.all("open_counts_by", **self._visibility(visible_to))
+            rows = tx.all("open_counts_by", **audience(visibility["viewer"], visibility["principals"]))
         return [(row["tool_name"], row["agent"], int(row["n"])) for row in rows]
 
     def decided_since(self, since: timedelta, *, visible_to: str | None = None) -> list[DecidedRow]:

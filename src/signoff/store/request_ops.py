@@ -22,6 +22,7 @@ from ..requests import LOCAL_CREATOR, STATUS_FOR_DECISION, NewRequest, Request, 
 from ..templates import redact_args, render_description
 from ..validation import validate_args
 from .core import AuditNote, Json, StoreCore, Tx
+from .listing import SEARCH_WINDOW, listing_params
 
 
 def principals_of(user: str, groups: list[str] | tuple[str, ...]) -> list[str]:
@@ -146,34 +147,33 @@ class RequestOps(StoreCore):
         limit: int = 50,
         cursor: str | None = None,
     ) -> list[Request]:
-        """Newest first. `visible_to` keeps only what that person may see (as an approver, or as the
+        """Newest first. `visible_to` keeps only what that user may see (as an approver, or as the
         one who asked); `created_by` only what that user (an agent) created; `approver` keeps
         requests naming that principal; `search` matches tool, description, thread and agent
-        (case-insensitive substring); `cursor` is the last id seen."""
+        (case-insensitive substring) among the newest `listing.SEARCH_WINDOW` requests before the
+        cursor; `cursor` is the last id seen. Every listing reads index ranges (see `listing`)."""
         statuses = [status] if isinstance(status, str) else status
         principals = principals_of(visible_to, self.groups_of(visible_to)) if visible_to is not None else None
-        pattern = None
-        if search:
-            escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            pattern = f"%{escaped}%"
+        params = listing_params(
+            statuses=statuses,
+            viewer=visible_to,
+            principals=principals,
+            tool=tool,
+            agent=agent,
+            app=app,
+            thread_id=thread_id,
+            tool_call_id=tool_call_id,
+            created_by=created_by,
+            approver=approver,
+            search=search,
+            cursor=cursor,
+            limit=limit,
+        )
         with self._read() as tx:
-            rows = tx.all(
-                "list_requests",
-                status=statuses,
-                tool=tool,
-                agent=agent,
-                app=app,
-                thread_id=thread_id,
-                tool_call_id=tool_call_id,
-                created_by=created_by,
-                approver=approver,
-                search=pattern,
-                principals=principals,
-                viewer=visible_to,
-                cursor=cursor,
-                limit=max(1, min(limit, 1000)),
-            )
-            return [self._request(row) for row in rows]
+            if params["search"] is not None:
+                floor = tx.one("search_floor", cursor=cursor, window=SEARCH_WINDOW)
+                params["search_floor"] = floor["id"] if floor is not None else ""
+            return [self._request(row) for row in tx.all("list_requests", **params)]
 
     def decisions(self, request_id: str) -> list[DecisionRecord]:
         """Every decision on the request: a quorum's votes in order, or the one decision."""

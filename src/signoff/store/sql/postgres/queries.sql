@@ -4,14 +4,16 @@
 -- name: insert_request
 INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                       answer_schema, agent, app, requester, status, description, rule, created_at,
-                      updated_at, deadline, created_by)
+                      updated_at, deadline, created_by, no_approvers)
 VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by)
-ON CONFLICT (created_by, thread_id, tool_call_id) DO NOTHING
+        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by,
+        COALESCE(json_array_length(CAST(:rule AS json) -> 'approvers'), 0) = 0)
+ON CONFLICT (thread_id, tool_call_id, created_by) DO NOTHING
 RETURNING id;
 
 -- name: insert_approver
-INSERT INTO request_approvers (request_id, principal) VALUES (:request_id, :principal)
+INSERT INTO request_approvers (request_id, principal, status)
+SELECT :request_id, :principal, status FROM requests WHERE id = :request_id
 ON CONFLICT DO NOTHING;
 
 -- name: get_request
@@ -28,26 +30,59 @@ SELECT * FROM requests
 WHERE created_by = :created_by AND thread_id = :thread_id AND tool_call_id = :tool_call_id;
 
 -- name: list_requests
-SELECT r.* FROM requests r
-WHERE (CAST(:status AS text[]) IS NULL OR r.status = ANY(CAST(:status AS text[])))
-  AND (CAST(:tool AS text) IS NULL OR r.tool_name = :tool)
-  AND (CAST(:agent AS text) IS NULL OR r.agent = :agent)
-  AND (CAST(:app AS text) IS NULL OR r.app = :app)
-  AND (CAST(:thread_id AS text) IS NULL OR r.thread_id = :thread_id)
-  AND (CAST(:tool_call_id AS text) IS NULL OR r.tool_call_id = :tool_call_id)
-  AND (CAST(:created_by AS text) IS NULL OR r.created_by = :created_by)
-  AND (CAST(:cursor AS text) IS NULL OR r.id < :cursor)
-  AND (CAST(:approver AS text) IS NULL
-       OR EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id AND a.principal = :approver))
-  AND (CAST(:search AS text) IS NULL OR r.tool_name ILIKE :search OR r.description ILIKE :search
-       OR r.thread_id ILIKE :search OR r.agent ILIKE :search)
-  AND (CAST(:principals AS text[]) IS NULL
-       OR r.created_by = :viewer
-       OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
-       OR EXISTS (SELECT 1 FROM request_approvers a
-                  WHERE a.request_id = r.id AND a.principal = ANY(CAST(:principals AS text[]))))
-ORDER BY r.id DESC
-LIMIT :limit;
+-- Newest first, from index ranges only (store/listing.py says which ones run): each branch of
+-- `candidates` reads one range per key and status, newest first, and stops at a page; the
+-- union of the branches, newest first, is the page. `wanted` is every filter, checked on each
+-- row a branch reads (the parameters' NULL tests fold away when the query is planned). The
+-- cursor and the text search's window (`search_floor`) bound the ranges themselves.
+WITH wanted AS NOT MATERIALIZED (
+    SELECT r.* FROM requests r
+    WHERE (CAST(:cursor AS text) IS NULL OR r.id < :cursor)
+      AND r.id > :search_floor
+      AND (CAST(:tool AS text) IS NULL OR r.tool_name = :tool)
+      AND (CAST(:agent AS text) IS NULL OR r.agent = :agent)
+      AND (CAST(:app AS text) IS NULL OR r.app = :app)
+      AND (CAST(:thread_id AS text) IS NULL OR r.thread_id = :thread_id)
+      AND (CAST(:tool_call_id AS text) IS NULL OR r.tool_call_id = :tool_call_id)
+      AND (CAST(:created_by AS text) IS NULL OR r.created_by = :created_by)
+      AND (CAST(:approver AS text) IS NULL
+           OR EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id AND a.principal = :approver))
+      AND (CAST(:search AS text) IS NULL OR r.tool_name ILIKE :search OR r.description ILIKE :search
+           OR r.thread_id ILIKE :search OR r.agent ILIKE :search)
+      AND (NOT CAST(:recheck AS boolean) OR r.created_by = :viewer OR r.no_approvers
+           OR EXISTS (SELECT 1 FROM request_approvers a
+                      WHERE a.request_id = r.id AND a.principal = ANY(CAST(:principals AS text[]))))
+),
+statuses AS (SELECT unnest(CAST(:statuses AS text[])) AS status),
+candidates AS (
+    SELECT x.id FROM unnest(CAST(:no_approvers AS boolean[])) f(no_approvers), statuses s, LATERAL (
+        SELECT w.id FROM wanted w WHERE w.no_approvers = f.no_approvers AND w.status = s.status
+        ORDER BY w.id DESC LIMIT :limit) x
+    UNION
+    SELECT x.id FROM unnest(CAST(:creators AS text[])) k(creator), statuses s, LATERAL (
+        SELECT w.id FROM wanted w WHERE w.created_by = k.creator AND w.status = s.status
+        ORDER BY w.id DESC LIMIT :limit) x
+    UNION
+    -- a subquery per row rather than a join, which the planner could make a hash join that reads
+    -- every request matching the filters
+    SELECT x.id FROM unnest(CAST(:named AS text[])) p(principal), statuses s, LATERAL (
+        SELECT a.request_id AS id FROM request_approvers a
+        WHERE a.principal = p.principal AND a.status = s.status
+          AND (CAST(:cursor AS text) IS NULL OR a.request_id < :cursor) AND a.request_id > :search_floor
+          AND (NOT CAST(:filtered AS boolean) OR (SELECT TRUE FROM wanted w WHERE w.id = a.request_id))
+        ORDER BY a.request_id DESC LIMIT :limit) x
+    UNION
+    (SELECT w.id FROM wanted w WHERE w.thread_id = :in_thread AND w.status IN (SELECT status FROM statuses)
+     ORDER BY w.id DESC LIMIT :limit)
+)
+SELECT r.* FROM (SELECT id FROM candidates ORDER BY id DESC LIMIT :limit) page
+JOIN requests r ON r.id = page.id
+ORDER BY r.id DESC;
+
+-- name: search_floor
+-- The text search's window ends here: this many requests before the cursor (none, if fewer).
+SELECT id FROM requests WHERE (CAST(:cursor AS text) IS NULL OR id < :cursor) ORDER BY id DESC
+LIMIT 1 OFFSET :window;
 
 -- name: watched_statuses
 SELECT id, status FROM requests WHERE id = ANY(CAST(:ids AS text[]));
@@ -234,14 +269,15 @@ GROUP BY a.request_id ORDER BY min(a.seq) LIMIT :limit;
 WITH inserted AS (
     INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                           answer_schema, agent, app, requester, status, description, rule, created_at,
-                          updated_at, deadline, created_by)
+                          updated_at, deadline, created_by, no_approvers)
     VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-            :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by)
-    ON CONFLICT (created_by, thread_id, tool_call_id) DO NOTHING
+            :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by,
+            cardinality(CAST(:approvers AS text[])) = 0)
+    ON CONFLICT (thread_id, tool_call_id, created_by) DO NOTHING
     RETURNING *
 ), approvers AS (
-    INSERT INTO request_approvers (request_id, principal)
-    SELECT inserted.id, principal FROM inserted, unnest(CAST(:approvers AS text[])) AS principal
+    INSERT INTO request_approvers (request_id, principal, status)
+    SELECT inserted.id, principal, inserted.status FROM inserted, unnest(CAST(:approvers AS text[])) AS principal
 ), audited AS (
     INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
     SELECT head.seq + 1, :at, :actor, :channel, :action, :request_id, :data_json, head.hash,
@@ -343,19 +379,25 @@ SELECT channel, outcome, count(*) AS n FROM deliveries GROUP BY channel, outcome
 SELECT status, count(*) AS n FROM requests GROUP BY status;
 
 -- name: open_counts_by
-SELECT r.tool_name, r.agent, count(*) AS n FROM requests r WHERE r.status IN ('pending', 'drafting')
-  AND (CAST(:principals AS text[]) IS NULL
-       OR r.created_by = :viewer
-       OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
-       OR EXISTS (SELECT 1 FROM request_approvers a
-                  WHERE a.request_id = r.id AND a.principal = ANY(CAST(:principals AS text[]))))
+-- Open requests the viewer may see, by tool and agent: the ranges list_requests reads for them
+-- (store/listing.py `audience`), read whole.
+SELECT r.tool_name, r.agent, count(*) AS n FROM requests r
+WHERE r.id IN (
+    SELECT c.id FROM requests c
+    WHERE c.no_approvers = ANY(CAST(:no_approvers AS boolean[])) AND c.status IN ('pending', 'drafting')
+    UNION
+    SELECT c.id FROM requests c
+    WHERE c.created_by = ANY(CAST(:creators AS text[])) AND c.status IN ('pending', 'drafting')
+    UNION
+    SELECT a.request_id FROM request_approvers a
+    WHERE a.principal = ANY(CAST(:named AS text[])) AND a.status IN ('pending', 'drafting'))
 GROUP BY r.tool_name, r.agent;
 
 -- name: decided_since
 SELECT r.status, r.created_at, r.decided_at FROM requests r WHERE r.decided_at >= :since
   AND (CAST(:principals AS text[]) IS NULL
        OR r.created_by = :viewer
-       OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
+       OR r.no_approvers
        OR EXISTS (SELECT 1 FROM request_approvers a
                   WHERE a.request_id = r.id AND a.principal = ANY(CAST(:principals AS text[]))))
 ORDER BY r.decided_at;

@@ -25,16 +25,33 @@ CREATE TABLE requests (
     decision JSON,
     final_args JSON,
     created_by TEXT NOT NULL,
-    UNIQUE (created_by, thread_id, tool_call_id)
+    no_approvers BOOLEAN NOT NULL DEFAULT FALSE,
+    UNIQUE (thread_id, tool_call_id, created_by)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
+-- What listings read (migration 0003 says how): each a range in id order, by status.
+CREATE INDEX requests_by_creator ON requests (created_by, status, id);
+CREATE INDEX requests_by_audience ON requests (no_approvers, status, id);
 
 CREATE TABLE request_approvers (
     request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
     principal TEXT NOT NULL,
+    status TEXT NOT NULL,
     PRIMARY KEY (request_id, principal)
 );
-CREATE INDEX request_approvers_by_principal ON request_approvers (principal);
+CREATE INDEX request_approvers_by_principal ON request_approvers (principal, status, request_id);
+
+-- Each approver row carries its request's status, whatever statement changes it.
+CREATE FUNCTION request_approvers_follow_status() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE request_approvers SET status = NEW.status WHERE request_id = NEW.id;
+    RETURN NEW;
+END;
+$$;
+
+CREATE TRIGGER request_approvers_follow_status AFTER UPDATE OF status ON requests
+FOR EACH ROW WHEN (NEW.status IS DISTINCT FROM OLD.status)
+EXECUTE FUNCTION request_approvers_follow_status();
 
 CREATE TABLE decisions (
     id TEXT NOT NULL,
@@ -161,7 +178,6 @@ $$;
 
 CREATE TRIGGER requests_notify AFTER INSERT OR UPDATE ON requests
 FOR EACH ROW EXECUTE FUNCTION requests_notify();
-CREATE INDEX requests_by_creator ON requests (created_by);
 
 CREATE TABLE users (
     name TEXT PRIMARY KEY,

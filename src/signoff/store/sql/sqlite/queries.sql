@@ -4,14 +4,16 @@
 -- name: insert_request
 INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                       answer_schema, agent, app, requester, status, description, rule, created_at,
-                      updated_at, deadline, created_by)
+                      updated_at, deadline, created_by, no_approvers)
 VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by)
-ON CONFLICT (created_by, thread_id, tool_call_id) DO NOTHING
+        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by,
+        COALESCE(json_array_length(:rule, '$.approvers'), 0) = 0)
+ON CONFLICT (thread_id, tool_call_id, created_by) DO NOTHING
 RETURNING id;
 
 -- name: insert_approver
-INSERT INTO request_approvers (request_id, principal) VALUES (:request_id, :principal)
+INSERT INTO request_approvers (request_id, principal, status)
+SELECT :request_id, :principal, status FROM requests WHERE id = :request_id
 ON CONFLICT DO NOTHING;
 
 -- name: get_request
@@ -28,26 +30,59 @@ SELECT * FROM requests
 WHERE created_by = :created_by AND thread_id = :thread_id AND tool_call_id = :tool_call_id;
 
 -- name: list_requests
-SELECT r.* FROM requests r
-WHERE (:status IS NULL OR r.status IN (SELECT value FROM json_each(:status)))
-  AND (:tool IS NULL OR r.tool_name = :tool)
-  AND (:agent IS NULL OR r.agent = :agent)
-  AND (:app IS NULL OR r.app = :app)
-  AND (:thread_id IS NULL OR r.thread_id = :thread_id)
-  AND (:tool_call_id IS NULL OR r.tool_call_id = :tool_call_id)
-  AND (:created_by IS NULL OR r.created_by = :created_by)
-  AND (:cursor IS NULL OR r.id < :cursor)
-  AND (:approver IS NULL
-       OR EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id AND a.principal = :approver))
-  AND (:search IS NULL OR r.tool_name LIKE :search ESCAPE '\' OR r.description LIKE :search ESCAPE '\'
-       OR r.thread_id LIKE :search ESCAPE '\' OR r.agent LIKE :search ESCAPE '\')
-  AND (:principals IS NULL
-       OR r.created_by = :viewer
-       OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
-       OR EXISTS (SELECT 1 FROM request_approvers a
-                  WHERE a.request_id = r.id AND a.principal IN (SELECT value FROM json_each(:principals))))
+-- Newest first, from index ranges only (store/listing.py says which ones run): each branch of
+-- `candidates` reads one range per key and status, newest first, and stops at a page; the
+-- union of the branches, newest first, is the page. `wanted` is every filter, checked on each
+-- row a branch reads. The cursor and the text search's window (`search_floor`) bound the
+-- ranges themselves (char(1114111) sorts after every id).
+WITH wanted AS NOT MATERIALIZED (
+    SELECT r.* FROM requests r
+    WHERE r.id < COALESCE(:cursor, char(1114111))
+      AND r.id > :search_floor
+      AND (:tool IS NULL OR r.tool_name = :tool)
+      AND (:agent IS NULL OR r.agent = :agent)
+      AND (:app IS NULL OR r.app = :app)
+      AND (:thread_id IS NULL OR r.thread_id = :thread_id)
+      AND (:tool_call_id IS NULL OR r.tool_call_id = :tool_call_id)
+      AND (:created_by IS NULL OR r.created_by = :created_by)
+      AND (:approver IS NULL
+           OR EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id AND a.principal = :approver))
+      AND (:search IS NULL OR r.tool_name LIKE :search ESCAPE '\' OR r.description LIKE :search ESCAPE '\'
+           OR r.thread_id LIKE :search ESCAPE '\' OR r.agent LIKE :search ESCAPE '\')
+      AND (NOT :recheck OR r.created_by = :viewer OR r.no_approvers
+           OR EXISTS (SELECT 1 FROM request_approvers a
+                      WHERE a.request_id = r.id AND a.principal IN (SELECT value FROM json_each(:principals))))
+),
+statuses AS (SELECT value AS status FROM json_each(:statuses)),
+candidates AS (
+    SELECT c.id FROM json_each(:no_approvers) f, statuses s JOIN requests c ON c.id IN (
+        SELECT w.id FROM wanted w WHERE w.no_approvers = f.value AND w.status = s.status
+        ORDER BY w.id DESC LIMIT :limit)
+    UNION
+    SELECT c.id FROM json_each(:creators) k, statuses s JOIN requests c ON c.id IN (
+        SELECT w.id FROM wanted w WHERE w.created_by = k.value AND w.status = s.status
+        ORDER BY w.id DESC LIMIT :limit)
+    UNION
+    -- the approver rows alone, each checked by a subquery: joined to `wanted`, the planner (without
+    -- statistics) may sort the whole range
+    SELECT c.request_id FROM json_each(:named) p, statuses s JOIN request_approvers c ON c.rowid IN (
+        SELECT a.rowid FROM request_approvers a
+        WHERE a.principal = p.value AND a.status = s.status
+          AND a.request_id < COALESCE(:cursor, char(1114111)) AND a.request_id > :search_floor
+          AND (NOT :filtered OR EXISTS (SELECT 1 FROM wanted w WHERE w.id = a.request_id))
+        ORDER BY a.request_id DESC LIMIT :limit)
+    UNION
+    SELECT * FROM (
+        SELECT w.id FROM wanted w WHERE w.thread_id = :in_thread AND w.status IN (SELECT status FROM statuses)
+        ORDER BY w.id DESC LIMIT :limit)
+)
+SELECT r.* FROM requests r WHERE r.id IN (SELECT id FROM candidates)
 ORDER BY r.id DESC
 LIMIT :limit;
+
+-- name: search_floor
+-- The text search's window ends here: this many requests before the cursor (none, if fewer).
+SELECT id FROM requests WHERE id < COALESCE(:cursor, char(1114111)) ORDER BY id DESC LIMIT 1 OFFSET :window;
 
 -- name: watched_statuses
 SELECT id, status FROM requests WHERE id IN (SELECT value FROM json_each(:ids));
@@ -300,19 +335,25 @@ SELECT channel, outcome, count(*) AS n FROM deliveries GROUP BY channel, outcome
 SELECT status, count(*) AS n FROM requests GROUP BY status;
 
 -- name: open_counts_by
-SELECT r.tool_name, r.agent, count(*) AS n FROM requests r WHERE r.status IN ('pending', 'drafting')
-  AND (:principals IS NULL
-       OR r.created_by = :viewer
-       OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
-       OR EXISTS (SELECT 1 FROM request_approvers a
-                  WHERE a.request_id = r.id AND a.principal IN (SELECT value FROM json_each(:principals))))
+-- Open requests the viewer may see, by tool and agent: the ranges list_requests reads for them
+-- (store/listing.py `audience`), read whole.
+SELECT r.tool_name, r.agent, count(*) AS n FROM requests r
+WHERE r.id IN (
+    SELECT c.id FROM requests c
+    WHERE c.no_approvers IN (SELECT value FROM json_each(:no_approvers)) AND c.status IN ('pending', 'drafting')
+    UNION
+    SELECT c.id FROM requests c
+    WHERE c.created_by IN (SELECT value FROM json_each(:creators)) AND c.status IN ('pending', 'drafting')
+    UNION
+    SELECT a.request_id FROM request_approvers a
+    WHERE a.principal IN (SELECT value FROM json_each(:named)) AND a.status IN ('pending', 'drafting'))
 GROUP BY r.tool_name, r.agent;
 
 -- name: decided_since
 SELECT r.status, r.created_at, r.decided_at FROM requests r WHERE r.decided_at >= :since
   AND (:principals IS NULL
        OR r.created_by = :viewer
-       OR NOT EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id)
+       OR r.no_approvers
        OR EXISTS (SELECT 1 FROM request_approvers a
                   WHERE a.request_id = r.id AND a.principal IN (SELECT value FROM json_each(:principals))))
 ORDER BY r.decided_at;

@@ -25,17 +25,27 @@ CREATE TABLE "requests" (
     decided_at TEXT,
     decision TEXT,
     final_args TEXT,
-    created_by TEXT NOT NULL,
-    UNIQUE (created_by, thread_id, tool_call_id)
+    created_by TEXT NOT NULL, no_approvers INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (thread_id, tool_call_id, created_by)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
+-- What listings read (migration 0003 says how): each a range in id order, by status.
+CREATE INDEX requests_by_creator ON requests (created_by, status, id);
+CREATE INDEX requests_by_audience ON requests (no_approvers, status, id);
 
 CREATE TABLE request_approvers (
     request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
-    principal TEXT NOT NULL,
+    principal TEXT NOT NULL, status TEXT NOT NULL DEFAULT 'pending',
     PRIMARY KEY (request_id, principal)
 );
-CREATE INDEX request_approvers_by_principal ON request_approvers (principal);
+CREATE INDEX request_approvers_by_principal ON request_approvers (principal, status, request_id);
+
+-- Each approver row carries its request's status, whatever statement changes it.
+CREATE TRIGGER request_approvers_follow_status AFTER UPDATE OF status ON requests
+WHEN NEW.status IS NOT OLD.status
+BEGIN
+    UPDATE request_approvers SET status = NEW.status WHERE request_id = NEW.id;
+END;
 
 CREATE TABLE decisions (
     id TEXT NOT NULL,
@@ -143,7 +153,6 @@ WHEN NEW.id != OLD.id OR NEW.seq != OLD.seq + 1 OR NOT EXISTS
 BEGIN
     SELECT RAISE(ABORT, 'audit_head moves only as audit_log grows');
 END;
-CREATE INDEX requests_by_creator ON requests (created_by);
 
 CREATE TABLE users (
     name TEXT PRIMARY KEY,

@@ -6,8 +6,8 @@
 UPDATE requests SET created_by = 'agent' WHERE created_by IS NULL;
 ALTER TABLE requests ALTER COLUMN created_by SET NOT NULL;
 ALTER TABLE requests DROP CONSTRAINT requests_thread_id_tool_call_id_key;
-ALTER TABLE requests ADD CONSTRAINT requests_created_by_thread_id_tool_call_id_key
-    UNIQUE (created_by, thread_id, tool_call_id);
+ALTER TABLE requests ADD CONSTRAINT requests_thread_id_tool_call_id_created_by_key
+    UNIQUE (thread_id, tool_call_id, created_by);
 
 CREATE TABLE declared_rules (
     created_by TEXT NOT NULL,

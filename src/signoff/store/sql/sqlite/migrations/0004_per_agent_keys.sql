@@ -31,7 +31,7 @@ CREATE TABLE requests_rebuilt (
     decision TEXT,
     final_args TEXT,
     created_by TEXT NOT NULL,
-    UNIQUE (created_by, thread_id, tool_call_id)
+    UNIQUE (thread_id, tool_call_id, created_by)
 );
 INSERT INTO requests_rebuilt (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                               answer_schema, agent, app, requester, status, description, rule, created_at,

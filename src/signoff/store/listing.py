@@ -1,0 +1,93 @@
+"""Which index ranges a listing of requests reads (the `list_requests` and `open_counts_by`
+queries): what a viewer may see, written as a union of ranges that are each read newest first.
+
+A person sees the requests they created, the ones naming no approver, and the ones naming one
+of their principals (themselves, `group:NAME`): three kinds of range (`requests_by_creator`,
+`requests_by_audience`, `request_approvers_by_principal`), one per principal and status. An
+admin sees every request: `requests_by_audience` for both of its values. A filter that narrows
+more than visibility does drives the listing instead (a thread: the thread's key index; a
+creator; an approver), and what the viewer may see is then checked on each row it reads.
+
+Every range is keyed by status, so that a person's three open requests are found without
+reading past their thirty thousand decided ones; a listing of every status reads each status's
+range to one page, and merges them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..requests import RequestStatus
+
+ALL_STATUSES = tuple(status.value for status in RequestStatus)
+SEARCH_WINDOW = 10_000
+"""A text search (a substring, which no index finds) looks through at most this many requests,
+the newest before the cursor, whoever may see them: its cost stays bounded at any size."""
+
+
+def audience(viewer: str | None, principals: Sequence[str] | None) -> dict[str, Any]:
+    """The ranges holding what `viewer` (with `principals`) may see; everything when None."""
+    if viewer is None or principals is None:
+        return {"no_approvers": [False, True], "creators": [], "named": []}
+    return {"no_approvers": [True], "creators": [viewer], "named": list(principals)}
+
+
+def listing_params(
+    *,
+    statuses: Sequence[str] | None,
+    viewer: str | None,
+    principals: Sequence[str] | None,
+    tool: str | None = None,
+    agent: str | None = None,
+    app: str | None = None,
+    thread_id: str | None = None,
+    tool_call_id: str | None = None,
+    created_by: str | None = None,
+    approver: str | None = None,
+    search: str | None = None,
+    cursor: str | None = None,
+    limit: int = 50,
+) -> dict[str, Any]:
+    """The `list_requests` parameters: the filters, and which ranges drive the listing. A text
+    search also needs `search_floor`: the `search_floor` query's answer (else none, '')."""
+    drives: dict[str, Any] = {"no_approvers": [], "creators": [], "named": [], "in_thread": None}
+    if thread_id is not None:
+        drives["in_thread"] = thread_id
+    elif created_by is not None:
+        drives["creators"] = [created_by]
+    elif approver is not None:
+        drives["named"] = [approver]
+    else:
+        drives.update(audience(viewer, principals))
+    visibility_drives = thread_id is None and created_by is None and approver is None
+    recheck = principals is not None and not visibility_drives
+    pattern = _like_pattern(search)
+    narrowed = (tool, agent, app, thread_id, tool_call_id, created_by, approver, pattern)
+    return {
+        **drives,
+        "statuses": list(ALL_STATUSES if statuses is None else statuses),
+        "tool": tool,
+        "agent": agent,
+        "app": app,
+        "thread_id": thread_id,
+        "tool_call_id": tool_call_id,
+        "created_by": created_by,
+        "approver": approver,
+        "search": pattern,
+        "search_floor": "",
+        "recheck": recheck,
+        "filtered": recheck or any(value is not None for value in narrowed),
+        "viewer": viewer,
+        "principals": list(principals) if principals is not None else None,
+        "cursor": cursor,
+        "limit": max(1, min(limit, 1000)),
+    }
+
+
+def _like_pattern(search: str | None) -> str | None:
+    """A case-insensitive substring pattern for LIKE (ILIKE in PostgreSQL), `\\` escaping."""
+    if not search:
+        return None
+    escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"

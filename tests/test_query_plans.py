@@ -1,0 +1,304 @@
+"""Every inbox, history, badge and overview query reads index ranges, never a whole table
+(issue 8, item 29), for every shape of viewer and filter, on SQLite and PostgreSQL.
+
+The store holds the mix of tests/requests_mix.py grown to some 40,000 requests and analysed,
+so that the planners choose as they would on a real database. Each listing is asked through
+the store (so the parameters are the ones it really passes) and explained instead of run:
+SQLite's plan may SEARCH `requests` and `request_approvers` (an index range or lookup) but
+never SCAN them, with or without an index; PostgreSQL's may not Seq Scan them, nor walk a
+whole index (an index scan without an index condition).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+import pytest
+
+from signoff.identity import User
+from signoff.server.inbox.rendering import count_waiting
+from signoff.store import SQLiteStore, Store
+
+from .requests_mix import Listing, make_mix
+
+TABLES = ("requests", "request_approvers")
+EXPLAINED = frozenset({"list_requests", "open_counts_by"})
+OPEN = ("pending", "drafting")
+SEED_REQUESTS = 250
+DOUBLINGS = 8
+"""250 requests made through the store, the decided ones copied until there are some 40,000."""
+
+
+def listings(cursor: str) -> dict[str, Listing]:
+    """The shapes of viewer and filter the inbox, the history, the API and the CLI ask for."""
+    shapes: dict[str, Listing] = {}
+    for viewer, who in ((None, "admin"), ("newbie", "member named nowhere"), ("alice", "busy approver")):
+        shapes[f"{who}: inbox"] = Listing(viewer=viewer, statuses=OPEN, limit=51)
+        shapes[f"{who}: history"] = Listing(viewer=viewer, limit=51)
+        shapes[f"{who}: history, later page"] = Listing(viewer=viewer, cursor=cursor, limit=51)
+        shapes[f"{who}: history by status"] = Listing(viewer=viewer, statuses=("rejected",), limit=51)
+    shapes["group member: inbox"] = Listing(viewer="olga", statuses=OPEN, limit=51)
+    shapes["group member: history"] = Listing(viewer="olga", limit=51)
+    shapes["agent: its requests"] = Listing(viewer="agent-1", created_by="agent-1", limit=51)
+    shapes["agent: its open requests"] = Listing(viewer="agent-1", created_by="agent-1", statuses=OPEN)
+    shapes["agent: one thread"] = Listing(viewer="agent-1", created_by="agent-1", thread_id="thread-3.5")
+    for viewer, who in ((None, "admin"), ("bob", "member")):
+        shapes[f"{who}: by tool"] = Listing(viewer=viewer, tool="deploy", limit=51)
+        shapes[f"{who}: by agent and app"] = Listing(viewer=viewer, agent="travel", app="crm", limit=51)
+        shapes[f"{who}: by thread"] = Listing(viewer=viewer, thread_id="thread-4.2.3")
+        shapes[f"{who}: by approver"] = Listing(viewer=viewer, approver="group:ops", statuses=OPEN)
+        shapes[f"{who}: text search"] = Listing(viewer=viewer, search="report", limit=51)
+        shapes[f"{who}: text search, later page"] = Listing(viewer=viewer, search="report", cursor=cursor)
+    return shapes
+
+
+# -- the store, grown and analysed ------------------------------------------------------------
+
+
+@pytest.fixture(params=["sqlite", "sqlite analysed", "postgres"], scope="module")
+def grown(request: pytest.FixtureRequest) -> Iterator[tuple[Store, str]]:
+    """The store, and a cursor half way down its history (where a later page starts: each
+    seed request's copies sort right after it). SQLite as signoff leaves it (no statistics),
+    and analysed; PostgreSQL analysed (as autovacuum does)."""
+    if request.param.startswith("sqlite"):
+        folder = request.getfixturevalue("tmp_path_factory").mktemp("plans")
+        store = SQLiteStore(folder / "plans.db")
+        try:
+            seeds = make_mix(store, SEED_REQUESTS)
+            grow_sqlite(store, analyse=request.param == "sqlite analysed")
+            yield store, sorted(seeds)[len(seeds) // 2]
+        finally:
+            store.close()
+        return
+    from signoff.store.postgres import PostgresStore
+    from tests.conftest import NO_POSTGRES, POSTGRES_DSN, drop_pg_schema, new_pg_schema
+
+    if not POSTGRES_DSN:
+        pytest.skip(NO_POSTGRES)
+    schema = new_pg_schema()
+    pg_store = PostgresStore(POSTGRES_DSN, schema=schema, max_size=2)
+    try:
+        seeds = make_mix(pg_store, SEED_REQUESTS)
+        grow_postgres(POSTGRES_DSN, schema)
+        yield pg_store, sorted(seeds)[len(seeds) // 2]
+    finally:
+        pg_store.close()
+        drop_pg_schema(schema)
+
+
+def copy_statements(columns: dict[str, list[str]], round_number: int) -> list[str]:
+    """Copy every decided request (and its approvers) under new ids and thread ids: the history
+    doubles while the requests waiting stay as few as in a real store."""
+    changed = {
+        "id": f"id || '.{round_number}'",
+        "thread_id": f"thread_id || '.{round_number}'",
+        "request_id": f"request_id || '.{round_number}'",
+    }
+    closed = "status NOT IN ('pending', 'drafting')"
+    decided = {
+        "requests": closed,
+        "request_approvers": f"request_id IN (SELECT id FROM requests WHERE {closed})",
+    }
+    statements = []
+    for table in TABLES:
+        names = columns[table]
+        values = ", ".join(changed.get(name, name) for name in names)
+        statements.append(
+            f"INSERT INTO {table} ({', '.join(names)}) SELECT {values} FROM {table} WHERE {decided[table]}"
+        )
+    return statements
+
+
+def grow_sqlite(store: SQLiteStore, *, analyse: bool) -> None:
+    import sqlite3
+
+    connection = sqlite3.connect(store.path, isolation_level=None)
+    try:
+        columns = {
+            table: [row[1] for row in connection.execute(f"PRAGMA table_info({table})")] for table in TABLES
+        }
+        connection.execute("BEGIN IMMEDIATE")
+        for round_number in range(DOUBLINGS):
+            for statement in copy_statements(columns, round_number):
+                connection.execute(statement)
+        connection.execute("COMMIT")
+        if analyse:
+            connection.execute("ANALYZE")
+    finally:
+        connection.close()
+
+
+def grow_postgres(dsn: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True, options=f"-c search_path={schema}") as connection:
+        columns = {
+            table: [
+                row[0]
+                for row in connection.execute(
+                    "SELECT column_name FROM information_schema.columns "
+                    "WHERE table_schema = %s AND table_name = %s ORDER BY ordinal_position",
+                    (schema, table),
+                )
+            ]
+            for table in TABLES
+        }
+        with connection.transaction():
+            for round_number in range(DOUBLINGS):
+                for statement in copy_statements(columns, round_number):
+                    connection.execute(statement.encode())
+        for table in TABLES:
+            connection.execute(f"VACUUM ANALYZE {table}".encode())
+
+
+# -- explaining what the store asks -----------------------------------------------------------
+
+
+class Explaining:
+    """A transaction that explains the listing queries instead of running them."""
+
+    def __init__(self, tx: Any, explain: Callable[[Any, str, dict[str, Any]], Any], plans: list[Any]) -> None:
+        self._tx = tx
+        self._explain = explain
+        self._plans = plans
+
+    def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
+        if query not in EXPLAINED:
+            return list(self._tx.all(query, **params))
+        self._plans.append((query, self._explain(self._tx, query, params)))
+        return []
+
+    def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:
+        return self._tx.one(query, **params)  # type: ignore[no-any-return]
+
+
+def explain_sqlite(tx: Any, query: str, params: dict[str, Any]) -> list[tuple[str, str]]:
+    """Each step of the plan, with the step it is part of."""
+    from signoff.store.sqlite_tx import _param
+
+    rows = tx._connection.execute(
+        "EXPLAIN QUERY PLAN " + tx._queries[query], {key: _param(value) for key, value in params.items()}
+    ).fetchall()
+    steps = {row[0]: row[3] for row in rows}
+    return [(row[3], steps.get(row[1], "")) for row in rows]
+
+
+def explain_postgres(tx: Any, query: str, params: dict[str, Any]) -> Any:
+    from signoff.store.postgres import _param
+
+    with tx._pool.connection() as connection:  # reads run on pooled connections (see PostgresStore)
+        row = connection.execute(
+            "EXPLAIN (FORMAT JSON) " + tx._queries[query],
+            {key: _param(value) for key, value in params.items()},
+        ).fetchone()
+    plan = row["QUERY PLAN"]
+    return json.loads(plan)[0]["Plan"] if isinstance(plan, str) else plan[0]["Plan"]
+
+
+@contextmanager
+def explaining(store: Store, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, Any]]]:
+    plans: list[tuple[str, Any]] = []
+    explain = explain_sqlite if isinstance(store, SQLiteStore) else explain_postgres
+    real_read: Callable[[], AbstractContextManager[Any]] = store._read
+
+    @contextmanager
+    def read() -> Iterator[Explaining]:
+        with real_read() as tx:
+            yield Explaining(tx, explain, plans)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(store, "_read", read)
+        yield plans
+
+
+PAGES = {
+    "admin: nav badge": lambda store: count_waiting(store, User(name="admin", role="admin")),
+    "member: nav badge": lambda store: count_waiting(store, User(name="olga", role="member")),
+    "admin: overview, open by tool and agent": lambda store: store.open_counts(),
+    "member: overview, open by tool and agent": lambda store: store.open_counts(visible_to="olga"),
+}
+
+
+def ask(store: Store, shape: str, cursor: str) -> None:
+    if shape in PAGES:
+        PAGES[shape](store)
+    else:
+        listings(cursor)[shape].run(store)
+
+
+# -- what a plan may do -----------------------------------------------------------------------
+
+_TABLE_ALIAS = re.compile(
+    r"\b(?:FROM|JOIN)\s+(requests|request_approvers)\b(?:\s+(?:AS\s+)?"
+    r"(?!(?:WHERE|JOIN|ON|ORDER|GROUP|LIMIT|UNION|USING|LEFT|INNER|CROSS)\b)(\w+))?",
+    re.IGNORECASE,
+)
+
+
+def table_aliases(sql: str) -> set[str]:
+    """The names under which the query reads `requests` and `request_approvers`."""
+    return {alias or table for table, alias in _TABLE_ALIAS.findall(sql)}
+
+
+def sqlite_full_reads(query: str, plan: list[tuple[str, str]]) -> list[str]:
+    """SCANs of the two tables; and a range read whole to be sorted, in a branch that should
+    stop at a page (a correlated subquery of `candidates`)."""
+    from signoff.store.queries import load_queries
+
+    aliases = table_aliases(load_queries("sqlite")[query])
+    found = []
+    for step, part_of in plan:
+        scan = re.match(r"SCAN (\w+)", step)
+        if scan and scan.group(1) in aliases:
+            found.append(step)
+        if step.startswith("USE TEMP B-TREE FOR ORDER BY") and part_of.startswith("CORRELATED LIST SUBQUERY"):
+            found.append(f"{step} in {part_of}")
+    return found
+
+
+def postgres_full_reads(plan: dict[str, Any], parent: dict[str, Any] | None = None) -> list[str]:
+    """Seq Scans of the two tables, and index scans without a condition (a whole index) unless
+    they stop at a limit having skipped nothing (the text search's window)."""
+    found = []
+    if plan.get("Relation Name") in TABLES:
+        node = plan["Node Type"]
+        whole_index = node in ("Index Scan", "Index Only Scan") and "Index Cond" not in plan
+        bounded = parent is not None and parent["Node Type"] == "Limit" and "Filter" not in plan
+        if node == "Seq Scan" or (whole_index and not bounded):
+            found.append(f"{node} on {plan['Relation Name']} {plan.get('Index Name', '')}".rstrip())
+    for child in plan.get("Plans", []):
+        found.extend(postgres_full_reads(child, plan))
+    return found
+
+
+def full_reads(store: Store, query: str, plan: Any) -> list[str]:
+    return sqlite_full_reads(query, plan) if isinstance(store, SQLiteStore) else postgres_full_reads(plan)
+
+
+# -- the tests --------------------------------------------------------------------------------
+
+
+SHAPES = [*listings(""), *PAGES]
+
+
+def test_the_store_is_big_enough_to_plan_for(grown: tuple[Store, str]) -> None:
+    store, cursor = grown
+    assert len(store.list_requests(limit=1000)) == 1000
+    assert len(store.list_requests(visible_to="newbie", limit=1000)) == 1000
+    assert len(store.list_requests(cursor=cursor, limit=1000)) == 1000
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_listings_read_index_ranges_only(
+    grown: tuple[Store, str], shape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, cursor = grown
+    with explaining(store, monkeypatch) as plans:
+        ask(store, shape, cursor)
+    assert plans, f"{shape}: the store asked no listing query"
+    for query, plan in plans:
+        assert full_reads(store, query, plan) == [], f"{shape}: {query} reads a whole table:\n{plan}"
