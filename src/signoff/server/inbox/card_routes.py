@@ -13,6 +13,7 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from ..._util import format_span
 from ...errors import RequestNotFound, SignoffError
 from ...requests import Request
 from ...store import Store
@@ -22,7 +23,7 @@ from ..deciding import decide_as
 from .cards import DONE_WORDS, PANELS, Card, field_errors_of, refusal_text
 from .decision_form import decision_payload, form_values
 from .page_access import Form, PageCaller, PageError, is_htmx
-from .rendering import duration_text, render
+from .rendering import render
 from .request_page import render_request_page
 
 router = APIRouter(include_in_schema=False)
@@ -95,7 +96,7 @@ def make_link(request_id: str, http: HttpRequest, caller: PageCaller) -> HTMLRes
     )
     context = {
         "link": server.link(f"/h/{secret}"),
-        "lasts": duration_text(ttl.total_seconds()),
+        "lasts": format_span(ttl.total_seconds()),
         "card": request,
     }
     return render(http, "_handle_link.html", context)

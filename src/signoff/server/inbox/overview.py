@@ -11,13 +11,13 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 
-from ..._util import utcnow
+from ..._util import format_span, utcnow
 from ...store.report_ops import DecidedRow
 from ..context import server_of
 from .charts import ColumnChart, columns
 from .charts import bars as bar_rows
 from .page_access import PageCaller
-from .rendering import duration_text, page_context, render
+from .rendering import page_context, render
 
 router = APIRouter(include_in_schema=False)
 DAYS = 30
@@ -68,8 +68,8 @@ def summary(open_total: int, rows: list[DecidedRow]) -> list[tuple[str, str]]:
     by_people = [row for row in rows if row.status in PEOPLE_DECIDED]
     approved = sum(1 for row in by_people if row.status in ("approved", "edited"))
     waits = sorted(row.seconds_to_decision for row in by_people)
-    median = duration_text(statistics.median(waits)) if waits else "–"
-    p90 = duration_text(waits[int(0.9 * (len(waits) - 1))]) if waits else "–"
+    median = format_span(statistics.median(waits)) if waits else "–"
+    p90 = format_span(waits[int(0.9 * (len(waits) - 1))]) if waits else "–"
     rate = f"{100 * approved / len(by_people):.0f}%" if by_people else "–"
     return [
         ("Waiting now", str(open_total)),

@@ -17,7 +17,7 @@ from starlette.responses import HTMLResponse
 from starlette.templating import Jinja2Templates
 
 from ... import __version__
-from ..._util import from_iso, utcnow
+from ..._util import format_moment, format_span, from_iso, utcnow
 from ...identity import User
 from ...requests import RequestStatus
 from ...store import Store
@@ -46,21 +46,6 @@ SECRET_URL_HEADERS = {**PAGE_HEADERS, "Referrer-Policy": "no-referrer", "X-Robot
 """For pages whose address holds a secret (login and handle links)."""
 
 
-def duration_text(seconds: float) -> str:
-    """'45s', '12m', '3h 20m', '2d 4h'."""
-    seconds = int(abs(seconds))
-    if seconds < 60:
-        return f"{seconds}s"
-    minutes = seconds // 60
-    if minutes < 60:
-        return f"{minutes}m"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
-    days, hours = divmod(hours, 24)
-    return f"{days}d {hours}h" if hours else f"{days}d"
-
-
 def relative(moment: datetime | None) -> str:
     """'3m ago', 'in 2h 5m'."""
     if moment is None:
@@ -68,17 +53,17 @@ def relative(moment: datetime | None) -> str:
     seconds = (moment - utcnow()).total_seconds()
     if abs(seconds) < 5:
         return "just now"
-    text = duration_text(seconds)
+    text = format_span(seconds)
     return f"in {text}" if seconds > 0 else f"{text} ago"
 
 
 def countdown(deadline: datetime) -> str:
     seconds = (deadline - utcnow()).total_seconds()
-    return f"{duration_text(seconds)} left" if seconds > 0 else "past its deadline"
+    return f"{format_span(seconds)} left" if seconds > 0 else "past its deadline"
 
 
 def absolute(moment: datetime | None) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M:%S UTC") if moment is not None else ""
+    return format_moment(moment) if moment is not None else ""
 
 
 def stored_moment(text: str) -> str:
@@ -138,7 +123,7 @@ def _environment() -> jinja2.Environment:
         absolute=absolute,
         iso=iso,
         n=svg_number,
-        duration=duration_text,
+        duration=format_span,
         value=value_text,
         breakable=breakable,
         moment=stored_moment,
