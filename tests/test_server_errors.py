@@ -147,3 +147,39 @@ def test_healthz_makes_a_real_write(sqlite_store: SQLiteStore, agent: httpx.Clie
     with sqlite_store._read() as tx:
         row = tx.one("get_counter", name="health_checks")
     assert row is not None and row["value"] == 2
+
+
+def test_a_sweeper_that_cannot_use_the_store_says_so_once_not_every_interval(
+    sqlite_store: SQLiteStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    from dataclasses import replace
+
+    from signoff.errors import StoreUnavailable
+    from signoff.server import ServerSettings
+
+    failing = threading.Event()
+    failing.set()
+    sweeps = threading.Semaphore(0)
+    real_expire_due = sqlite_store.expire_due
+
+    def expire_due(**kwargs: Any) -> Any:
+        sweeps.release()
+        if failing.is_set():
+            raise StoreUnavailable("the database file is read-only")
+        return real_expire_due(**kwargs)
+
+    sqlite_store.expire_due = expire_due  # type: ignore[method-assign]
+    caplog.set_level(logging.WARNING, logger="signoff.server")
+    with LiveServer(sqlite_store, replace(ServerSettings(), sweep_interval=0.01)):
+        for _ in range(20):
+            assert sweeps.acquire(timeout=10)
+        failing.clear()
+        for _ in range(5):
+            assert sweeps.acquire(timeout=10)
+    said = [record.getMessage() for record in caplog.records if "sweep" in record.getMessage()]
+    assert said[:2] == [
+        "the sweep cannot use the store (the database file is read-only); trying again until it can",
+        "the sweep can use the store again",
+    ]
+    assert len(said) == 2
+    assert not any(record.exc_info for record in caplog.records if "sweep" in record.getMessage())

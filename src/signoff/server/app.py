@@ -24,6 +24,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 
 from .. import __version__
+from ..errors import StoreUnavailable
 from ..store import Store
 from . import health
 from .access import CallerCache
@@ -95,6 +96,8 @@ async def _sweep(server: Server) -> None:
     store = server.store
     next_purge = 0.0
     loop = asyncio.get_running_loop()
+    unavailable: str | None = None
+    """Why the store could not be used at the last sweep: said once, not every interval."""
     while True:
         try:
             expired = await asyncio.to_thread(store.expire_due)
@@ -112,6 +115,14 @@ async def _sweep(server: Server) -> None:
                 await asyncio.to_thread(store.purge_credentials)
                 await asyncio.to_thread(store.purge_kept_answers, ttl=server.settings.idempotency_ttl)
                 next_purge = loop.time() + PURGE_EVERY.total_seconds()
+        except StoreUnavailable as exc:
+            if exc.message != unavailable:
+                log.warning("the sweep cannot use the store (%s); trying again until it can", exc.message)
+                unavailable = exc.message
         except Exception:
             log.exception("the sweep failed; trying again")
+        else:
+            if unavailable is not None:
+                log.warning("the sweep can use the store again")
+                unavailable = None
         await asyncio.sleep(server.settings.sweep_interval)
