@@ -15,7 +15,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from signoff import ApprovalRequiredUnattended, Gate, RuleSet, Scope, ToolCall
+from signoff import ApprovalRequiredUnattended, AutoResumeExceeded, Gate, RuleSet, Scope, ToolCall
 from signoff.cli import app
 from signoff.client import Client
 from signoff.requests import Request, RequestStatus
@@ -180,6 +180,22 @@ def test_a_remote_gate_follows_the_servers_unattended_rule(live_server: LiveServ
             gate.review(ToolCall(name="wire", args={}, id="w1"), cron)
     [wired] = store.list_requests(tool="wire")
     assert wired.status is RequestStatus.CANCELLED  # nobody is left waiting for a person
+
+
+def test_the_servers_cap_reaches_a_remote_gate_as_auto_resume_exceeded(
+    live_server: LiveServer, store: Store
+) -> None:
+    store.set_layer("defaults", "", {"max_auto_resume": 1}, actor="admin")
+    store.set_layer("tool", "deploy", {"requires_approval": True}, actor="admin")
+    own = RuleSet.from_dict({"tools": {"deploy": {"requires_approval": True}}})
+    cron = Scope(thread_id="cron", unattended=True)
+    with Client(live_server.url, live_server.user("bot", "agent")) as backend:
+        gate = Gate(backend, rules=own, max_auto_resume=10)  # the gate's own cap would allow more
+        assert gate.review(ToolCall(name="deploy", args={}, id="d1"), cron).execute
+        with pytest.raises(AutoResumeExceeded) as exceeded:
+            gate.review(ToolCall(name="deploy", args={}, id="d2"), cron)
+    assert exceeded.value.limit == 1
+    assert exceeded.value.message == "auto-resume exceeded 1 attempts"
 
 
 def test_serve_takes_agent_rules_allow_or_deny(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:

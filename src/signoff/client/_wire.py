@@ -5,6 +5,7 @@ signoff's own types."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -79,6 +80,10 @@ _ERROR_BY_STATUS: dict[int, type[SignoffError]] = {
 }
 
 
+_AUTO_RESUME_LIMIT = re.compile(r"exceeded (\d+) attempts")
+"""`AutoResumeExceeded` is made from its limit, which its message says."""
+
+
 def error_from(status: int, content: bytes) -> SignoffError:
     """The `signoff.errors` class named in `{"error": {"type", "message"}}`, else one by status."""
     try:
@@ -89,6 +94,8 @@ def error_from(status: int, content: bytes) -> SignoffError:
     if not isinstance(message, str):
         text = _snippet(content) or "no details"
         return _ERROR_BY_STATUS.get(status, RemoteError)(f"the server answered {status}: {text}")
+    if kind == "AutoResumeExceeded" and (limit := _AUTO_RESUME_LIMIT.search(message)) is not None:
+        return errors.AutoResumeExceeded(int(limit.group(1)))
     cls = _ERRORS.get(kind) if isinstance(kind, str) else None
     if cls is None:
         cls = _ERROR_BY_STATUS.get(status, RemoteError)
