@@ -2,6 +2,7 @@
 
 from .audit import AuditAnchor, AuditEntry, AuditReport
 from .backend import Backend
+from .backends import open_backend
 from .calls import Scope, ToolCall
 from .client import AsyncClient, Client
 from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
@@ -125,6 +126,7 @@ __all__ = [
     "__version__",
     "default_db_path",
     "idempotency_key",
+    "open_backend",
     "open_store",
     "parse_decision",
 ]

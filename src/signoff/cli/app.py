@@ -10,10 +10,11 @@ import typer
 from typer.core import TyperGroup
 
 from .. import __version__
+from ..backends import TOKEN_ENV, URL_ENV
 from ..errors import SignoffError
 from ..store import DB_ENV
 from . import admin, decide, demo, explain, layers, requests, serve, users
-from .state import TOKEN_ENV, URL_ENV, CliError, CliInputError, CliState
+from .state import CliError, CliInputError, CliState
 
 
 class SignoffGroup(TyperGroup):

@@ -8,14 +8,9 @@ from dataclasses import dataclass, field
 import typer
 
 from .._util import os_user
+from ..backends import TOKEN_ENV, URL_ENV, Backing, open_backend
 from ..client import Client
-from ..store import Store, open_store
-
-URL_ENV = "SIGNOFF_URL"
-TOKEN_ENV = "SIGNOFF_TOKEN"
-
-Backing = Store | Client
-"""A local store, or a client of a server standing in for it."""
+from ..store import Store
 
 
 class CliError(Exception):
@@ -45,15 +40,13 @@ class CliState:
     def store(self) -> Backing:
         """The server's client when `SIGNOFF_URL` is set, else the local database."""
         if self._backing is None:
-            if self.remote:
-                assert self.server_url is not None
-                if not self.token:
-                    raise CliError(
-                        f"{URL_ENV} is set, so the CLI talks to {self.server_url}: set {TOKEN_ENV} too"
-                    )
-                self._backing = Client(self.server_url, self.token)
-            else:
-                self._backing = open_store(self.db_url)
+            if self.remote and not self.token:
+                raise CliError(
+                    f"{URL_ENV} is set, so the CLI talks to {self.server_url}: set {TOKEN_ENV} too"
+                )
+            self._backing = open_backend(
+                None if self.remote else self.db_url, url=self.server_url, token=self.token
+            )
         return self._backing
 
     def local_store(self, command: str) -> Store:
