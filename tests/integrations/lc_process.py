@@ -20,7 +20,7 @@ from langgraph.types import Command
 from signoff.integrations.langchain import SignoffMiddleware
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.integrations.lc_support import Ledger, calls, make_tools, script, tool_messages  # noqa: E402
+from tests.integrations.lc_support import Ledger, calls, make_tools, script, tool_messages
 
 CONFIG: Any = {"configurable": {"thread_id": "nightly-1"}}
 TURNS: dict[str, Any] = {
