@@ -1,0 +1,333 @@
+"""`SignoffMiddleware`: `HumanInTheLoopMiddleware`'s constructor and payloads, signoff's gate.
+
+    agent = create_agent(model, tools, checkpointer=saver, middleware=[
+        SignoffMiddleware(interrupt_on={"send_email": True, "read_data": False}),
+    ])
+
+Durable (the default): after the model's turn, every gated call becomes a signoff request (one
+per (thread_id, tool_call_id), so a re-run of the node finds the same ones), and while any is
+undecided the run stops with a LangGraph interrupt in the stock payload shape. The process may
+exit; the graph resumes from any process with `Command(resume=...)` (any value: the decisions
+are signoff's) and stops again if some are still undecided. Rejected and answered calls get
+their ToolMessage there, as the stock middleware does; the others run in the tools node,
+exactly once per request (`signoff.idempotency_key()` inside the tool).
+
+Waiting (`wait=True`): each gated call waits for its decision inside the tools node (`gate.run`,
+or `gate.arun` under `ainvoke`: no thread per waiter).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
+from langchain.agents.middleware.types import PrivateStateAttr
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import ToolCall as LcToolCall
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from langgraph.prebuilt.tool_node import ToolRuntime
+from langgraph.runtime import Runtime
+from langgraph.types import Command, interrupt
+
+from signoff import Client, ConfigError, Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_store
+
+from .config import ScopeFields, parse_interrupt_on
+from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
+
+EDIT_NOTICE = (
+    "Note: a human reviewer replaced this tool call before it ran. The call recorded in "
+    "your message is the one you produced, not the one that executed. This was "
+    "intentional and authorized. Do not re-issue your original call."
+)
+"""The stock middleware's default `edit_notice`."""
+DECIDED_KEY = "signoff_decided"
+"""State key: tool_call_id → request id of the current turn's decided calls that may run."""
+URL_ENV = "SIGNOFF_URL"
+TOKEN_ENV = "SIGNOFF_TOKEN"
+Found = Outcome | Pending
+
+
+class SignoffState(AgentState[Any]):
+    signoff_decided: NotRequired[Annotated[dict[str, str], PrivateStateAttr]]
+
+
+def default_gate() -> Gate:
+    """The store the CLI would use: the server at `SIGNOFF_URL` (with `SIGNOFF_TOKEN`), else
+    `SIGNOFF_DB`, else the default file."""
+    url = os.environ.get(URL_ENV)
+    if url:
+        token = os.environ.get(TOKEN_ENV)
+        if not token:
+            raise ConfigError(
+                f"{URL_ENV} is set ({url}), so signoff talks to that server: set {TOKEN_ENV} too"
+            )
+        return Gate(Client(url, token))
+    return Gate(open_store())
+
+
+class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
+    """A drop-in for `HumanInTheLoopMiddleware` that asks through signoff (see the module)."""
+
+    state_schema = SignoffState
+
+    def __init__(
+        self,
+        interrupt_on: Mapping[str, bool | Mapping[str, Any]] | None = None,
+        *,
+        description_prefix: str = "Tool execution requires approval",
+        edit_notice: str | None = EDIT_NOTICE,
+        interrupt_mode: str = "batched",
+        gate: Gate | None = None,
+        wait: bool = False,
+        agent: str | None = None,
+        app: str | None = None,
+        requester: str | None = None,
+        unattended: bool = False,
+    ) -> None:
+        super().__init__()
+        if interrupt_mode != "batched":
+            raise ValueError(
+                f"SignoffMiddleware pauses once per model turn (interrupt_mode='batched'); got "
+                f"{interrupt_mode!r}. For one wait per call, use wait=True."
+            )
+        self.gate = gate if gate is not None else default_gate()
+        self.wait = wait
+        self.edit_notice = edit_notice
+        self.description_prefix = description_prefix
+        self.scope_fields = ScopeFields(agent=agent, app=app, requester=requester, unattended=unattended)
+        self._asking, entries = parse_interrupt_on(interrupt_on or {}, description_prefix)
+        for name, entry in entries.items():
+            self.gate.register_tool(name, entry)
+
+    # -- which calls ask --------------------------------------------------------------------
+
+    def _asks(self, tool_call: LcToolCall, scope: Scope, request: Callable[[], ToolCallRequest]) -> bool:
+        explanation = self.gate.explain(
+            tool_call["name"],
+            agent=scope.agent,
+            app=scope.app,
+            args=tool_call["args"],
+            requester=scope.requester,
+        )
+        if not explanation.ask:
+            return False
+        code = self._asking.get(tool_call["name"])
+        if code is None or code.when is None or explanation.rule.required:
+            return True
+        return bool(code.when(request()))
+
+    @staticmethod
+    def _signoff_call(tool_call: LcToolCall, request: ToolCallRequest | None = None) -> ToolCall:
+        if tool_call.get("id") is None:
+            raise ValueError(
+                f"Tool call `{tool_call['name']}` has no ID, so its result can't be matched to it. "
+                "Make sure the chat model returns tool call IDs."
+            )
+        tool = request.tool if request is not None else None
+        return ToolCall(
+            name=tool_call["name"],
+            args=dict(tool_call["args"]),
+            id=key(tool_call),
+            description=tool.description if tool is not None else None,
+        )
+
+    # -- durable: after the model's turn ----------------------------------------------------
+
+    def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        if self.wait:
+            return None
+        turn = self._turn(state, runtime)
+        if isinstance(turn, dict) or turn is None:
+            return turn
+        gated, scope = turn
+        found = {key(call): self.gate.submit(self._signoff_call(call), scope) for call in gated}
+        while pending := [call for call in gated if isinstance(found[key(call)], Pending)]:
+            interrupt(self._payload(pending, found, state, runtime, scope.thread_id))
+            found.update({key(call): self.gate.submit(self._signoff_call(call), scope) for call in pending})
+        return self._settle(gated, found)
+
+    async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
+        if self.wait:
+            return None
+        turn = self._turn(state, runtime)
+        if isinstance(turn, dict) or turn is None:
+            return turn
+        gated, scope = turn
+        found: dict[str, Found] = {}
+        for call in gated:
+            found[key(call)] = await self.gate.asubmit(self._signoff_call(call), scope)
+        while pending := [call for call in gated if isinstance(found[key(call)], Pending)]:
+            interrupt(self._payload(pending, found, state, runtime, scope.thread_id))
+            for call in pending:
+                found[key(call)] = await self.gate.asubmit(self._signoff_call(call), scope)
+        return self._settle(gated, found)
+
+    def _turn(
+        self, state: AgentState[Any], runtime: Runtime[Any]
+    ) -> tuple[list[LcToolCall], Scope] | dict[str, Any] | None:
+        """The gated calls of the model's last message and the scope; or the update when none asks."""
+        last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
+        if last is not None and last.tool_calls:
+            config = _run_config()
+            scope = self.scope_fields.scope(config)
+            gated = [
+                call
+                for call in last.tool_calls
+                if self._asks(call, scope, partial(_model_turn_request, call, state, runtime, config))
+            ]
+            if gated:
+                return gated, scope
+        # Nothing of this turn asks: forget the last turn's decided calls.
+        return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
+
+    def _payload(
+        self,
+        pending: list[LcToolCall],
+        found: Mapping[str, Found],
+        state: AgentState[Any],
+        runtime: Runtime[Any],
+        thread_id: str,
+    ) -> dict[str, Any]:
+        """The stock `HITLRequest` for the undecided calls, plus where signoff keeps them."""
+        action_requests: list[dict[str, Any]] = []
+        review_configs: list[dict[str, Any]] = []
+        requests: list[dict[str, Any]] = []
+        for call in pending:
+            waiting = found[key(call)]
+            assert isinstance(waiting, Pending)
+            request = waiting.request
+            code = self._asking.get(call["name"])
+            described = code.describe(call, state, runtime) if code and code.describe else request.description
+            action_requests.append({"name": call["name"], "args": call["args"], "description": described})
+            review_configs.append(
+                {"action_name": call["name"], "allowed_decisions": list(request.rule.allowed_decisions)}
+            )
+            requests.append(
+                {
+                    "request_id": request.id,
+                    "tool_call_id": key(call),
+                    "name": call["name"],
+                    "args": call["args"],
+                }
+            )
+        return {
+            "action_requests": action_requests,
+            "review_configs": review_configs,
+            "signoff": {"thread_id": thread_id, "requests": requests},
+        }
+
+    def _settle(self, gated: list[LcToolCall], found: Mapping[str, Found]) -> dict[str, Any]:
+        """Every gated call is decided: answers for those that don't run, the rest marked to run."""
+        answers: list[ToolMessage] = []
+        decided: dict[str, str] = {}
+        for call in gated:
+            outcome = found[key(call)]
+            assert isinstance(outcome, Outcome)
+            if not outcome.execute:
+                answers.append(answer_message(call, outcome, self._request(outcome)))
+            elif outcome.request_id is not None:
+                decided[key(call)] = outcome.request_id
+        return {"messages": answers, DECIDED_KEY: decided}
+
+    def _request(self, outcome: Outcome) -> Request | None:
+        return self.gate.store.get_request(outcome.request_id) if outcome.request_id else None
+
+    # -- the tools node ---------------------------------------------------------------------
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        tool_call = request.tool_call
+        scope = self.scope_fields.scope(request.runtime.config)
+        if not self._gated_here(request, scope):
+            return handler(request)
+        produced: list[ToolMessage | Command[Any]] = []
+
+        def run_tool(**args: Any) -> dict[str, Any]:
+            produced.append(handler(request.override(tool_call={**tool_call, "args": args})))
+            return stored_form(produced[-1])
+
+        reply = self.gate.run(self._signoff_call(tool_call, request), run_tool, scope, suspend=not self.wait)
+        return self._result(tool_call, reply, produced)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        tool_call = request.tool_call
+        scope = self.scope_fields.scope(request.runtime.config)
+        if not self._gated_here(request, scope):
+            return await handler(request)
+        produced: list[ToolMessage | Command[Any]] = []
+
+        async def run_tool(**args: Any) -> dict[str, Any]:
+            produced.append(await handler(request.override(tool_call={**tool_call, "args": args})))
+            return stored_form(produced[-1])
+
+        reply = await self.gate.arun(
+            self._signoff_call(tool_call, request), run_tool, scope, suspend=not self.wait
+        )
+        return self._result(tool_call, reply, produced)
+
+    def _gated_here(self, request: ToolCallRequest, scope: Scope) -> bool:
+        if self.wait:
+            return self._asks(request.tool_call, scope, lambda: request)
+        decided: dict[str, str] = (request.state or {}).get(DECIDED_KEY) or {}
+        return key(request.tool_call) in decided
+
+    def _result(
+        self, tool_call: LcToolCall, reply: Reply, produced: list[ToolMessage | Command[Any]]
+    ) -> ToolMessage | Command[Any]:
+        outcome = reply.outcome
+        if not reply.executed and not reply.replayed:
+            return answer_message(tool_call, outcome, self._request(outcome))
+        result = produced[-1] if reply.executed and produced else replayed_message(tool_call, reply)
+        if outcome.decision != "edit" or not isinstance(result, ToolMessage):
+            return result
+        request = self._request(outcome)
+        notice = edit_notice_text(outcome, request, self.edit_notice)
+        stock = request is None or notice != outcome.feedback
+        return with_notice(result, notice, stock=stock)
+
+
+def key(tool_call: LcToolCall) -> str:
+    """The call's tool_call_id: with the thread, signoff's key for its request."""
+    tool_call_id = tool_call.get("id")
+    if tool_call_id is None:
+        raise ValueError(
+            f"Tool call `{tool_call['name']}` has no ID, so its result can't be matched to it. "
+            "Make sure the chat model returns tool call IDs."
+        )
+    return tool_call_id
+
+
+def _run_config() -> RunnableConfig:
+    try:
+        return get_config()
+    except RuntimeError:
+        return {}
+
+
+def _model_turn_request(
+    tool_call: LcToolCall, state: AgentState[Any], runtime: Runtime[Any], config: RunnableConfig
+) -> ToolCallRequest:
+    """The `ToolCallRequest` a `when` predicate gets after the model's turn, built as the stock
+    middleware builds it there (no tool; a fresh ToolRuntime from the node's Runtime)."""
+    tool_runtime = ToolRuntime(
+        state=state,
+        context=runtime.context,
+        config=config,
+        stream_writer=runtime.stream_writer,
+        tool_call_id=key(tool_call),
+        store=runtime.store,
+        execution_info=runtime.execution_info,
+        server_info=runtime.server_info,
+    )
+    return ToolCallRequest(tool_call=tool_call, tool=None, state=state, runtime=tool_runtime)  # type: ignore[arg-type]

@@ -1,0 +1,61 @@
+"""Wait for a paused run's requests to be decided, then resume the graph.
+
+    result = resume_when_decided(agent, config, middleware)   # blocks until decided or expired
+
+Any process can do this: the requests are found in signoff by the interrupt's payload, and the
+graph's state in its checkpointer. A request that reaches its deadline resumes the run with the
+rule's `on_expire` outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.types import Command
+
+from signoff import ToolCall
+
+from .middleware import SignoffMiddleware
+
+
+def pending_calls(interrupts: Any) -> Iterator[ToolCall]:
+    """The calls named by SignoffMiddleware's interrupts (others' interrupts are skipped)."""
+    for item in interrupts or ():
+        value = getattr(item, "value", None)
+        section = value.get("signoff") if isinstance(value, dict) else None
+        for entry in (section or {}).get("requests", ()):
+            yield ToolCall(name=entry["name"], args=dict(entry["args"]), id=entry["tool_call_id"])
+
+
+def resume_when_decided(
+    agent: Any,
+    config: RunnableConfig,
+    middleware: SignoffMiddleware,
+    *,
+    timeout: float | None = None,
+    version: str = "v2",
+) -> Any:
+    """Block until every call the run waits for is decided (or expired), then resume it and
+    return what `agent.invoke` returns. `timeout` raises `ReviewTimeout` (nothing is lost)."""
+    scope = middleware.scope_fields.scope(config)
+    for call in pending_calls(agent.get_state(config).interrupts):
+        middleware.gate.review(call, scope, timeout=timeout)
+    return agent.invoke(Command(resume=True), config, version=version)
+
+
+async def aresume_when_decided(
+    agent: Any,
+    config: RunnableConfig,
+    middleware: SignoffMiddleware,
+    *,
+    timeout: float | None = None,
+    version: str = "v2",
+) -> Any:
+    """`resume_when_decided` for `ainvoke`: waiting holds no thread."""
+    scope = middleware.scope_fields.scope(config)
+    snapshot = await agent.aget_state(config)
+    for call in pending_calls(snapshot.interrupts):
+        await middleware.gate.areview(call, scope, timeout=timeout)
+    return await agent.ainvoke(Command(resume=True), config, version=version)

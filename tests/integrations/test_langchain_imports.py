@@ -1,0 +1,30 @@
+"""Importing signoff never imports a framework: the adapters load only when imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph")
+
+
+def loaded_after(statement: str) -> list[str]:
+    code = (
+        f"import json, sys; {statement}; "
+        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {FRAMEWORKS!r})))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, env={"PYTHONPATH": SRC}
+    )
+    return list(json.loads(out.stdout))
+
+
+def test_importing_signoff_imports_no_framework() -> None:
+    assert loaded_after("import signoff, signoff.integrations") == []
+
+
+def test_the_adapter_imports_langchain_when_asked_for() -> None:
+    assert "langchain.agents" in loaded_after("import signoff.integrations.langchain")

@@ -1,0 +1,62 @@
+"""A durable run across processes: the agent exits while a call is pending, a person decides with
+the CLI from another process, a third process resumes, the tool runs once; a replay runs nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langgraph.checkpoint.sqlite")
+
+from .lc_support import Ledger
+
+SCRIPT = Path(__file__).with_name("lc_process.py")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def run(*args: str, env: dict[str, str]) -> str:
+    done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def phase(name: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(
+        run(sys.executable, str(SCRIPT), name, str(folder), env=env).splitlines()[-1]
+    )
+    return out
+
+
+@pytest.mark.slow
+def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": str(tmp_path / "signoff.db")}
+    env.pop("SIGNOFF_URL", None)
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+
+    started = phase("start", tmp_path, env)
+    (pause,) = started["interrupts"]
+    assert [a["name"] for a in pause["action_requests"]] == ["send_email"]
+    (waiting,) = pause["signoff"]["requests"]
+    assert [run["tool"] for run in ledger.runs()] == []  # the tools node has not run at all
+
+    run(sys.executable, "-m", "signoff.cli", "approve", waiting["request_id"], "--as", "alice", env=env)
+
+    resumed = phase("resume", tmp_path, env)
+    assert resumed["interrupts"] == []
+    assert [m["content"] for m in resumed["seen"][0]] == ["sent to alice", "rows of t"]
+    # the two calls run in parallel tasks: in either order, each once, the gated one under its key
+    assert sorted((run["tool"], run["key"]) for run in ledger.runs()) == [
+        ("read_data", None),
+        ("send_email", waiting["request_id"]),
+    ]
+
+    replayed = phase("replay", tmp_path, env)
+    assert replayed["seen"][0][0] == resumed["seen"][0][0]
+    assert [run["tool"] for run in ledger.runs()].count("send_email") == 1  # the gated call: never again
+    assert [run["tool"] for run in ledger.runs()].count("read_data") == 2  # an ungated call is not signoff's

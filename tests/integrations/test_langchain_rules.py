@@ -1,0 +1,100 @@
+"""interrupt_on is the tool layer: Python `when` and `description` apply per call, and the
+store's agent and app layers still apply on top of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain")
+
+from langchain.agents import create_agent
+from langgraph.checkpoint.memory import InMemorySaver
+
+from signoff import AgentEntry, AppEntry, Gate, RuleSet
+from signoff.integrations.langchain import SignoffMiddleware
+from signoff.store import SQLiteStore
+
+from .lc_support import Ledger, calls, make_tools, script, tool_messages
+
+CONFIG: Any = {"configurable": {"thread_id": "t1"}}
+ASK = {"messages": [{"role": "user", "content": "go"}]}
+
+
+def run(middleware: SignoffMiddleware, ledger: Ledger, *turns: Any) -> tuple[Any, Any]:
+    model = script(*turns, "done")
+    agent = create_agent(
+        model, tools=make_tools(ledger), middleware=[middleware], checkpointer=InMemorySaver()
+    )
+    return agent.invoke(ASK, CONFIG, version="v2"), model
+
+
+def test_a_python_when_and_description_apply_per_call(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    middleware = SignoffMiddleware(
+        interrupt_on={
+            "delete_file": {
+                "allowed_decisions": ["approve", "reject"],
+                "when": lambda request: request.tool_call["args"]["path"].startswith("/etc"),
+                "description": lambda call, state, runtime: f"Delete {call['args']['path']}?",
+            }
+        },
+        gate=Gate(sqlite_store),
+    )
+    ledger = Ledger(tmp_path / "l")
+    paused, model = run(
+        middleware,
+        ledger,
+        calls(("delete_file", {"path": "/tmp/a"}, "c1"), ("delete_file", {"path": "/etc/passwd"}, "c2")),
+    )
+    (pause,) = paused.interrupts
+    assert pause.value["action_requests"] == [
+        {"name": "delete_file", "args": {"path": "/etc/passwd"}, "description": "Delete /etc/passwd?"}
+    ]
+    assert sqlite_store.find_request("t1", "c1") is None  # `when` said no: nobody is asked
+    assert ledger.runs() == [] and len(model.seen) == 1
+
+
+def test_the_stores_layers_apply_on_top_of_interrupt_on(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    sqlite_store.replace_rules(
+        RuleSet(
+            agents={"mailer": AgentEntry(interrupt_on={"read_data": True})},
+            apps={"prod": AppEntry(interrupt_overrides={"send_email": False})},
+        ),
+        actor="admin",
+    )
+    middleware = SignoffMiddleware(
+        interrupt_on={"send_email": True, "read_data": False},
+        gate=Gate(sqlite_store),
+        agent="mailer",
+        app="prod",
+    )
+    ledger = Ledger(tmp_path / "l")
+    paused, model = run(
+        middleware,
+        ledger,
+        calls(("send_email", {"to": "a", "body": "b"}, "c1"), ("read_data", {"table": "users"}, "c2")),
+    )
+    (pause,) = paused.interrupts
+    assert [a["name"] for a in pause.value["action_requests"]] == ["read_data"]
+    request = sqlite_store.find_request("t1", "c2")
+    assert request is not None and request.agent == "mailer" and request.app == "prod"
+    assert sqlite_store.find_request("t1", "c1") is None
+    assert ledger.runs() == [] and len(model.seen) == 1
+
+
+def test_a_run_without_thread_id_is_refused_clearly(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    middleware = SignoffMiddleware(interrupt_on={"send_email": True}, gate=Gate(sqlite_store))
+    model = script(calls(("send_email", {"to": "a", "body": "b"}, "c1")), "done")
+    agent = create_agent(model, tools=make_tools(Ledger(tmp_path / "l")), middleware=[middleware])
+    with pytest.raises(ValueError, match="thread_id"):
+        agent.invoke(ASK, version="v2")
+    assert tool_messages(model.seen[0]) == []
+
+
+def test_an_empty_allowed_decisions_is_refused_as_the_stock_middleware_refuses_it(
+    sqlite_store: SQLiteStore,
+) -> None:
+    with pytest.raises(ValueError, match="allowed_decisions"):
+        SignoffMiddleware(interrupt_on={"send_email": {"allowed_decisions": []}}, gate=Gate(sqlite_store))
