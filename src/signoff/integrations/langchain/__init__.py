@@ -3,7 +3,7 @@
 `SignoffMiddleware` is a drop-in for `HumanInTheLoopMiddleware`; see its module.
 """
 
-from .middleware import EDIT_NOTICE, SignoffMiddleware, default_gate
+from .middleware import EDIT_NOTICE, SignoffMiddleware
 from .resume import aresume_when_decided, resume_when_decided
 
-__all__ = ["EDIT_NOTICE", "SignoffMiddleware", "aresume_when_decided", "default_gate", "resume_when_decided"]
+__all__ = ["EDIT_NOTICE", "SignoffMiddleware", "aresume_when_decided", "resume_when_decided"]

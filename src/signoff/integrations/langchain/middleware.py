@@ -18,7 +18,6 @@ or `gate.arun` under `ainvoke`: no thread per waiter).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Annotated, Any, NotRequired
@@ -33,7 +32,7 @@ from langgraph.prebuilt.tool_node import ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
-from signoff import Client, ConfigError, Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_store
+from signoff import Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
 
 from .config import ScopeFields, parse_interrupt_on
 from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
@@ -46,27 +45,11 @@ EDIT_NOTICE = (
 """The stock middleware's default `edit_notice`."""
 DECIDED_KEY = "signoff_decided"
 """State key: tool_call_id → request id of the current turn's decided calls that may run."""
-URL_ENV = "SIGNOFF_URL"
-TOKEN_ENV = "SIGNOFF_TOKEN"
 Found = Outcome | Pending
 
 
 class SignoffState(AgentState[Any]):
     signoff_decided: NotRequired[Annotated[dict[str, str], PrivateStateAttr]]
-
-
-def default_gate() -> Gate:
-    """The store the CLI would use: the server at `SIGNOFF_URL` (with `SIGNOFF_TOKEN`), else
-    `SIGNOFF_DB`, else the default file."""
-    url = os.environ.get(URL_ENV)
-    if url:
-        token = os.environ.get(TOKEN_ENV)
-        if not token:
-            raise ConfigError(
-                f"{URL_ENV} is set ({url}), so signoff talks to that server: set {TOKEN_ENV} too"
-            )
-        return Gate(Client(url, token))
-    return Gate(open_store())
 
 
 class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
@@ -94,7 +77,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
                 f"SignoffMiddleware pauses once per model turn (interrupt_mode='batched'); got "
                 f"{interrupt_mode!r}. For one wait per call, use wait=True."
             )
-        self.gate = gate if gate is not None else default_gate()
+        self.gate = gate if gate is not None else Gate(open_backend())
         self.wait = wait
         self.edit_notice = edit_notice
         self.description_prefix = description_prefix
