@@ -16,13 +16,14 @@ from ...identity import User
 from ...store import Store
 from ..access import SESSION_COOKIE, Caller, CurrentCaller, CurrentUser, identify
 from ..context import server_of
+from ..errors import API_ERRORS
 from ..events import Event, parse_last_event_id
 from ..idempotency import DOCUMENTED as IDEMPOTENT
 from ..idempotency import Answer, answer_once
 from ..limits import MAX_INTEGER
 from .models import MemoryBody, ThreadCancelBody
 
-router = APIRouter(prefix="/v1", tags=["agents"])
+router = APIRouter(prefix="/v1", tags=["agents"], responses=API_ERRORS)
 log = logging.getLogger("signoff.server")
 
 
