@@ -85,7 +85,18 @@ def _cancel_thread(store: Store, thread_id: str, caller: Caller, reason: str | N
     return {"cancelled": cancelled}
 
 
-@router.get("/events", summary="Server-Sent Events: created, updated, decided, expired, cancelled")
+@router.get(
+    "/events",
+    summary="Server-Sent Events: created, updated, decided, expired, cancelled",
+    # A response class without a media type, so that the errors stay documented as JSON.
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "The event stream",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    },
+)
 async def events(
     http: HttpRequest,
     caller: CurrentCaller,
