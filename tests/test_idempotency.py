@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 
 from signoff import Approve
@@ -255,3 +256,14 @@ def test_openapi_documents_the_header_on_each_endpoint(live_server: LiveServer) 
         ("POST", "/v1/requests/{request_id}/execution"),
         ("POST", "/v1/threads/{thread_id}/cancel"),
     }
+
+
+def test_openapi_documents_which_keys_the_server_takes(live_server: LiveServer) -> None:
+    """The documented schema refuses exactly the keys `test_a_bad_key_is_refused` sends."""
+    create = httpx.get(f"{live_server.url}/openapi.json").json()["paths"]["/v1/requests"]["post"]
+    (header,) = (parameter for parameter in create["parameters"] if parameter["name"] == "Idempotency-Key")
+    schema = header["schema"]
+    for bad in ("", "x" * 256, "has space", "caf\u00e9", "tab\there"):
+        assert not jsonschema.Draft202012Validator(schema).is_valid(bad), bad
+    for good in (new_key(), "!~", "x" * 255):
+        assert jsonschema.Draft202012Validator(schema).is_valid(good), good

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import httpx
+import jsonschema
 import pytest
 
 from signoff.store import SQLiteStore
@@ -183,3 +184,35 @@ def test_a_sweeper_that_cannot_use_the_store_says_so_once_not_every_interval(
     ]
     assert len(said) == 2
     assert not any(record.exc_info for record in caplog.records if "sweep" in record.getMessage())
+
+
+def test_the_schema_documents_every_error_answer_with_the_body_the_server_gives(
+    sqlite_server: LiveServer, agent: httpx.Client
+) -> None:
+    spec = httpx.get(f"{sqlite_server.url}/openapi.json").json()
+    error_ref = {"$ref": "#/components/schemas/ErrorBody"}
+    for path, operations in spec["paths"].items():
+        if not path.startswith("/v1/"):
+            continue
+        for method, operation in operations.items():
+            for status in ("401", "403", "404", "409", "413", "422", "503"):
+                answer = operation["responses"].get(status)
+                assert answer is not None, f"{method.upper()} {path} does not document {status}"
+                assert answer["content"] == {"application/json": {"schema": error_ref}}, (method, path)
+    assert "HTTPValidationError" not in spec["components"]["schemas"]
+    decision = spec["paths"]["/v1/requests/{request_id}/decision"]["post"]["responses"]
+    assert decision["410"]["content"]["application/json"]["schema"] == error_ref
+    assert "200" in spec["paths"]["/v1/requests"]["post"]["responses"]  # get-or-create: the one before
+    for path, media_type in (
+        ("/v1/events", "text/event-stream"),
+        ("/v1/audit/export", "application/x-ndjson"),
+    ):
+        assert list(spec["paths"][path]["get"]["responses"]["200"]["content"]) == [media_type]
+
+    validator = jsonschema.Draft202012Validator({**error_ref, "components": spec["components"]})
+    invalid = agent.get("/v1/requests", params={"limit": "many"})
+    assert invalid.status_code == 422
+    unknown = agent.get("/v1/requests/req_nope")
+    assert unknown.status_code == 404
+    for answer in (invalid, unknown):
+        validator.validate(answer.json())

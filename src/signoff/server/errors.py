@@ -9,6 +9,7 @@ Either way the answer is a complete response and the HTTP connection stays open.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi import Request as HttpRequest
@@ -36,6 +37,33 @@ class ErrorBody(BaseModel):
     """What every error answer carries."""
 
     error: ErrorDetail
+
+
+def _answer(description: str) -> dict[str, Any]:
+    return {"model": ErrorBody, "description": description}
+
+
+API_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: _answer("`NotAuthenticated`: no credential, or one that is unknown, expired or revoked"),
+    403: _answer("`PermissionDenied`, `NotAnApprover`: the caller may not do this"),
+    404: _answer("`RequestNotFound`, `NotFound`: nothing by that name that the caller may see"),
+    409: _answer(
+        "`AlreadyDecided`, `RequestConflict`, `RequestNotReady`, an `ExecutionError`, an "
+        "`UnattendedError`, `AuditBroken`: the state of things does not allow it now"
+    ),
+    413: _answer("`PayloadTooLarge`: the body is over the server's limit; nothing was stored"),
+    422: _answer(
+        "`InvalidInput` (a malformed body or parameter, `IdempotencyKeyReused`), `ConfigError`, "
+        "`InvalidDecision`: the message says what is wrong and where"
+    ),
+    503: _answer("`StoreUnavailable`: the store cannot be used now; try again later"),
+}
+"""The error answers every `/v1` route documents (each router's `responses=`): any of them
+authenticates, is behind the Door (413, 422) and uses the store (503)."""
+EXPIRED: dict[int | str, dict[str, Any]] = {
+    410: _answer("`RequestExpired`: its deadline passed before anyone decided"),
+}
+"""What a route that decides, edits or runs a request may also answer."""
 
 
 def error_body(kind: str, message: str) -> dict[str, dict[str, str]]:

@@ -53,7 +53,7 @@ DOCUMENTED: dict[str, Any] = {
             "name": HEADER,
             "in": "header",
             "required": False,
-            "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY},
+            "schema": {"type": "string", "minLength": 1, "maxLength": MAX_KEY, "pattern": "^[!-~]+$"},
             "description": (
                 "A fresh key per logical call, the same on each retry of it. Made again by the same "
                 "user with the same body, the call gets the first answer again (status and body, "

@@ -16,13 +16,14 @@ from ...identity import User
 from ...store import Store
 from ..access import SESSION_COOKIE, Caller, CurrentCaller, CurrentUser, identify
 from ..context import server_of
+from ..errors import API_ERRORS
 from ..events import Event, parse_last_event_id
 from ..idempotency import DOCUMENTED as IDEMPOTENT
 from ..idempotency import Answer, answer_once
 from ..limits import MAX_INTEGER
 from .models import MemoryBody, ThreadCancelBody
 
-router = APIRouter(prefix="/v1", tags=["agents"])
+router = APIRouter(prefix="/v1", tags=["agents"], responses=API_ERRORS)
 log = logging.getLogger("signoff.server")
 
 
@@ -84,7 +85,18 @@ def _cancel_thread(store: Store, thread_id: str, caller: Caller, reason: str | N
     return {"cancelled": cancelled}
 
 
-@router.get("/events", summary="Server-Sent Events: created, updated, decided, expired, cancelled")
+@router.get(
+    "/events",
+    summary="Server-Sent Events: created, updated, decided, expired, cancelled",
+    # A response class without a media type, so that the errors stay documented as JSON.
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "The event stream",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }
+    },
+)
 async def events(
     http: HttpRequest,
     caller: CurrentCaller,

@@ -15,9 +15,11 @@ from ...audit import AuditAnchor
 from ...errors import InvalidInput
 from ..access import CurrentUser, require_admin
 from ..context import server_of
+from ..errors import API_ERRORS, ErrorBody
 from ..limits import MAX_INTEGER
 
-router = APIRouter(prefix="/v1/audit", tags=["audit"])
+router = APIRouter(prefix="/v1/audit", tags=["audit"], responses=API_ERRORS)
+JSON_LINES = "application/x-ndjson"
 
 
 @router.get("", summary="Audit entries in order (admins)")
@@ -43,7 +45,18 @@ def audit(
     return {"items": entries, "next_after": entries[-1]["seq"] if len(entries) == limit else None}
 
 
-@router.get("/export", summary="The whole log as JSON Lines (admins)")
+@router.get(
+    "/export",
+    summary="The whole log as JSON Lines (admins)",
+    # A response class without a media type, so that the errors stay documented as JSON.
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "One audit entry per line",
+            "content": {JSON_LINES: {"schema": {"type": "string"}}},
+        }
+    },
+)
 def export(http: HttpRequest, user: CurrentUser) -> StreamingResponse:
     require_admin(user)
     store = server_of(http).store
@@ -54,7 +67,7 @@ def export(http: HttpRequest, user: CurrentUser) -> StreamingResponse:
 
     return StreamingResponse(
         lines(),
-        media_type="application/x-ndjson",
+        media_type=JSON_LINES,
         headers={"Content-Disposition": 'attachment; filename="signoff-audit.jsonl"'},
     )
 
@@ -87,7 +100,12 @@ def verify(
 @router.get(
     "/anchor",
     summary="The log's head as an anchor to keep elsewhere (admins)",
-    responses={409: {"description": "The log does not end at its recorded head; verify says how."}},
+    responses={
+        409: {
+            "model": ErrorBody,
+            "description": "`AuditBroken`: the log does not end at its recorded head; verify says how",
+        }
+    },
 )
 def anchor(http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
     """`{"seq", "hash", "anchor": "SEQ:HASH"}`. Keep `anchor` where the database's writers cannot

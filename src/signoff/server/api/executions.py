@@ -10,9 +10,10 @@ from fastapi import Request as HttpRequest
 from ...requests import ExecutionStatus
 from ..access import CurrentUser, request_view
 from ..context import server_of
+from ..errors import API_ERRORS
 from ..executions import visible_executions
 
-router = APIRouter(prefix="/v1/executions", tags=["executions"])
+router = APIRouter(prefix="/v1/executions", tags=["executions"], responses=API_ERRORS)
 
 
 @router.get("", summary="Executions in one status (default: in doubt), newest request first")

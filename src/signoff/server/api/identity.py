@@ -12,9 +12,10 @@ from ..._util import parse_duration
 from ...errors import InvalidInput, NotFound
 from ..access import CurrentCaller, CurrentUser, require_admin
 from ..context import server_of
+from ..errors import API_ERRORS
 from .models import GroupMemberBody, TokenBody, UserBody
 
-router = APIRouter(prefix="/v1", tags=["identity"])
+router = APIRouter(prefix="/v1", tags=["identity"], responses=API_ERRORS)
 
 
 @router.get("/me", summary="Who you are")

@@ -6,6 +6,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...decisions import DECISION_TYPES
+from ...identity import USER_NAME
+
 
 class Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -48,7 +51,8 @@ class DecisionBody(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    type: str
+    # Documented, not parsed, as an enum: the decision's own check names the types allowed.
+    type: str = Field(json_schema_extra={"enum": list(DECISION_TYPES)})
     on_behalf: Literal["unattended"] | None = Field(
         default=None, description="An agent's unattended auto-decision on its own request."
     )
@@ -84,7 +88,8 @@ class ThreadCancelBody(Body):
 
 
 class UserBody(Body):
-    name: str
+    # Documented, not parsed, as a pattern: the store's check says what a name may be.
+    name: str = Field(json_schema_extra={"pattern": USER_NAME.pattern})
     role: Literal["admin", "member", "agent"] = "member"
     display_name: str | None = None
     email: str | None = None

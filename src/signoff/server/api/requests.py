@@ -34,6 +34,7 @@ from ..access import (
 )
 from ..context import Server, server_of
 from ..deciding import decide_as
+from ..errors import API_ERRORS, EXPIRED
 from ..executions import rerun_as
 from ..idempotency import DOCUMENTED as IDEMPOTENT
 from ..idempotency import Answer, answer_once
@@ -42,7 +43,7 @@ from ..request_rules import governed_rule
 from .bodies import documented, read_body
 from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
 
-router = APIRouter(prefix="/v1/requests", tags=["requests"])
+router = APIRouter(prefix="/v1/requests", tags=["requests"], responses=API_ERRORS)
 
 MAX_WAIT_SECONDS = 60.0
 
@@ -52,6 +53,12 @@ MAX_WAIT_SECONDS = 60.0
     status_code=201,
     summary="Ask for a decision (get-or-create)",
     response_model=None,
+    responses={
+        200: {
+            "description": "The request you created before for the same call",
+            "content": {"application/json": {"schema": {}}},
+        }
+    },
     openapi_extra={**documented(NewRequestBody), **IDEMPOTENT},
 )
 async def create_request(http: HttpRequest) -> Response:
@@ -208,6 +215,7 @@ def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> di
     "/{request_id}/decision",
     summary="Decide: approve, edit, reject or respond",
     response_model=None,
+    responses=EXPIRED,
     openapi_extra={**documented(DecisionBody), **IDEMPOTENT},
 )
 async def decide(request_id: str, http: HttpRequest) -> Response:

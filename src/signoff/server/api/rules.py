@@ -12,9 +12,10 @@ from ...rules.model import LAYER_KINDS, LayerKind, RuleSet
 from ..access import CurrentCaller, CurrentUser, require_admin
 from ..context import server_of
 from ..declared import declared_for
+from ..errors import API_ERRORS
 from ..limits import read_json
 
-router = APIRouter(prefix="/v1", tags=["rules"])
+router = APIRouter(prefix="/v1", tags=["rules"], responses=API_ERRORS)
 DEFAULTS_NAME = "-"
 """The name used in paths for the one `defaults` entry."""
 
