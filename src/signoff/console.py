@@ -196,7 +196,10 @@ class _ConsoleUI:
                 if message:
                     return Respond(message=message)
                 self._say("A response cannot be empty.")
-        return Edit(args=self._modify(request, stop))
+        new_args = self._modify(request, stop)
+        if new_args == request.args:  # nothing changed: an approval, as in Haystack
+            return Approve()
+        return Edit(args=new_args)
 
     def _modify(self, request: Request, stop: threading.Event) -> dict[str, Any]:
         if not request.args:

@@ -48,6 +48,11 @@ class Outcome:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Outcome:
+        """The inverse of `to_dict`."""
+        return cls(**data)
+
     def tool_execution_decision(self) -> dict[str, Any]:
         """Exactly the fields of Haystack's `ToolExecutionDecision`."""
         return {
@@ -92,6 +97,10 @@ def outcome_for(request: Request) -> Outcome:
         )
     if status == RequestStatus.EDITED and record is not None and isinstance(record.decision, Edit):
         final = record.decision.args
+        if final == request.args:  # a modify that changes nothing is an approval (Haystack's rule)
+            return Outcome(
+                **base, execute=True, final_tool_params=final, decision="approve", status=status, actor=actor
+            )
         feedback = modification_text(
             rule.modify_template,
             rule.feedback_template,

@@ -35,6 +35,14 @@ class Policy(Protocol):
         ...
 
 
+def learn_from(policy: Policy, call: ToolCall, scope: Scope, outcome: Outcome, memory: PolicyMemory) -> None:
+    """Tell a policy what the person decided, if it wants to know: `after_decision` is optional,
+    as `update_after_confirmation` is in Haystack."""
+    hook = getattr(policy, "after_decision", None)
+    if hook is not None:
+        hook(call, scope, outcome, memory)
+
+
 class AlwaysAsk:
     """Ask every time (the default)."""
 

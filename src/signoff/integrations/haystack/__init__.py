@@ -1,0 +1,28 @@
+"""signoff for Haystack agents (`pip install signoff[haystack]`; haystack-ai >= 3.4, < 4).
+
+- `SignoffConfirmationStrategy`: a `ConfirmationStrategy` for Haystack's `ConfirmationHook` whose
+  rules are signoff's; `run` waits for the decision, `run_async` waits as a coroutine.
+- `SignoffConfirmationUI`: a `ConfirmationUI` for Haystack's own `BlockingConfirmationStrategy`
+  and policies; the person decides in signoff.
+- `SignoffPauseHook` + `resume`: a durable pause (the process may exit) and its continuation.
+
+The run's scope comes from `hook_context["signoff"]` (see `context`).
+"""
+
+from .context import SCOPE_KEY
+from .pause import AWAITING_APPROVAL, PENDING_KEY, SignoffPauseHook, waiting_requests
+from .resume import resume, resume_async
+from .strategy import SignoffConfirmationStrategy
+from .ui import SignoffConfirmationUI
+
+__all__ = [
+    "AWAITING_APPROVAL",
+    "PENDING_KEY",
+    "SCOPE_KEY",
+    "SignoffConfirmationStrategy",
+    "SignoffConfirmationUI",
+    "SignoffPauseHook",
+    "resume",
+    "resume_async",
+    "waiting_requests",
+]

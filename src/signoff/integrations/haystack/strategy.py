@@ -1,0 +1,153 @@
+"""`SignoffConfirmationStrategy`: a Haystack `ConfirmationStrategy` whose rules are signoff's.
+
+    hook = ConfirmationHook(confirmation_strategies={"*": SignoffConfirmationStrategy()})
+    agent = Agent(chat_generator=..., tools=[...], hooks={"before_tool": [hook]})
+    agent.run(messages, hook_context={"signoff": {"thread_id": "ticket-42", "requester": "alice"}})
+
+Whether a call asks is signoff's to say (the rules in the store or a file, CEL `when`, the agent
+and app layers, policies), not a Haystack policy's: under `"*"` a tool the rules do not gate runs
+at once. A gated call becomes a request keyed by (thread_id, the model's tool_call_id) and `run`
+waits for the decision (push, not polling) until the rule's deadline, then takes the rule's
+`on_expire` outcome; `run_async` waits as a coroutine, holding no thread. The decision comes back
+as Haystack's own `ToolExecutionDecision`, with the texts `BlockingConfirmationStrategy` writes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from haystack.core.serialization import default_from_dict, default_to_dict
+from haystack.hooks.human_in_the_loop import ToolExecutionDecision
+
+from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, open_backend
+
+from .context import ScopeDefaults, scope_from_context
+from .decisions import execution_decision
+
+RulesSpec = RuleSet | dict[str, Any] | str | Path | None
+
+
+def make_gate(gate: Gate | None, rules: RulesSpec) -> Gate:
+    """The adapter's gate: the one given, or one over the store the CLI would use."""
+    if gate is not None:
+        if rules is not None:
+            raise ValueError("give either gate= or rules=, not both (the gate has its rules)")
+        return gate
+    if isinstance(rules, dict):
+        rules = RuleSet.model_validate(rules)
+    return Gate(open_backend(), rules=rules)
+
+
+def rules_to_dict(rules: RulesSpec) -> Any:
+    if isinstance(rules, RuleSet):
+        return rules.model_dump(mode="json", exclude_defaults=True)
+    if isinstance(rules, Path):
+        return str(rules)
+    return rules
+
+
+class SignoffConfirmationStrategy:
+    """Asks through signoff's gate; see the module.
+
+    `gate`: a `signoff.Gate` (its store, rules, policy); without one, `Gate(open_backend())`
+    with `rules` (a file path, a `RuleSet` or its dict; None: the rules kept in the store).
+    `thread_id`, `agent`, `app`, `requester`, `unattended`: the scope's defaults, overridden per
+    run by `hook_context["signoff"]` (see `signoff.integrations.haystack.context`). `timeout`:
+    seconds `run` waits at most before raising `signoff.ReviewTimeout` (the request stays
+    pending); None waits until the rule's deadline.
+
+    `to_dict` records the constructor's arguments but not a given gate: `from_dict` builds
+    `Gate(open_backend(), rules=...)` again.
+    """
+
+    def __init__(
+        self,
+        gate: Gate | None = None,
+        *,
+        rules: RulesSpec = None,
+        thread_id: str | None = None,
+        agent: str | None = None,
+        app: str | None = None,
+        requester: str | None = None,
+        unattended: bool = False,
+        timeout: float | None = None,
+    ) -> None:
+        self.gate = make_gate(gate, rules)
+        self.rules = rules
+        self.defaults = ScopeDefaults(
+            thread_id=thread_id, agent=agent, app=app, requester=requester, unattended=unattended
+        )
+        self.timeout = timeout
+
+    # -- the ConfirmationStrategy protocol ---------------------------------------------------
+
+    def run(
+        self,
+        *,
+        tool_name: str,
+        tool_description: str,
+        tool_params: dict[str, Any],
+        tool_call_id: str | None = None,
+        confirmation_strategy_context: dict[str, Any] | None = None,
+    ) -> ToolExecutionDecision:
+        call, scope = self.plan(
+            tool_name, tool_description, tool_params, tool_call_id, confirmation_strategy_context
+        )
+        return self.decision(self.gate.review(call, scope, timeout=self.timeout))
+
+    async def run_async(
+        self,
+        *,
+        tool_name: str,
+        tool_description: str,
+        tool_params: dict[str, Any],
+        tool_call_id: str | None = None,
+        confirmation_strategy_context: dict[str, Any] | None = None,
+    ) -> ToolExecutionDecision:
+        call, scope = self.plan(
+            tool_name, tool_description, tool_params, tool_call_id, confirmation_strategy_context
+        )
+        outcome = await self.gate.areview(call, scope, timeout=self.timeout)
+        if outcome.decision == "edit":  # the note reads the request again
+            return await asyncio.to_thread(self.decision, outcome)
+        return self.decision(outcome)
+
+    def to_dict(self) -> dict[str, Any]:
+        return default_to_dict(
+            self,
+            rules=rules_to_dict(self.rules),
+            **self.defaults.to_dict(),
+            timeout=self.timeout,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SignoffConfirmationStrategy:
+        return default_from_dict(cls, data)
+
+    # -- shared with the durable pause -------------------------------------------------------
+
+    def plan(
+        self,
+        tool_name: str,
+        tool_description: str,
+        tool_params: dict[str, Any],
+        tool_call_id: str | None,
+        context: dict[str, Any] | None,
+        *,
+        thread_required: bool = False,
+    ) -> tuple[ToolCall, Scope]:
+        call = ToolCall(
+            name=tool_name, args=dict(tool_params), id=tool_call_id, description=tool_description or None
+        )
+        return call, scope_from_context(context, self.defaults, thread_required=thread_required)
+
+    def submit(self, call: ToolCall, scope: Scope) -> Outcome | Pending:
+        return self.gate.submit(call, scope)
+
+    async def asubmit(self, call: ToolCall, scope: Scope) -> Outcome | Pending:
+        return await self.gate.asubmit(call, scope)
+
+    def decision(self, outcome: Outcome) -> ToolExecutionDecision:
+        return execution_decision(outcome, self.gate.store)

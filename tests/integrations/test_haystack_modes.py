@@ -1,0 +1,173 @@
+"""The Haystack adapters' edges: a disallowed decision, a deadline, Haystack serialization of an agent
+with the hooks, and a durable run across real processes (pause, decide with the CLI, resume)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("haystack")
+
+from haystack.components.agents import Agent
+from haystack.components.generators.chat import MockChatGenerator
+from haystack.core.serialization import allow_deserialization_module
+from haystack.dataclasses import ChatMessage
+from haystack.hooks.human_in_the_loop import ConfirmationHook
+from haystack.tools import tool
+
+from signoff import DecisionNotAllowed, Edit, Gate, RuleSet
+from signoff.integrations.haystack import (
+    AWAITING_APPROVAL,
+    SignoffConfirmationStrategy,
+    SignoffConfirmationUI,
+    SignoffPauseHook,
+)
+from signoff.store import SQLiteStore
+
+from .hs_support import Ledger, Script, calls, make_tools, shown
+
+EMAIL = {"to": "alice", "body": "hi"}
+CONTEXT: dict[str, Any] = {"signoff": {"thread_id": "t1"}}
+USER = [ChatMessage.from_user("mail alice")]
+SCRIPT = Path(__file__).with_name("hs_process.py")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+@tool
+def send_email(to: str, body: str) -> str:
+    """Send an email (module level: Haystack serializes a tool's function by its import path)."""
+    return f"sent to {to}"
+
+
+@tool
+def read_data(table: str) -> str:
+    """Read rows."""
+    return f"rows of {table}"
+
+
+def rules(**entry: Any) -> RuleSet:
+    return RuleSet.model_validate({"tools": {"send_email": {"requires_approval": True, **entry}}})
+
+
+def test_a_disallowed_decision_is_refused_and_the_call_stays_pending(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    gate = Gate(sqlite_store, rules=rules(allowed_decisions=["approve", "reject"]))
+    agent = Agent(
+        chat_generator=Script(calls(("send_email", EMAIL, "c1"))).generator(),
+        tools=make_tools(ledger),
+        hooks={"before_tool": [SignoffPauseHook(gate=gate)]},
+    )
+    assert agent.run(USER, hook_context=CONTEXT)["exit_reason"] == AWAITING_APPROVAL
+    request = sqlite_store.find_request("t1", "c1")
+    assert request is not None
+    with pytest.raises(DecisionNotAllowed, match="edit"):
+        sqlite_store.decide(request.id, Edit(args={"to": "bob", "body": "hi"}), actor="alice")
+    assert sqlite_store.get_request(request.id).status == "pending"
+    assert ledger.runs() == []
+
+
+@pytest.mark.slow
+def test_a_deadline_gives_the_on_expire_outcome(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    script = Script(calls(("send_email", EMAIL, "c1")), "done")
+    strategy = SignoffConfirmationStrategy(
+        Gate(sqlite_store, rules=rules(deadline="1s", expire_message="Too late."))
+    )
+    agent = Agent(
+        chat_generator=script.generator(),
+        tools=make_tools(ledger),
+        hooks={"before_tool": [ConfirmationHook(confirmation_strategies={"*": strategy})]},
+    )
+    agent.run(USER, hook_context=CONTEXT)  # nobody decides: run waits until the deadline
+    assert shown(script.seen[1])[2] == {"role": "tool", "text": None, "result": ("Too late.", "c1", True)}
+    assert ledger.runs() == []
+    request = sqlite_store.find_request("t1", "c1")
+    assert request is not None and request.status == "expired"
+
+
+def test_an_agent_with_the_hooks_round_trips_through_haystack_serialization(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SIGNOFF_DB", str(tmp_path / "signoff.db"))
+    monkeypatch.delenv("SIGNOFF_URL", raising=False)
+    strategy = SignoffConfirmationStrategy(rules=rules(), agent="mailer", timeout=5.0)
+    agent = Agent(
+        chat_generator=MockChatGenerator(responses=["done"]),
+        tools=[send_email, read_data],
+        hooks={
+            "before_tool": [
+                SignoffPauseHook({("send_email", "read_data"): strategy, "*": SignoffConfirmationStrategy()})
+            ]
+        },
+    )
+    data = agent.to_dict()
+    (hook_data,) = data["init_parameters"]["hooks"]["before_tool"]
+    assert hook_data["type"] == "signoff.integrations.haystack.pause.SignoffPauseHook"
+    assert set(hook_data["init_parameters"]["confirmation_strategies"]) == {
+        '["send_email", "read_data"]',
+        "*",
+    }
+    allow_deserialization_module("tests.integrations")  # the tools' module; signoff's own is needed too:
+    allow_deserialization_module("signoff.integrations.haystack")  # Haystack refuses unlisted modules
+    again = Agent.from_dict(json.loads(json.dumps(data)))
+    (hook,) = again.hooks["before_tool"]
+    assert isinstance(hook, SignoffPauseHook)
+    copied = hook.strategy_for("send_email")
+    assert isinstance(copied, SignoffConfirmationStrategy)
+    assert copied.defaults.agent == "mailer" and copied.timeout == 5.0
+    assert copied.gate.explain("send_email").ask and not copied.gate.explain("other").ask
+    assert again.to_dict() == data
+
+    ui = SignoffConfirmationUI(requester="alice")
+    assert SignoffConfirmationUI.from_dict(ui.to_dict()).defaults.requester == "alice"
+
+
+def run(*args: str, env: dict[str, str]) -> str:
+    done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def phase(name: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(
+        run(sys.executable, str(SCRIPT), name, str(folder), env=env).splitlines()[-1]
+    )
+    return out
+
+
+@pytest.mark.slow
+def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": str(tmp_path / "signoff.db")}
+    env.pop("SIGNOFF_URL", None)
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+
+    started = phase("start", tmp_path, env)
+    assert started["exit_reason"] == AWAITING_APPROVAL
+    (waiting,) = started["waiting"]
+    assert ledger.runs() == []  # no tool ran, the gated nor the ungated one
+
+    run(sys.executable, "-m", "signoff.cli", "approve", waiting, "--as", "alice", env=env)
+
+    resumed = phase("resume", tmp_path, env)
+    assert resumed["exit_reason"] == "text"
+    (seen,) = resumed["seen"]
+    assert [m.get("result") for m in seen[-2:]] == [
+        ["sent to alice", "c1", False],
+        ["rows of t", "c2", False],
+    ]
+    assert sorted((r["tool"], r["key"]) for r in ledger.runs()) == [
+        ("read_data", None),
+        ("send_email", waiting),
+    ]
+
+    replayed = phase("replay", tmp_path, env)
+    assert replayed["seen"] == resumed["seen"]
+    assert [r["tool"] for r in ledger.runs()].count("send_email") == 1  # the gated call: never again

@@ -1,0 +1,268 @@
+"""signoff's Haystack adapters give the model exactly what Haystack's own BlockingConfirmationStrategy
+gives it for the same decisions (run with a scripted ConfirmationUI), and run each tool at most once:
+SignoffConfirmationStrategy (waiting, sync and async), SignoffConfirmationUI under Haystack's own
+strategy, and the durable pause + resume."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("haystack")
+
+from haystack.components.agents import Agent
+from haystack.dataclasses import ChatMessage
+from haystack.hooks.human_in_the_loop import (
+    AlwaysAskPolicy,
+    BlockingConfirmationStrategy,
+    ConfirmationHook,
+    ConfirmationUIResult,
+)
+
+from signoff import Approve, Decision, Edit, Gate, Reject, Respond, RuleSet
+from signoff.integrations.haystack import (
+    AWAITING_APPROVAL,
+    SignoffConfirmationStrategy,
+    SignoffConfirmationUI,
+    SignoffPauseHook,
+    resume,
+    resume_async,
+)
+from signoff.store import SQLiteStore
+
+from .hs_support import Ledger, Script, calls, make_tools, shown
+
+EMAIL = {"to": "alice", "body": "hi"}
+RULES = RuleSet.model_validate({"tools": {"send_email": {"requires_approval": True}}})
+CONTEXT: dict[str, Any] = {"signoff": {"thread_id": "t1"}}
+USER = [ChatMessage.from_user("mail alice")]
+
+# (Haystack's UI result, signoff's decision, how many times send_email runs)
+DECISIONS: dict[str, tuple[ConfirmationUIResult, Decision, int]] = {
+    "approve": (ConfirmationUIResult(action="confirm"), Approve(), 1),
+    "modify": (
+        ConfirmationUIResult(action="modify", new_tool_params={"to": "bob", "body": "hi"}),
+        Edit(args={"to": "bob", "body": "hi"}),
+        1,
+    ),
+    "modify with feedback": (
+        ConfirmationUIResult(
+            action="modify", new_tool_params={"to": "bob", "body": "hi"}, feedback="bob, not alice"
+        ),
+        Edit(args={"to": "bob", "body": "hi"}, comment="bob, not alice"),
+        1,
+    ),
+    "reject with feedback": (
+        ConfirmationUIResult(action="reject", feedback="not now"),
+        Reject(message="not now"),
+        0,
+    ),
+    "reject": (ConfirmationUIResult(action="reject"), Reject(), 0),
+    "respond": (
+        ConfirmationUIResult(action="reject", feedback="Alice is on leave"),
+        Respond(message="Alice is on leave"),
+        0,
+    ),
+}
+
+
+class ScriptedUI:
+    """Haystack's ConfirmationUI protocol, answering from a script."""
+
+    def __init__(self, result: ConfirmationUIResult) -> None:
+        self.result = result
+
+    def get_user_confirmation(
+        self, tool_name: str, tool_description: str, tool_params: dict[str, Any]
+    ) -> Any:
+        return self.result
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "ScriptedUI", "init_parameters": {}}
+
+
+def one_call() -> Script:
+    return Script(calls(("send_email", EMAIL, "c1")), "done")
+
+
+def agent_with(script: Script, ledger: Ledger, hook: Any) -> Agent:
+    return Agent(chat_generator=script.generator(), tools=make_tools(ledger), hooks={"before_tool": [hook]})
+
+
+def haystack_run(tmp_path: Path, result: ConfirmationUIResult) -> tuple[Script, Ledger]:
+    ledger = Ledger(tmp_path / "haystack.jsonl")
+    script = one_call()
+    strategy = BlockingConfirmationStrategy(
+        confirmation_policy=AlwaysAskPolicy(), confirmation_ui=ScriptedUI(result)
+    )
+    agent_with(script, ledger, ConfirmationHook(confirmation_strategies={"send_email": strategy})).run(USER)
+    return script, ledger
+
+
+def haystack_expected(tmp_path: Path, name: str) -> tuple[list[dict[str, Any]], int]:
+    result, _, runs = DECISIONS[name]
+    script, ledger = haystack_run(tmp_path, result)
+    assert len(script.seen) == 2 and len(ledger.runs("send_email")) == runs
+    return shown(script.seen[1]), runs
+
+
+def answered_expected(tmp_path: Path, name: str) -> tuple[list[dict[str, Any]], int]:
+    """What the strategy and the durable pause give: Haystack's history, except that an answer in
+    the tool's place (respond, which Haystack lacks) is the tool's result itself, not a rejection
+    text around it (the UI, under Haystack's strategy, can only report it as a rejection)."""
+    expected, runs = haystack_expected(tmp_path, name)
+    if name == "respond":
+        assert expected[2]["result"][0].endswith("With user feedback: Alice is on leave")
+        expected[2]["result"] = ("Alice is on leave", "c1", True)
+    return expected, runs
+
+
+def decide_when_asked(
+    store: SQLiteStore, decision: Decision, *, thread_id: str | None = "t1"
+) -> threading.Thread:
+    """A person who decides as soon as the request shows up (the agent waits meanwhile)."""
+
+    def person() -> None:
+        while True:
+            pending = [
+                r
+                for r in store.list_requests(status="pending")
+                if thread_id is None or r.thread_id == thread_id
+            ]
+            if pending:
+                store.decide(pending[0].id, decision, actor="alice")
+                return
+            threading.Event().wait(0.01)
+
+    thread = threading.Thread(target=person, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize("name", DECISIONS)
+def test_waiting_strategy_gives_haystacks_messages(
+    tmp_path: Path, sqlite_store: SQLiteStore, name: str
+) -> None:
+    expected, runs = answered_expected(tmp_path, name)
+    ledger = Ledger(tmp_path / "signoff.jsonl")
+    script = one_call()
+    strategy = SignoffConfirmationStrategy(Gate(sqlite_store, rules=RULES))
+    agent = agent_with(script, ledger, ConfirmationHook(confirmation_strategies={"*": strategy}))
+    person = decide_when_asked(sqlite_store, DECISIONS[name][1])
+    agent.run(USER, hook_context=CONTEXT)
+    person.join()
+
+    assert shown(script.seen[1]) == expected
+    assert len(script.seen) == 2 and len(ledger.runs("send_email")) == runs
+    assert sqlite_store.find_request("t1", "c1") is not None  # keyed by the model's tool_call_id
+
+
+@pytest.mark.parametrize("name", ["approve", "modify with feedback", "reject with feedback"])
+def test_waiting_strategy_under_run_async(tmp_path: Path, sqlite_store: SQLiteStore, name: str) -> None:
+    expected, runs = answered_expected(tmp_path, name)
+    ledger = Ledger(tmp_path / "signoff.jsonl")
+    script = one_call()
+    strategy = SignoffConfirmationStrategy(Gate(sqlite_store, rules=RULES))
+    agent = agent_with(
+        script, ledger, ConfirmationHook(confirmation_strategies={("send_email", "x"): strategy})
+    )
+    person = decide_when_asked(sqlite_store, DECISIONS[name][1])
+    asyncio.run(agent.run_async(USER, hook_context=CONTEXT))
+    person.join()
+
+    assert shown(script.seen[1]) == expected
+    assert len(ledger.runs("send_email")) == runs
+
+
+@pytest.mark.parametrize("name", DECISIONS)
+def test_signoff_ui_under_haystacks_own_strategy(
+    tmp_path: Path, sqlite_store: SQLiteStore, name: str
+) -> None:
+    expected, runs = haystack_expected(tmp_path, name)
+    ledger = Ledger(tmp_path / "signoff.jsonl")
+    script = one_call()
+    strategy = BlockingConfirmationStrategy(
+        confirmation_policy=AlwaysAskPolicy(), confirmation_ui=SignoffConfirmationUI(Gate(sqlite_store))
+    )
+    agent = agent_with(script, ledger, ConfirmationHook(confirmation_strategies={"send_email": strategy}))
+    person = decide_when_asked(sqlite_store, DECISIONS[name][1], thread_id=None)
+    agent.run(USER)
+    person.join()
+
+    assert shown(script.seen[1]) == expected
+    assert len(ledger.runs("send_email")) == runs
+
+
+@pytest.mark.parametrize("name", DECISIONS)
+def test_durable_pause_and_resume_give_haystacks_messages(
+    tmp_path: Path, sqlite_store: SQLiteStore, name: str
+) -> None:
+    expected, runs = answered_expected(tmp_path, name)
+    ledger = Ledger(tmp_path / "signoff.jsonl")
+    script = Script(calls(("send_email", EMAIL, "c1")))
+    agent = agent_with(script, ledger, SignoffPauseHook(gate=Gate(sqlite_store, rules=RULES)))
+    paused = agent.run(USER, hook_context=CONTEXT)
+
+    assert paused["exit_reason"] == AWAITING_APPROVAL
+    assert len(script.seen) == 1 and ledger.runs() == []  # no tool ran
+    request = sqlite_store.find_request("t1", "c1")
+    assert request is not None and request.status == "pending"
+    saved = [m.to_dict() for m in paused["messages"]]
+
+    sqlite_store.decide(request.id, DECISIONS[name][1], actor="alice")
+    history = [ChatMessage.from_dict(m) for m in saved]
+    later = Script("done")
+    result = resume(
+        agent_with(later, ledger, SignoffPauseHook(gate=Gate(sqlite_store, rules=RULES))),
+        history,
+        hook_context=CONTEXT,
+    )
+
+    assert result["exit_reason"] == "text"
+    assert [shown(seen) for seen in later.seen] == [
+        expected
+    ]  # the model is called once, with Haystack's history
+    assert len(ledger.runs("send_email")) == runs
+    if runs:
+        assert ledger.runs()[0]["key"] == request.id  # signoff.idempotency_key() inside the tool
+
+    again = Script("done again")
+    resume(
+        agent_with(again, ledger, SignoffPauseHook(gate=Gate(sqlite_store, rules=RULES))),
+        history,
+        hook_context=CONTEXT,
+    )
+    assert [shown(seen) for seen in again.seen] == [expected]  # the stored result, not a second run
+    assert len(ledger.runs("send_email")) == runs
+
+
+def test_durable_resume_under_run_async(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    expected, _ = haystack_expected(tmp_path, "modify")
+    ledger = Ledger(tmp_path / "signoff.jsonl")
+    gate = Gate(sqlite_store, rules=RULES)
+    paused = asyncio.run(
+        agent_with(Script(calls(("send_email", EMAIL, "c1"))), ledger, SignoffPauseHook(gate=gate)).run_async(
+            USER, hook_context=CONTEXT
+        )
+    )
+    assert paused["exit_reason"] == AWAITING_APPROVAL
+    still = resume(
+        agent_with(Script(), ledger, SignoffPauseHook(gate=gate)), paused["messages"], hook_context=CONTEXT
+    )
+    assert still["exit_reason"] == AWAITING_APPROVAL and ledger.runs() == []  # undecided: nothing ran
+
+    request = sqlite_store.find_request("t1", "c1")
+    assert request is not None
+    sqlite_store.decide(request.id, DECISIONS["modify"][1], actor="alice")
+    later = Script("done")
+    asyncio.run(
+        resume_async(
+            agent_with(later, ledger, SignoffPauseHook(gate=gate)), paused["messages"], hook_context=CONTEXT
+        )
+    )
+    assert [shown(seen) for seen in later.seen] == [expected]
+    assert [run["args"] for run in ledger.runs("send_email")] == [{"to": "bob", "body": "hi"}]

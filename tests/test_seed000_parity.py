@@ -1,0 +1,64 @@
+"""Seed-000 parity in the core (Haystack's documented behaviour)."""
+
+from __future__ import annotations
+
+import threading
+from io import StringIO
+from typing import Any
+
+import pytest
+
+from signoff import Edit, Gate, Outcome, RuleSet, Scope, SimpleConsoleUI, ToolCall
+from signoff.policies import learn_from
+from signoff.store import SQLiteStore
+
+RULES = RuleSet.model_validate({"tools": {"send_email": {"requires_approval": True}}})
+EMAIL = {"to": "alice", "body": "hi"}
+
+
+class AskForExternal:
+    """A custom policy as Haystack's guide writes one: `should_ask` only."""
+
+    def should_ask(self, call: ToolCall, scope: Scope, memory: Any) -> bool:
+        return not str(call.args.get("to", "")).endswith("@mycompany.com")
+
+
+def test_learn_from_skips_a_policy_without_after_decision() -> None:
+    outcome = Outcome(tool_name="send_email", execute=True, decision="approve")
+    learn_from(AskForExternal(), ToolCall(name="send_email", args=EMAIL), Scope(), outcome, memory=None)  # type: ignore[arg-type]
+
+
+@pytest.mark.xfail(
+    strict=True, reason="needs Gate._finish to call policies.learn_from (gate.py is being split)"
+)
+def test_a_policy_without_after_decision_survives_the_decision(sqlite_store: SQLiteStore) -> None:
+    gate = Gate(sqlite_store, rules=RULES, policy=AskForExternal())  # type: ignore[arg-type]
+    call = ToolCall(name="send_email", args=EMAIL, id="c1")
+    pending = gate.submit(call, Scope(thread_id="t1"))
+    sqlite_store.decide(pending.request_id, Edit(args=EMAIL), actor="alice")  # type: ignore[union-attr]
+    assert gate.review(call, Scope(thread_id="t1")).execute
+
+
+def test_a_modify_that_changes_nothing_is_an_approval(sqlite_store: SQLiteStore) -> None:
+    gate = Gate(sqlite_store, rules=RULES)
+    call = ToolCall(name="send_email", args=EMAIL, id="c1")
+    pending = gate.submit(call, Scope(thread_id="t1"))
+    sqlite_store.decide(pending.request_id, Edit(args=dict(EMAIL)), actor="alice")  # type: ignore[union-attr]
+    outcome = gate.review(call, Scope(thread_id="t1"))
+    assert (outcome.decision, outcome.feedback, outcome.final_tool_params) == ("approve", None, EMAIL)
+
+
+def test_the_console_reports_an_unchanged_modify_as_approve(sqlite_store: SQLiteStore) -> None:
+    gate = Gate(sqlite_store, rules=RULES)
+    pending = gate.submit(ToolCall(name="send_email", args=EMAIL, id="c1"), Scope(thread_id="t1"))
+    typed = iter(["m", "", ""])  # modify, then Enter to keep each value
+    ui = SimpleConsoleUI(input=lambda _: next(typed), stdout=StringIO())
+    decision = ui.get_decision(pending.request, stop=threading.Event())  # type: ignore[union-attr]
+    assert decision is not None and decision.type == "approve"
+
+
+def test_outcome_from_dict_inverts_to_dict() -> None:
+    outcome = Outcome(
+        tool_name="t", execute=False, decision="reject", feedback="no", is_error=True, request_id="r1"
+    )
+    assert Outcome.from_dict(outcome.to_dict()) == outcome
