@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+import time
+import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic_ai import ModelMessage, ModelRequest, ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.toolsets import FunctionToolset
@@ -89,3 +95,32 @@ def make_toolset(ledger: Ledger) -> FunctionToolset[Any]:
         return f"rows of {table}"
 
     return FunctionToolset([send_email, delete_file, read_data])
+
+
+def decide_when_asked(store: Any, thread_id: str, tool_call_id: str, decision: Any) -> threading.Thread:
+    """A person in another thread: decides the call's request once it exists."""
+
+    def person() -> None:
+        while (request := store.find_request(thread_id, tool_call_id)) is None:
+            time.sleep(0.01)
+        store.decide(request.id, decision, actor="alice")
+
+    thread = threading.Thread(target=person, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.fixture(autouse=True)
+def close_run_sync_loop() -> Iterator[None]:
+    """`agent.run_sync` leaves the event loop it made open and set; close it after each test, so
+    that a later `asyncio.run` does not drop it unclosed (a ResourceWarning, an error here)."""
+    yield
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            loop = asyncio.get_event_loop_policy().get_event_loop()
+        except RuntimeError:  # none is set (asyncio.run unset it)
+            return
+    if not loop.is_running():
+        loop.close()
+        asyncio.set_event_loop(None)

@@ -28,7 +28,12 @@ from signoff import (
 from signoff.integrations.pydantic_ai import decided_results, pending_requests, signoff_approval
 from signoff.store import SQLiteStore
 
-from .pai_support import Ledger, Script, make_toolset
+from .pai_support import (
+    Ledger,
+    Script,
+    close_run_sync_loop,  # noqa: F401 (an autouse fixture)
+    make_toolset,
+)
 
 RULES = RuleSet(
     tools={
