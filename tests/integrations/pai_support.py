@@ -101,7 +101,7 @@ def decide_when_asked(store: Any, thread_id: str, tool_call_id: str, decision: A
     """A person in another thread: decides the call's request once it exists."""
 
     def person() -> None:
-        while (request := store.find_request(thread_id, tool_call_id)) is None:
+        while (request := find(store, thread_id, tool_call_id)) is None:
             time.sleep(0.01)
         store.decide(request.id, decision, actor="alice")
 
@@ -124,3 +124,9 @@ def close_run_sync_loop() -> Iterator[None]:
     if not loop.is_running():
         loop.close()
         asyncio.set_event_loop(None)
+
+
+def find(store: Any, thread_id: str, tool_call_id: str) -> Any:
+    """The call's request, whoever created it (an agent over the server owns its own)."""
+    found = [r for r in store.list_requests(thread_id=thread_id) if r.tool_call_id == tool_call_id]
+    return found[0] if found else None
