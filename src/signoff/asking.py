@@ -8,7 +8,7 @@ from typing import Any
 from ._util import utcnow
 from .calls import Scope, ToolCall
 from .requests import NewRequest
-from .rules.model import RequestRule, Rule, RuleOrigin
+from .rules.effective import RequestRule, Rule, RuleOrigin
 from .running import jsonable
 from .templates import render_description
 from .validation import check_schema

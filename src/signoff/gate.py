@@ -36,7 +36,8 @@ from .outcome import Outcome, Reply, not_required, outcome_for
 from .pending import Pending, Suspended, or_suspend
 from .policies import AlwaysAsk, Policy
 from .requests import NewRequest, Request, RequestStatus
-from .rules.model import DEFAULT_DEADLINE, RuleSet, ToolEntry
+from .rules.effective import DEFAULT_DEADLINE
+from .rules.model import RuleSet, ToolEntry
 from .rules.resolve import Explanation, Resolver
 from .running import arun_once, run_once
 from .scopes import ScopeState, current_scope, scope_state

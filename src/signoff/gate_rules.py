@@ -11,7 +11,8 @@ from pathlib import Path
 from ._util import utcnow
 from .backend import Backend
 from .errors import ServerUnavailable, StoreUnavailable
-from .rules.model import RuleOrigin, RuleSet, ToolEntry
+from .rules.effective import RuleOrigin
+from .rules.model import RuleSet, ToolEntry
 from .rules.resolve import Explanation, Resolver
 from .waiting import patience
 
