@@ -34,7 +34,7 @@ from .execution import DEFAULT_LEASE
 from .gate_rules import GateRules
 from .outcome import Outcome, Reply, not_required, outcome_for
 from .pending import Pending, Suspended, or_suspend
-from .policies import AlwaysAsk, Policy
+from .policies import AlwaysAsk, Policy, learn_from
 from .requests import NewRequest, Request, RequestStatus
 from .rules.effective import DEFAULT_DEADLINE
 from .rules.model import RuleSet, ToolEntry
@@ -272,7 +272,7 @@ class Gate:
         if request.status is RequestStatus.EXPIRED and request.rule.on_expire == "fail":
             raise RequestExpired(f"request {request.id} expired before anyone decided")
         outcome = outcome_for(request)
-        self.policy.after_decision(call, scope, outcome, self.store)
+        learn_from(self.policy, call, scope, outcome, self.store)
         return outcome
 
     # -- unattended ---------------------------------------------------------------------------
