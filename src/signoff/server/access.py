@@ -16,11 +16,11 @@ from fastapi import Depends
 from fastapi import Request as HttpRequest
 from starlette.concurrency import run_in_threadpool
 
+from ..decision_checks import may_decide
 from ..errors import NotAnApprover, NotAuthenticated, PermissionDenied
 from ..identity import User, kind_of
 from ..requests import Request
 from ..store import Store
-from ..store.request_ops import may_decide
 from .context import Server, server_of
 from .previews import brief_view
 from .refusals import audit_refusal, refuse_sign_in

@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from .._util import new_id, utcnow
+from ..decision_checks import principals_of
 from .core import StoreCore
 from .listing import audience
-from .request_ops import principals_of
 
 DeliveryResult = Literal["sent", "failed", "retrying"]
 

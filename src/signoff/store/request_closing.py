@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import datetime
 
 from .._util import to_iso, utcnow
+from ..decision_checks import already_closed
 from ..errors import AlreadyDecided
-from ..requests import LOCAL_CREATOR, Request, RequestStatus
+from ..requests import LOCAL_CREATOR, Request
 from .core import Json, Tx
 from .request_reads import RequestReads
 
@@ -104,11 +105,3 @@ class RequestClosing(RequestReads):
             except AlreadyDecided:
                 continue
         return cancelled
-
-
-def already_closed(request: Request) -> str:
-    """What a refusal says of a request that is no longer open."""
-    if request.status is RequestStatus.CANCELLED:
-        return f"request {request.id} was cancelled"
-    who = f" by {request.decision.actor}" if request.decision else ""
-    return f"request {request.id} was already {request.status.in_words}{who}"

@@ -5,25 +5,18 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from typing import Any
 
 from .._util import format_moment, new_id, to_iso, utcnow
 from ..changes import changes_data
+from ..decision_checks import check_decision, refuse_if_closed
 from ..decisions import Decision, DecisionRecord, Edit, Respond, decision_to_dict
-from ..errors import (
-    AlreadyDecided,
-    DecisionNotAllowed,
-    InvalidDecision,
-    NotAnApprover,
-    RequestExpired,
-    RequestNotReady,
-)
-from ..requests import STATUS_FOR_DECISION, Request, RequestStatus
+from ..errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpired
+from ..requests import STATUS_FOR_DECISION, Request
 from ..templates import redact_args
-from ..validation import validate_args
 from .core import AuditNote, Json
-from .request_closing import RequestClosing, already_closed
-from .request_reads import may_decide
+from .request_closing import RequestClosing
 
 
 class RequestDecisions(RequestClosing):  # a decision past the deadline expires the request
@@ -46,18 +39,15 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
         if not actor or not isinstance(actor, str):
             raise InvalidDecision("a decision needs an actor")
         request = self.get_request(request_id)
-        _refuse_if_closed(request)
-        if request.deadline <= utcnow():
-            self.expire(request_id)
-            raise RequestExpired(f"request {request_id} expired at {format_moment(request.deadline)}")
-        approvers = request.rule.approvers
-        if (
-            not on_behalf
-            and approvers
-            and actor not in approvers
-            and not may_decide(request, actor, self.groups_of(actor))
-        ):
-            refused = NotAnApprover(f"{actor} is not an approver of request {request_id}")
+        try:
+            check_decision(
+                request, decision, actor=actor, groups=None if on_behalf else partial(self.groups_of, actor)
+            )
+        except RequestExpired:
+            if not request.is_terminal:
+                self.expire(request_id)
+            raise
+        except NotAnApprover as refused:
             self.record(
                 "decision.refused",
                 actor=actor,
@@ -66,8 +56,7 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
                 data={"type": decision.type, "reason": "not an approver"},
             )
             refused.audited = True
-            raise refused
-        self._check_decision(request, decision)
+            raise
         if request.rule.quorum > 1:
             return self._vote(request_id, decision, actor=actor, channel=channel)
         now = utcnow()
@@ -87,7 +76,7 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
             return _decided(request, decision, finish)
         # someone else decided, cancelled or expired it since we read it
         current = self.get_request(request_id)
-        _refuse_if_closed(current)
+        refuse_if_closed(current)
         self.expire(request_id)
         raise RequestExpired(f"request {request_id} expired at {format_moment(current.deadline)}")
 
@@ -96,7 +85,7 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
         now = utcnow()
         with self._transaction() as (tx, changes):
             request = self._locked(tx, request_id)
-            _refuse_if_closed(request)
+            refuse_if_closed(request)
             if request.deadline <= now:
                 raise RequestExpired(f"request {request_id} expired at {format_moment(request.deadline)}")
             if actor in request.approvals:
@@ -133,32 +122,6 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
                 tx, "request.decided", actor=actor, channel=channel, request_id=request_id, data=audit
             )
             return self._locked(tx, request_id)
-
-    @staticmethod
-    def _check_decision(request: Request, decision: Decision) -> None:
-        rule = request.rule
-        if decision.type not in rule.allowed_decisions:
-            allowed = ", ".join(rule.allowed_decisions)
-            raise DecisionNotAllowed(
-                f"{decision.type!r} is not allowed for this request (allowed: {allowed})"
-            )
-        if rule.quorum > 1 and decision.type in ("edit", "respond"):
-            raise DecisionNotAllowed(
-                f"{decision.type!r} is not allowed when {rule.quorum} approvers must agree; approve or reject"
-            )
-        if isinstance(decision, Edit):
-            validate_args(request.args_schema, decision.args)
-        if isinstance(decision, Respond) and request.answer_schema is not None:
-            validate_args(request.answer_schema, decision.answer, what="answer")
-
-
-def _refuse_if_closed(request: Request) -> None:
-    if request.status is RequestStatus.EXPIRED:
-        raise RequestExpired(f"request {request.id} expired at {format_moment(request.deadline)}")
-    if request.status is RequestStatus.DRAFTING:
-        raise RequestNotReady(f"request {request.id} is still drafting; its arguments are not complete")
-    if request.is_terminal:
-        raise AlreadyDecided(already_closed(request))
 
 
 def _decided(request: Request, decision: Decision, finish: dict[str, Any]) -> Request:

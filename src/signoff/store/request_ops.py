@@ -7,9 +7,9 @@ deciding (`request_decisions`).
 
 from __future__ import annotations
 
+from ..decision_checks import may_decide, principals_of
 from .request_creation import RequestCreation
 from .request_decisions import RequestDecisions
-from .request_reads import may_decide, principals_of
 
 __all__ = ["RequestOps", "may_decide", "principals_of"]
 

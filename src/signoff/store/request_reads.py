@@ -5,22 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..decision_checks import may_decide, principals_of
 from ..decisions import DecisionRecord
 from ..errors import NotAnApprover, RequestNotFound
 from ..requests import LOCAL_CREATOR, Request
 from .core import StoreCore, Tx
 from .listing import SEARCH_WINDOW, listing_params
-
-
-def principals_of(user: str, groups: list[str] | tuple[str, ...]) -> list[str]:
-    return [user, *(f"group:{group}" for group in groups)]
-
-
-def may_decide(request: Request, user: str, groups: list[str] | tuple[str, ...]) -> bool:
-    """Only a request's approvers may see and decide it; none named means anyone authenticated."""
-    if not request.rule.approvers:
-        return True
-    return any(principal in request.rule.approvers for principal in principals_of(user, groups))
 
 
 class RequestReads(StoreCore):

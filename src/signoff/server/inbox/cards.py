@@ -13,6 +13,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from ...changes import Change, changes, redacted
+from ...decision_checks import may_decide
 from ...errors import (
     AlreadyDecided,
     NotAnApprover,
@@ -23,7 +24,6 @@ from ...errors import (
 from ...identity import User
 from ...outcome import UNATTENDED_CHANNEL
 from ...requests import Request, RequestStatus
-from ...store.request_ops import may_decide
 from ...templates import description_args, redact_args
 from ...visible import hidden_in, visible, visible_json
 from ..previews import Preview, preview, preview_text

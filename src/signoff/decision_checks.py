@@ -1,0 +1,97 @@
+"""Whether a decision may be recorded on a request as it is now: one check for the store's
+`decide` and for adapters that take decisions from elsewhere (a framework's own resume value)
+and check a whole batch before recording any of it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+
+from ._util import format_moment, utcnow
+from .decisions import Decision, Edit, Respond
+from .errors import AlreadyDecided, DecisionNotAllowed, NotAnApprover, RequestExpired, RequestNotReady
+from .requests import Request, RequestStatus
+from .validation import validate_args
+
+
+def principals_of(user: str, groups: Sequence[str]) -> list[str]:
+    """The names a user answers to on a request: their own and `group:NAME` for each group."""
+    return [user, *(f"group:{group}" for group in groups)]
+
+
+def may_decide(request: Request, user: str, groups: Sequence[str]) -> bool:
+    """Only a request's approvers may see and decide it; none named means any person."""
+    if not request.rule.approvers:
+        return True
+    return any(principal in request.rule.approvers for principal in principals_of(user, groups))
+
+
+def already_closed(request: Request) -> str:
+    """What a refusal says of a request that is no longer open."""
+    if request.status is RequestStatus.CANCELLED:
+        return f"request {request.id} was cancelled"
+    who = f" by {request.decision.actor}" if request.decision else ""
+    return f"request {request.id} was already {request.status.in_words}{who}"
+
+
+def refuse_if_closed(request: Request) -> None:
+    """Raise if the request takes no decision any more (or not yet: still drafting)."""
+    if request.status is RequestStatus.EXPIRED:
+        raise RequestExpired(f"request {request.id} expired at {format_moment(request.deadline)}")
+    if request.status is RequestStatus.DRAFTING:
+        raise RequestNotReady(f"request {request.id} is still drafting; its arguments are not complete")
+    if request.is_terminal:
+        raise AlreadyDecided(already_closed(request))
+
+
+def check_decision_fits(request: Request, decision: Decision) -> None:
+    """Raise if the request's rule does not allow the decision, or its args or answer break the
+    request's schema."""
+    rule = request.rule
+    if decision.type not in rule.allowed_decisions:
+        allowed = ", ".join(rule.allowed_decisions)
+        raise DecisionNotAllowed(f"{decision.type!r} is not allowed for this request (allowed: {allowed})")
+    if rule.quorum > 1 and decision.type in ("edit", "respond"):
+        raise DecisionNotAllowed(
+            f"{decision.type!r} is not allowed when {rule.quorum} approvers must agree; approve or reject"
+        )
+    if isinstance(decision, Edit):
+        validate_args(request.args_schema, decision.args)
+    if isinstance(decision, Respond) and request.answer_schema is not None:
+        validate_args(request.answer_schema, decision.answer, what="answer")
+
+
+def check_decision(
+    request: Request,
+    decision: Decision,
+    *,
+    actor: str,
+    groups: Callable[[], Sequence[str]] | None,
+    now: datetime | None = None,
+) -> None:
+    """Raise what recording `decision` by `actor` on `request` would raise now: closed or
+    drafting (`AlreadyDecided`, `RequestNotReady`), past its deadline (`RequestExpired`), not an
+    approver (`NotAnApprover`; `groups` gives the actor's groups when asked, None skips the check,
+    for system actors or where a server checks it), not allowed or breaking a schema."""
+    refuse_if_closed(request)
+    if request.deadline <= (now or utcnow()):
+        raise RequestExpired(f"request {request.id} expired at {format_moment(request.deadline)}")
+    approvers = request.rule.approvers
+    if (
+        groups is not None
+        and approvers
+        and actor not in approvers
+        and not may_decide(request, actor, groups())
+    ):
+        raise NotAnApprover(f"{actor} is not an approver of request {request.id}")
+    check_decision_fits(request, decision)
+
+
+__all__ = [
+    "already_closed",
+    "check_decision",
+    "check_decision_fits",
+    "may_decide",
+    "principals_of",
+    "refuse_if_closed",
+]
