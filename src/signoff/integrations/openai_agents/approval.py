@@ -18,6 +18,7 @@ finishes, its saved state is deleted.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -118,8 +119,7 @@ class SignoffApproval:
         self, agent: Agent[Any], thread_id: str, *, wait: bool = False, **runner_options: Any
     ) -> SignoffRun:
         """Continue `thread_id`'s paused run from its saved state, in any process (see the module)."""
-        states = self._states()
-        record = states.load_run_state(thread_id)
+        record = await asyncio.to_thread(self._states().load_run_state, thread_id)
         if record is None:
             raise LookupError(f"no paused Agents SDK run is kept for thread {thread_id!r}")
         if record.kind != STATE_KIND:
@@ -141,12 +141,13 @@ class SignoffApproval:
             state = result.to_state()
             found = await self._found(agent, result.interruptions, state, wait)
             if pending := _pending(found):
-                self._states().save_run_state(thread_id, state.to_string(), kind=STATE_KIND)
+                await asyncio.to_thread(
+                    self._states().save_run_state, thread_id, state.to_string(), kind=STATE_KIND
+                )
                 return SignoffRun(thread_id, result, pending)
             apply(state, found)
             result = await Runner.run(agent, state, **options)
-        if self._states().load_run_state(thread_id) is not None:
-            self._states().delete_run_state(thread_id)
+        await asyncio.to_thread(self._states().delete_run_state, thread_id)
         return SignoffRun(thread_id, result)
 
     async def _found(
