@@ -5,6 +5,7 @@ ungated call in one turn; a disallowed decision; a deadline; edit for a tool sig
 from __future__ import annotations
 
 import asyncio
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,24 @@ LOOKUP_CALL = {
     "type": "function_call",
     "id": "c2",
 }
+
+
+@pytest.fixture(autouse=True)
+def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing here may reach api.openai.com (or anywhere but this machine)."""
+    connect = socket.socket.connect
+
+    def guarded(sock: socket.socket, address: Any) -> Any:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and address[0] not in (
+            "127.0.0.1",
+            "::1",
+            "localhost",
+        ):
+            raise AssertionError(f"a test tried to reach {address}")
+        return connect(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
 def rules(**entry: Any) -> RuleSet:
