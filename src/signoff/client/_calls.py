@@ -11,7 +11,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
-from .._util import utcnow
+from .._util import from_iso, utcnow
 from ..audit import AuditAnchor, AuditEntry, AuditReport
 from ..decisions import Decision, DecisionRecord, decision_to_dict
 from ..errors import RequestConflict
@@ -19,6 +19,7 @@ from ..execution import Claim
 from ..identity import User
 from ..requests import Execution, NewRequest, Request, RequestStatus
 from ..rules.model import LayerKind, RuleSet
+from ..store.run_state_ops import RunStateRecord
 from ._wire import (
     Answer,
     Call,
@@ -306,6 +307,43 @@ def recall(scope_key: str, fingerprint: str) -> Call[bool]:
         lambda answer: bool(answer.data["remembered"]),
         params=_query(scope_key=scope_key, fingerprint=fingerprint),
     )
+
+
+# -- run states ----------------------------------------------------------------------------------
+
+
+def _read_run_state(data: dict[str, Any] | None) -> RunStateRecord | None:
+    if data is None:
+        return None
+    return RunStateRecord(
+        thread_id=data["thread_id"],
+        kind=data["kind"],
+        state=data["state"],
+        created_by=data["created_by"],
+        created_at=from_iso(data["created_at"]),
+        updated_at=from_iso(data["updated_at"]),
+    )
+
+
+def save_run_state(thread_id: str, state: str, *, kind: str) -> Call[RunStateRecord]:
+    def read(answer: Answer) -> RunStateRecord:
+        record = _read_run_state(answer.data)
+        assert record is not None
+        return record
+
+    return Call("PUT", _path("threads", thread_id, "run-state"), read, body={"kind": kind, "state": state})
+
+
+def load_run_state(thread_id: str) -> Call[RunStateRecord | None]:
+    return Call(
+        "GET",
+        _path("threads", thread_id, "run-state"),
+        lambda answer: _read_run_state(answer.data["run_state"]),
+    )
+
+
+def delete_run_state(thread_id: str) -> Call[None]:
+    return Call("DELETE", _path("threads", thread_id, "run-state"), lambda answer: None)
 
 
 def audit_entries(

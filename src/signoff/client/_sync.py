@@ -28,8 +28,9 @@ from ..decisions import Decision, DecisionRecord
 from ..errors import SignoffError
 from ..execution import Claim, current_owner
 from ..identity import User
-from ..requests import Execution, ExecutionStatus, NewRequest, Request
+from ..requests import LOCAL_CREATOR, Execution, ExecutionStatus, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
+from ..store.run_state_ops import RunStateRecord
 from ..store.wakeup import Waiter, WakeupHub
 from . import _calls as calls
 from ._events import EventFollower
@@ -296,6 +297,24 @@ class Client(Backend):
 
     def recall(self, scope_key: str, fingerprint: str) -> bool:
         return self._send(calls.recall(scope_key, fingerprint))
+
+    # -- run states ---------------------------------------------------------------------------
+
+    def save_run_state(
+        self, thread_id: str, state: str, *, kind: str, created_by: str = LOCAL_CREATOR
+    ) -> RunStateRecord:
+        """Keep a paused run's state on the server, as the token's user's (`created_by` is the
+        server's to set, as for requests)."""
+        return self._send(calls.save_run_state(thread_id, state, kind=kind))
+
+    def load_run_state(self, thread_id: str, *, created_by: str = LOCAL_CREATOR) -> RunStateRecord | None:
+        """The token's user's kept run state of `thread_id`, if any."""
+        return self._send(calls.load_run_state(thread_id))
+
+    def delete_run_state(self, thread_id: str, *, created_by: str = LOCAL_CREATOR) -> bool:
+        """Forget the token's user's run state of `thread_id`."""
+        self._send(calls.delete_run_state(thread_id))
+        return True
 
     # -- audit, groups, identity --------------------------------------------------------------
 

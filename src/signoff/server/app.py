@@ -28,7 +28,7 @@ from ..errors import StoreUnavailable
 from ..store import Store
 from . import health
 from .access import CallerCache
-from .api import agents, audit, executions, identity, requests, rules
+from .api import agents, audit, executions, identity, requests, rules, run_states
 from .context import Server, ServerSettings
 from .docs import install_docs
 from .errors import install_error_handlers
@@ -76,7 +76,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
     app.state.server = server
     app.add_middleware(Door, max_body=settings.max_body)
     install_error_handlers(app)
-    for module in (requests, agents, executions, rules, audit, identity):
+    for module in (requests, agents, executions, rules, audit, identity, run_states):
         add_routes(app, module.router)
     add_routes(app, health.router)
     install_docs(app)

@@ -16,10 +16,19 @@ from .idempotency_ops import IdempotencyOps
 from .identity_ops import IdentityOps
 from .report_ops import ReportOps
 from .request_ops import RequestOps
+from .run_state_ops import RunStateOps
 from .settings_ops import SettingsOps
 
 
 class Store(
-    RequestOps, ExecutionOps, SettingsOps, AuditOps, IdentityOps, IdempotencyOps, ReportOps, DeclaredRuleOps
+    RequestOps,
+    ExecutionOps,
+    SettingsOps,
+    AuditOps,
+    IdentityOps,
+    IdempotencyOps,
+    ReportOps,
+    DeclaredRuleOps,
+    RunStateOps,
 ):
     """Base class of the store backends. Use `open_store(url)` to get one."""

@@ -386,3 +386,16 @@ WHERE idempotency_keys.created_at <= :since;
 
 -- name: purge_kept_answers
 DELETE FROM idempotency_keys WHERE created_at <= :since;
+
+-- name: save_run_state
+INSERT INTO run_states (created_by, thread_id, kind, state, created_at, updated_at)
+VALUES (:created_by, :thread_id, :kind, :state, :now, :now)
+ON CONFLICT (created_by, thread_id) DO UPDATE SET
+    kind = excluded.kind, state = excluded.state, updated_at = excluded.updated_at;
+
+-- name: load_run_state
+SELECT created_by, thread_id, kind, state, created_at, updated_at FROM run_states
+WHERE created_by = :created_by AND thread_id = :thread_id;
+
+-- name: delete_run_state
+DELETE FROM run_states WHERE created_by = :created_by AND thread_id = :thread_id;

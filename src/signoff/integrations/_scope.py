@@ -1,0 +1,63 @@
+"""The signoff scope an adapter reads from its framework's run context.
+
+Each framework carries a per-run value to the places a call is decided (Haystack's `hook_context`,
+the Agents SDK's run context). Under the key `SCOPE_KEY` ("signoff") it holds a `signoff.Scope` or
+a dict with any of its fields, overlaid on the adapter's own defaults (`ScopeDefaults`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from ..calls import Scope
+
+SCOPE_KEY = "signoff"
+SCOPE_FIELDS = tuple(field.name for field in fields(Scope))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScopeDefaults:
+    """The adapter's own scope fields; the run's `SCOPE_KEY` value overrides them per run."""
+
+    thread_id: str | None = None
+    agent: str | None = None
+    app: str | None = None
+    requester: str | None = None
+    unattended: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def overlay_scope(
+    given: Any,
+    defaults: ScopeDefaults,
+    *,
+    where: str,
+    thread_prefix: str,
+    thread_required: str | None = None,
+) -> Scope:
+    """`defaults` overlaid with `given` (a Scope, a dict of its fields, or None). `where` names the
+    value in errors (e.g. "hook_context['signoff']"). Without a thread_id, `thread_required` is the
+    error raised (a durable pause needs one); if None, the call gets a thread of its own
+    (`thread_prefix` + a random hex), so nothing is replayable and nothing is mixed up."""
+    if given is None:
+        overlay: dict[str, Any] = {}
+    elif isinstance(given, Scope):
+        overlay = {name: getattr(given, name) for name in SCOPE_FIELDS}
+    elif isinstance(given, Mapping):
+        unknown = sorted(set(given) - set(SCOPE_FIELDS))
+        if unknown:
+            raise ValueError(f"{where} has unknown keys {unknown}; use {', '.join(SCOPE_FIELDS)}")
+        overlay = {key: value for key, value in given.items() if value is not None}
+    else:
+        raise TypeError(f"{where} must be a signoff.Scope or a dict, got {type(given).__name__}")
+    merged = {**defaults.to_dict(), **overlay}
+    if not merged.get("thread_id"):
+        if thread_required is not None:
+            raise ValueError(thread_required)
+        merged["thread_id"] = f"{thread_prefix}{uuid.uuid4().hex}"
+    return Scope(**merged)

@@ -1,0 +1,60 @@
+"""The signoff scope of an Agents SDK run: the thread and who the run is for.
+
+    await approval.run(agent, "mail alice", thread_id="t-42", context={"signoff": {"requester": "al"}})
+
+The run context (`Runner.run(..., context=...)`) may carry, under `"signoff"` (a dict key, or an
+attribute of a context object), a `signoff.Scope` or a dict with any of its fields; they overlay
+the adapter's defaults. `SignoffApproval.run` and `.resume` also bind the thread they were given
+for the whole run (a context variable), so the tools find their requests by (thread_id, call_id).
+A Scope in the run context is saved with the `RunState`, so a resumed run keeps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import replace
+from typing import Any
+
+from signoff import Scope
+
+from .._scope import SCOPE_KEY, ScopeDefaults, overlay_scope
+
+_bound_defaults: ContextVar[ScopeDefaults | None] = ContextVar("signoff_openai_agents_scope", default=None)
+
+
+@contextmanager
+def bound_thread(defaults: ScopeDefaults, thread_id: str) -> Iterator[None]:
+    """Within, the scope's defaults are `defaults` with `thread_id` (asyncio tasks inherit it)."""
+    token = _bound_defaults.set(replace(defaults, thread_id=thread_id))
+    try:
+        yield
+    finally:
+        _bound_defaults.reset(token)
+
+
+def given_scope(context: Any) -> Any:
+    """The run context's `"signoff"` value (a key of a mapping, or an attribute), if any."""
+    if context is None:
+        return None
+    if isinstance(context, Mapping):
+        return context.get(SCOPE_KEY)
+    return getattr(context, SCOPE_KEY, None)
+
+
+def scope_of(context: Any, defaults: ScopeDefaults, *, thread_required: bool = False) -> Scope:
+    """The scope of one call: the bound (or the adapter's) defaults overlaid with the run context's."""
+    base = _bound_defaults.get() or defaults
+    return overlay_scope(
+        given_scope(context),
+        base,
+        where=f"the run context's {SCOPE_KEY!r}",
+        thread_prefix="openai-agents-",
+        thread_required=(
+            "a paused Agents SDK run needs a thread: pass thread_id= to SignoffApproval.run (or "
+            f"context={{{SCOPE_KEY!r}: {{'thread_id': ...}}}} to Runner.run), the same one when resuming"
+        )
+        if thread_required
+        else None,
+    )

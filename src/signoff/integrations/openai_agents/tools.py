@@ -1,0 +1,124 @@
+"""Function tools whose approval is signoff's: `needs_approval` from the rules, and an invoker that
+runs an approved call exactly once, with the args a person edited.
+
+`gate_tool(tool, ...)` changes a `FunctionTool` in place (and returns it):
+
+- `needs_approval` becomes a predicate asking the gate whether this call needs a person
+  (`gate.explain` for the tool, the call's args and the run's scope: rules from the store or a
+  file, CEL `when`, agent and app layers). A tool that had `needs_approval=True` keeps asking:
+  that becomes its tool-layer rule (`Gate.register_tool`), which the store's layers still
+  override, as the LangChain adapter treats `interrupt_on`.
+- `on_invoke_tool` is wrapped. A call the SDK runs after an approval is the call of a signoff
+  request (found by the run's thread_id and the model's call_id): it runs through `gate.arun`,
+  so it runs at most once per request, replays its stored result when run again, and runs with
+  the request's final args: an edit is applied here (the SDK itself cannot run edited args).
+  After an edit the model gets the rule's modify note before the result, as signoff's `Reply`
+  writes it, since the call it sees in its history is the one it produced. A call nobody was
+  asked about runs as before, without touching the store.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from agents import FunctionTool, RunContextWrapper, function_tool
+from agents.tool_context import ToolContext
+
+from signoff import Gate, Scope, ToolCall, ToolEntry
+
+from .._scope import ScopeDefaults
+from .context import scope_of
+
+Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
+
+
+class GatedInvoker:
+    """A `FunctionTool.on_invoke_tool` that runs approved calls through `gate.arun` (see the module)."""
+
+    def __init__(self, inner: Invoker, tool: FunctionTool, gate: Gate, defaults: ScopeDefaults) -> None:
+        self.inner = inner
+        self.tool_name = tool.name
+        self.description = tool.description
+        self.schema = tool.params_json_schema
+        self.gate = gate
+        self.defaults = defaults
+
+    def call(self, args: dict[str, Any], call_id: str) -> ToolCall:
+        return ToolCall(
+            name=self.tool_name, args=args, id=call_id, description=self.description, schema=self.schema
+        )
+
+    async def __call__(self, ctx: ToolContext[Any], input: str) -> Any:
+        if ctx.is_tool_approved(ctx.tool_name, ctx.tool_call_id) is not True:
+            return await self.inner(ctx, input)  # nobody was asked: the SDK's own path
+        scope = scope_of(ctx.context, self.defaults)
+        args = json.loads(input) if input else {}
+
+        async def once(**final: Any) -> Any:
+            if final == args:
+                return await self.inner(ctx, input)
+            # The SDK may hold arguments it prepared from the model's input; these are others.
+            ctx._function_tool_arguments = None
+            return await self.inner(ctx, json.dumps(final))
+
+        reply = await self.gate.arun(self.call(args, ctx.tool_call_id), once, scope, suspend=True)
+        if not (reply.executed or reply.replayed) or reply.outcome.decision == "edit":
+            return reply.content
+        return reply.value
+
+
+def asks(gate: Gate, tool_name: str, args: dict[str, Any], scope: Scope) -> bool:
+    """Whether the rules send this call to a person."""
+    return gate.explain(tool_name, agent=scope.agent, app=scope.app, args=args, requester=scope.requester).ask
+
+
+def signoff_needs_approval(
+    gate: Gate, tool_name: str, defaults: ScopeDefaults
+) -> Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]:
+    """A `needs_approval` predicate for `tool_name` that asks the gate's rules."""
+
+    async def needs_approval(ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
+        return asks(gate, tool_name, params, scope_of(ctx.context, defaults))
+
+    needs_approval.__signoff__ = True  # type: ignore[attr-defined]
+    return needs_approval
+
+
+def is_gated(tool: Any) -> bool:
+    """Whether `tool` is a function tool `gate_tool` wrapped (so edits and exactly-once apply)."""
+    return isinstance(tool, FunctionTool) and isinstance(tool.on_invoke_tool, GatedInvoker)
+
+
+def gate_tool(tool: FunctionTool, gate: Gate, defaults: ScopeDefaults) -> FunctionTool:
+    """Make `tool`'s approval signoff's, in place (see the module); gating it twice changes nothing."""
+    if not isinstance(tool, FunctionTool):
+        raise TypeError(
+            f"signoff gates function tools (agents.FunctionTool); got {type(tool).__name__}. Hosted, "
+            "shell and MCP tools keep their own needs_approval: their interruptions still become "
+            "signoff requests, without edit"
+        )
+    if is_gated(tool):
+        return tool
+    if callable(tool.needs_approval):
+        raise ValueError(
+            f"tool {tool.name!r} has its own needs_approval function; with signoff the rules say "
+            "which calls ask (a CEL `when` on the tool's rule): drop it, or leave the tool ungated"
+        )
+    if tool.needs_approval is True:
+        gate.register_tool(tool.name, ToolEntry(requires_approval=True))
+    tool.needs_approval = signoff_needs_approval(gate, tool.name, defaults)
+    tool.on_invoke_tool = GatedInvoker(tool.on_invoke_tool, tool, gate, defaults)
+    return tool
+
+
+def gated_function_tool(gate: Gate, defaults: ScopeDefaults, func: Any = None, **options: Any) -> Any:
+    """`agents.function_tool` (with its options), then `gate_tool`: `@approval.function_tool`."""
+    if func is not None:
+        return gate_tool(function_tool(func, **options), gate, defaults)
+
+    def decorate(inner: Any) -> FunctionTool:
+        return gate_tool(function_tool(inner, **options), gate, defaults)
+
+    return decorate
