@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from signoff import Edit, Gate, Outcome, RuleSet, Scope, SimpleConsoleUI, ToolCall
+from signoff import Edit, Gate, Outcome, RichConsoleUI, RuleSet, Scope, SimpleConsoleUI, ToolCall
 from signoff.policies import learn_from
 from signoff.store import SQLiteStore
 
@@ -62,3 +62,65 @@ def test_outcome_from_dict_inverts_to_dict() -> None:
         tool_name="t", execute=False, decision="reject", feedback="no", is_error=True, request_id="r1"
     )
     assert Outcome.from_dict(outcome.to_dict()) == outcome
+
+
+SEED_CALL = ToolCall(
+    name="send_email",
+    args={"to": "alice@example.com", "subject": "Welcome!", "body": "Hi Alice, welcome aboard!"},
+    id="c1",
+    description="Send an email to a recipient.",
+)
+SEED_RULES = RuleSet.model_validate(
+    {"tools": {"send_email": {"requires_approval": True, "allowed_decisions": ["approve", "reject", "edit"]}}}
+)
+SEED_PROMPT = """--- Tool Execution Request ---
+Tool: send_email
+Description: Send an email to a recipient.
+Arguments:
+  to: alice@example.com
+  subject: Welcome!
+  body: Hi Alice, welcome aboard!
+------------------------------
+Confirm execution? (y=confirm / n=reject / m=modify): """
+
+
+def seed_request(store: SQLiteStore, rules: RuleSet = SEED_RULES) -> Any:
+    pending = Gate(store, rules=rules).submit(SEED_CALL, Scope(thread_id="t1"))
+    return pending.request  # type: ignore[union-attr]
+
+
+def test_the_simple_console_shows_the_tools_description_as_the_seed_does(sqlite_store: SQLiteStore) -> None:
+    request = seed_request(sqlite_store)
+    out = StringIO()
+    SimpleConsoleUI(input=lambda _: "y", stdout=out).get_decision(request, stop=threading.Event())
+    assert out.getvalue() == (
+        f"\nRequest: {request.id} (or decide elsewhere: signoff approve {request.id})\n" + SEED_PROMPT
+    )
+
+
+def test_the_rich_console_shows_the_tools_description(sqlite_store: SQLiteStore) -> None:
+    from rich.console import Console
+
+    request = seed_request(sqlite_store)
+    console = Console(file=StringIO(), width=120, color_system=None)
+    RichConsoleUI(input=lambda _: "y", console=console).get_decision(request, stop=threading.Event())
+    out = console.file.getvalue()  # type: ignore[attr-defined]
+    assert "Description: Send an email to a recipient." in out
+    assert "Tool execution requires approval" not in out and "Args:" not in out
+    assert "Note:" not in out
+
+
+def test_a_rules_own_card_text_is_shown_as_a_note_beside_the_tools_description(
+    sqlite_store: SQLiteStore,
+) -> None:
+    rules = RuleSet.model_validate(
+        {"tools": {"send_email": {"requires_approval": True, "description": "Mail to {to}, check it"}}}
+    )
+    request = seed_request(sqlite_store, rules)
+    out = StringIO()
+    SimpleConsoleUI(input=lambda _: "y", stdout=out).get_decision(request, stop=threading.Event())
+    lines = out.getvalue().splitlines()
+    assert lines[4:6] == [
+        "Description: Send an email to a recipient.",
+        "Note: Mail to alice@example.com, check it",
+    ]
