@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import json
+import re
 import threading
 from io import StringIO
 from typing import Any
 
 import pytest
 
-from signoff import Edit, Gate, Outcome, RichConsoleUI, RuleSet, Scope, SimpleConsoleUI, ToolCall
+from signoff import (
+    AlwaysAsk,
+    AskOnce,
+    AskOncePerTool,
+    ConfigError,
+    Edit,
+    Gate,
+    NeverAsk,
+    Outcome,
+    RichConsoleUI,
+    RuleSet,
+    Scope,
+    SimpleConsoleUI,
+    ToolCall,
+)
 from signoff.policies import learn_from
 from signoff.store import SQLiteStore
 
@@ -124,3 +140,53 @@ def test_a_rules_own_card_text_is_shown_as_a_note_beside_the_tools_description(
         "Description: Send an email to a recipient.",
         "Note: Mail to alice@example.com, check it",
     ]
+
+
+SAVABLE: list[Any] = [AlwaysAsk(), NeverAsk(), AskOnce(per=("app", "thread_id")), AskOncePerTool()]
+
+
+@pytest.mark.parametrize("policy", SAVABLE, ids=lambda p: type(p).__name__)
+def test_policies_round_trip_through_haystacks_envelope(policy: Any) -> None:
+    data = policy.to_dict()
+    assert data["type"] == f"signoff.policies.{type(policy).__name__}"
+    again = type(policy).from_dict(json.loads(json.dumps(data)))
+    assert type(again) is type(policy) and again.to_dict() == data
+    assert getattr(again, "per", None) == getattr(policy, "per", None)
+
+
+def test_askonce_saves_its_scope_fields() -> None:
+    assert AskOnce(per=("app", "thread_id")).to_dict() == {
+        "type": "signoff.policies.AskOnce",
+        "init_parameters": {"per": ["app", "thread_id"]},
+    }
+    assert AskOnce.from_dict({"type": "signoff.policies.AskOnce", "init_parameters": {}}).per == (
+        "app",
+        "agent",
+        "requester",
+    )
+
+
+def test_console_uis_round_trip_without_their_streams() -> None:
+    simple = SimpleConsoleUI(stdout=StringIO())
+    assert simple.to_dict() == {"type": "signoff.console.SimpleConsoleUI", "init_parameters": {}}
+    assert type(SimpleConsoleUI.from_dict(simple.to_dict())) is SimpleConsoleUI
+    rich = RichConsoleUI()
+    assert rich.to_dict() == {"type": "signoff.console.RichConsoleUI", "init_parameters": {"console": None}}
+    assert type(RichConsoleUI.from_dict(rich.to_dict())) is RichConsoleUI
+
+
+def test_an_envelope_for_another_class_is_refused() -> None:
+    with pytest.raises(
+        ConfigError, match=re.escape("cannot load 'signoff.policies.NeverAsk' as signoff.policies.AlwaysAsk")
+    ):
+        AlwaysAsk.from_dict(NeverAsk().to_dict())
+    with pytest.raises(ValueError, match="unknown scope fields"):
+        AskOnce.from_dict({"type": "signoff.policies.AskOnce", "init_parameters": {"per": ["tool"]}})
+
+
+def test_the_envelope_is_haystacks() -> None:
+    serialization = pytest.importorskip("haystack.core.serialization")
+    for obj in [*SAVABLE, SimpleConsoleUI()]:
+        parameters = obj.to_dict()["init_parameters"]
+        assert obj.to_dict() == serialization.default_to_dict(obj, **parameters)
+        assert type(serialization.default_from_dict(type(obj), obj.to_dict())) is type(obj)

@@ -17,12 +17,13 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, Self
 
 from ._util import as_text
 from .decisions import Approve, Decision, Edit, Reject, Respond
 from .requests import Request
 from .rules.model import DEFAULT_DESCRIPTION_PREFIX
+from .saved import init_parameters, saved
 from .templates import REDACTED, card_head
 from .visible import hidden_in, visible
 
@@ -273,6 +274,14 @@ class SimpleConsoleUI(_ConsoleUI):
         super().__init__(input=input, stdin=stdin)
         self._stdout = stdout
 
+    def to_dict(self) -> dict[str, Any]:
+        """Saved as Haystack saves its console UI: the streams and `input` are not kept."""
+        return saved(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**init_parameters(cls, data))
+
     def _print(self, text: str = "", end: str = "\n") -> None:
         stream = self._stdout or sys.stdout
         stream.write(text + end)
@@ -317,6 +326,14 @@ class RichConsoleUI(_ConsoleUI):
 
         super().__init__(input=input, stdin=stdin)
         self.console = console or Console()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Saved as Haystack saves its RichConsoleUI: a Console cannot be, so `console` is None."""
+        return saved(self, console=None)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**init_parameters(cls, data))
 
     def _show_request(self, request: Request) -> None:
         from rich.markup import escape
