@@ -65,7 +65,7 @@ from signoff.identity import User
 from signoff.server.inbox.rendering import OPEN_STATUSES, PAGE_SIZE, count_waiting
 from signoff.store import SQLiteStore, Store
 from signoff.store.queries import _PARAM, migration_files
-from signoff.store.sqlite import split_statements
+from signoff.store.sqlite_migrations import split_statements
 
 HERE = Path(__file__).resolve().parent
 RESULTS_PATH = HERE / "results" / "scale.json"

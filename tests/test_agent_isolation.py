@@ -19,7 +19,7 @@ from signoff.client import Client
 from signoff.requests import NewRequest, RequestStatus
 from signoff.store import SQLiteStore, Store
 from signoff.store.queries import migration_files
-from signoff.store.sqlite import split_statements
+from signoff.store.sqlite_migrations import split_statements
 
 from .live import LiveServer
 from .test_events import event_stream, next_event

@@ -17,7 +17,7 @@ import pytest
 from signoff._util import to_iso
 from signoff.store import SQLiteStore, Store
 from signoff.store.queries import migration_files
-from signoff.store.sqlite import split_statements
+from signoff.store.sqlite_migrations import split_statements
 
 from .conftest import NO_POSTGRES, POSTGRES_DSN, drop_pg_schema, new_pg_schema
 from .requests_mix import APPROVER_SETS, CREATORS, GROUPS, VIEWERS, Listing

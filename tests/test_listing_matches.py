@@ -147,7 +147,7 @@ def test_a_text_search_looks_through_a_bounded_window(
 ) -> None:
     """Only the newest `SEARCH_WINDOW` requests before the cursor (anyone's) are searched."""
     store, every = mixed
-    monkeypatch.setattr("signoff.store.request_ops.SEARCH_WINDOW", 60)
+    monkeypatch.setattr("signoff.store.request_reads.SEARCH_WINDOW", 60)
     newest_first = sorted(every, key=lambda request: request.id, reverse=True)
     cursor = newest_first[cursor_at].id if cursor_at is not None else None
     before = [request for request in newest_first if cursor is None or request.id < cursor]

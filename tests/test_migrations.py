@@ -10,7 +10,7 @@ import pytest
 
 from signoff.store import SQLiteStore
 from signoff.store.queries import load_queries, migration_files, sql_file
-from signoff.store.sqlite import split_statements
+from signoff.store.sqlite_migrations import split_statements
 from tests.conftest import POSTGRES_DSN, drop_pg_schema, new_pg_schema
 
 

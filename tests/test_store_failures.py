@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 
 from signoff import Approve, RequestStatus, StoreError, StoreUnavailable
-from signoff.store import SQLiteStore
-from signoff.store import sqlite as sqlite_module
+from signoff.store import SQLiteStore, sqlite_connection
 
 from .test_store_grouped import pending, status_outside
 from .test_store_requests import new_request
@@ -214,7 +213,7 @@ def test_a_new_reader_does_not_wait_for_a_writer(sqlite_store: SQLiteStore) -> N
 def test_a_database_locked_by_another_process_is_unavailable_and_changes_nothing(
     sqlite_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sqlite_module, "BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr(sqlite_connection, "BUSY_TIMEOUT_MS", 200)
     store = SQLiteStore(sqlite_path)
     try:
         (request_id,) = pending(store, 1)

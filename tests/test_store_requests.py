@@ -24,7 +24,7 @@ from signoff import (
 from signoff._util import utcnow
 from signoff.requests import NewRequest
 from signoff.rules.model import RequestRule
-from signoff.store import Store
+from signoff.store import SQLiteStore, Store
 
 EMAIL_SCHEMA = {
     "type": "object",
@@ -220,6 +220,13 @@ def test_expire_due_expires_only_overdue_open_requests(store: Store) -> None:
     assert [r.id for r in expired] == [overdue.id]
     assert store.get_request(fresh.id).status is RequestStatus.PENDING
     assert store.expire_due() == []
+
+
+def test_a_sweep_with_nothing_due_takes_no_write_transaction(sqlite_store: SQLiteStore) -> None:
+    sqlite_store.create_request(new_request(tool_call_id="fresh"))
+    commits = sqlite_store.commits
+    assert sqlite_store.expire_due() == []
+    assert sqlite_store.commits == commits  # the sweeper, every interval, never holds the writers' lock
 
 
 def test_cancel_ends_open_requests_only(store: Store) -> None:

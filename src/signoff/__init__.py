@@ -41,8 +41,9 @@ from .errors import (
     UnattendedError,
 )
 from .execution import idempotency_key
-from .gate import Gate, Pending, Suspended
+from .gate import Gate
 from .outcome import Outcome, Reply
+from .pending import Pending, Suspended
 from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
 from .requests import Execution, ExecutionStatus, Request, RequestStatus
 from .rules import AgentEntry, AppEntry, Defaults, Explanation, RuleSet, RuleSettings, ServiceEntry, ToolEntry

@@ -34,7 +34,7 @@ SignoffError
 └── RemoteError                  the signoff server could not be reached or answered oddly
     └── ServerUnavailable        still unreachable or unavailable (502, 503, 504) when the call gave up
 
-`Suspended` (in `signoff.gate`) is not here: it is a signal that a decision is pending, not an error.
+`Suspended` (in `signoff.pending`) is not here: it is a signal that a decision is pending, not an error.
 Each class's docstring is its default message.
 """
 

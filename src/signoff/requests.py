@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ._util import from_iso
 from .decisions import DecisionRecord, parse_decision
 from .jsonvalues import check as check_json
-from .rules.model import RequestRule
+from .rules.effective import RequestRule
 from .templates import redact_args
 from .visible import check_name
 

@@ -12,7 +12,7 @@ import contextvars
 import hashlib
 import threading
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ._util import canonical_json
 from .calls import Scope, ToolCall
@@ -32,7 +32,24 @@ class ScopeState:
             self.counters[stem] = count + 1
         return f"{stem}:{count}"
 
+    def with_call_id(self, call: ToolCall) -> ToolCall:
+        """`call` with an id: the model's, else the next one this scope gives the same call."""
+        if call.id:
+            return call
+        return replace(call, id=self.next_call_id(call))
+
 
 current_scope: contextvars.ContextVar[ScopeState | None] = contextvars.ContextVar(
     "signoff_scope", default=None
 )
+
+
+def scope_state(scope: Scope | None, default: Scope) -> ScopeState:
+    """Where a guarded call runs: inside `gate.scope(...)` unless `scope` names another one
+    (which then starts afresh), else `default`, afresh."""
+    state = current_scope.get()
+    if scope is not None and (state is None or state.scope != scope):
+        return ScopeState(scope)
+    if state is None:
+        return ScopeState(default)
+    return state

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from ._util import utcnow
@@ -58,6 +58,25 @@ def narrow_patience(until: datetime) -> None:
 def current_patience() -> datetime | None:
     """Until when calls made now may ride out server trouble (None: not set)."""
     return _patience.get()
+
+
+PAST_DEADLINE = timedelta(seconds=30)
+"""How long after a request's deadline the gate's calls still ride out server trouble, so that
+the expiry itself can be recorded."""
+
+
+def give_up_at(timeout: float | None) -> float | None:
+    """When (on the monotonic clock) a caller's `timeout` runs out; None: never."""
+    return None if timeout is None else time.monotonic() + timeout
+
+
+def patience_until(deadline: datetime, give_up: float | None) -> datetime:
+    """Until when the gate's calls ride out server trouble: a little past the request's deadline
+    (its expiry must be recorded too), and never past the caller's timeout."""
+    until = deadline + PAST_DEADLINE
+    if give_up is not None:
+        until = min(until, utcnow() + timedelta(seconds=max(give_up - time.monotonic(), 0.0)))
+    return until
 
 
 def present(store: Backend, ui: ConfirmationUI, request: Request, *, actor: str) -> Request:

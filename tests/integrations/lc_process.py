@@ -1,6 +1,8 @@
-"""One phase of a durable LangGraph run in its own process (SqliteSaver, the CLI's store).
+"""One phase of a durable LangGraph run in its own process (the CLI's store).
 
     python lc_process.py start|resume|replay DIR
+
+The graph is saved with SqliteSaver in DIR, or with PostgresSaver when LC_GRAPH_DSN is set.
 
 Prints one JSON line: the run's interrupts and the ToolMessages the model was shown.
 """
@@ -8,12 +10,16 @@ Prints one JSON line: the run's interrupts and the ToolMessages the model was sh
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from langchain.agents import create_agent
+from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
@@ -32,8 +38,30 @@ TURNS: dict[str, Any] = {
 }
 
 
+@contextmanager
+def graph_saver(folder: Path, *, setup: bool) -> Iterator[BaseCheckpointSaver[Any]]:
+    dsn = os.environ.get("LC_GRAPH_DSN")
+    if not dsn:
+        yield SqliteSaver(sqlite3.connect(folder / "graph.db", check_same_thread=False))
+        return
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
+    # the connection flags PostgresSaver needs on a connection of one's own
+    with psycopg.connect(dsn, autocommit=True, row_factory=dict_row, prepare_threshold=0) as connection:
+        saver = PostgresSaver(connection)  # type: ignore[arg-type]
+        if setup:
+            saver.setup()
+        yield saver
+
+
 def main(phase: str, folder: Path) -> None:
-    saver = SqliteSaver(sqlite3.connect(folder / "graph.db", check_same_thread=False))
+    with graph_saver(folder, setup=phase == "start") as saver:
+        run_phase(phase, folder, saver)
+
+
+def run_phase(phase: str, folder: Path, saver: BaseCheckpointSaver[Any]) -> None:
     model = script(*TURNS[phase])
     middleware = SignoffMiddleware(interrupt_on={"send_email": True})  # the store the CLI uses
     agent = create_agent(

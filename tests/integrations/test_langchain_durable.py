@@ -16,7 +16,7 @@ from langchain.agents.middleware import HumanInTheLoopMiddleware
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from signoff import Approve, DecisionNotAllowed, Defaults, Edit, Gate, Reject, RequestStatus, RuleSet
+from signoff import Approve, Backend, DecisionNotAllowed, Defaults, Edit, Gate, Reject, RequestStatus, RuleSet
 from signoff.integrations.langchain import SignoffMiddleware, resume_when_decided
 from signoff.store import SQLiteStore
 
@@ -48,13 +48,15 @@ def agent_with(middleware: Any, model: ScriptedModel, ledger: Ledger) -> Any:
     )
 
 
-def request_id(store: SQLiteStore, tool_call_id: str) -> str:
+def request_id(store: Backend, tool_call_id: str) -> str:
     request = store.find_request("t1", tool_call_id)
     assert request is not None
     return request.id
 
 
-def test_several_calls_in_one_turn_decided_in_any_order(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+def test_several_calls_in_one_turn_decided_in_any_order(
+    tmp_path: Path, sqlite_store: SQLiteStore, lc_gate: Gate
+) -> None:
     stock_model = three_calls()
     stock = agent_with(
         HumanInTheLoopMiddleware(interrupt_on=INTERRUPT_ON), stock_model, Ledger(tmp_path / "s")
@@ -68,48 +70,50 @@ def test_several_calls_in_one_turn_decided_in_any_order(tmp_path: Path, sqlite_s
 
     ledger = Ledger(tmp_path / "signoff")
     model = three_calls()
-    agent = agent_with(SignoffMiddleware(interrupt_on=INTERRUPT_ON, gate=Gate(sqlite_store)), model, ledger)
+    agent = agent_with(SignoffMiddleware(interrupt_on=INTERRUPT_ON, gate=lc_gate), model, ledger)
     first = agent.invoke(ASK, CONFIG, version="v2")
     assert [a["name"] for a in first.interrupts[0].value["action_requests"]] == ["send_email", "delete_file"]
     assert first.interrupts[0].value["review_configs"][1]["allowed_decisions"] == ["approve", "reject"]
 
     # the later call is decided first; resuming then stops again, on the one still undecided
-    sqlite_store.decide(request_id(sqlite_store, "c3"), Reject(message="keep it"), actor="alice")
+    sqlite_store.decide(request_id(lc_gate.store, "c3"), Reject(message="keep it"), actor="alice")
     second = agent.invoke(Command(resume=True), CONFIG, version="v2")
     assert [a["name"] for a in second.interrupts[0].value["action_requests"]] == ["send_email"]
     assert ledger.runs() == [] and len(model.seen) == 1
 
-    sqlite_store.decide(request_id(sqlite_store, "c1"), Approve(), actor="alice")
+    sqlite_store.decide(request_id(lc_gate.store, "c1"), Approve(), actor="alice")
     agent.invoke(Command(resume=True), CONFIG, version="v2")
 
     assert shown(model.seen[1]) == shown(stock_model.seen[1])
     assert tool_messages(model.seen[1]) == tool_messages(stock_model.seen[1])
     assert [run["tool"] for run in ledger.runs()] == ["read_data", "send_email"]
-    assert [run["key"] for run in ledger.runs()] == [None, request_id(sqlite_store, "c1")]
+    assert [run["key"] for run in ledger.runs()] == [None, request_id(lc_gate.store, "c1")]
 
 
 def test_a_decision_the_rule_does_not_allow_is_refused_and_the_call_stays_pending(
-    tmp_path: Path, sqlite_store: SQLiteStore
+    tmp_path: Path, sqlite_store: SQLiteStore, lc_gate: Gate
 ) -> None:
     ledger = Ledger(tmp_path / "signoff")
     model = script(calls(("delete_file", {"path": "/etc"}, "c3")), "done")
-    agent = agent_with(SignoffMiddleware(interrupt_on=INTERRUPT_ON, gate=Gate(sqlite_store)), model, ledger)
+    agent = agent_with(SignoffMiddleware(interrupt_on=INTERRUPT_ON, gate=lc_gate), model, ledger)
     agent.invoke(ASK, CONFIG, version="v2")
 
     with pytest.raises(DecisionNotAllowed, match="edit"):
-        sqlite_store.decide(request_id(sqlite_store, "c3"), Edit(args={"path": "/tmp"}), actor="alice")
-    assert sqlite_store.get_request(request_id(sqlite_store, "c3")).status is RequestStatus.PENDING
+        sqlite_store.decide(request_id(lc_gate.store, "c3"), Edit(args={"path": "/tmp"}), actor="alice")
+    assert sqlite_store.get_request(request_id(lc_gate.store, "c3")).status is RequestStatus.PENDING
     again = agent.invoke(Command(resume=True), CONFIG, version="v2")
     assert again.interrupts[0].value["action_requests"][0]["args"] == {"path": "/etc"}
     assert ledger.runs() == [] and len(model.seen) == 1
 
 
-def test_a_replay_of_the_tools_node_runs_nothing_again(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+def test_a_replay_of_the_tools_node_runs_nothing_again(
+    tmp_path: Path, sqlite_store: SQLiteStore, lc_gate: Gate
+) -> None:
     ledger = Ledger(tmp_path / "signoff")
     model = script(calls(("send_email", {"to": "alice", "body": "hi"}, "c1")), "done", "done again")
-    agent = agent_with(SignoffMiddleware(interrupt_on=INTERRUPT_ON, gate=Gate(sqlite_store)), model, ledger)
+    agent = agent_with(SignoffMiddleware(interrupt_on=INTERRUPT_ON, gate=lc_gate), model, ledger)
     agent.invoke(ASK, CONFIG, version="v2")
-    sqlite_store.decide(request_id(sqlite_store, "c1"), Approve(), actor="alice")
+    sqlite_store.decide(request_id(lc_gate.store, "c1"), Approve(), actor="alice")
     agent.invoke(Command(resume=True), CONFIG, version="v2")
     assert len(ledger.runs()) == 1
 
@@ -119,7 +123,7 @@ def test_a_replay_of_the_tools_node_runs_nothing_again(tmp_path: Path, sqlite_st
     assert len(ledger.runs()) == 1
     assert tool_messages(model.seen[2]) == tool_messages(model.seen[1])
     assert tool_messages(model.seen[2])[0]["content"] == "sent to alice"
-    assert [r.tool_call_id for r in sqlite_store.list_requests(thread_id="t1")] == ["c1"]
+    assert [r.tool_call_id for r in lc_gate.store.list_requests(thread_id="t1")] == ["c1"]
 
 
 @pytest.mark.slow
@@ -151,15 +155,15 @@ def test_a_request_past_its_deadline_resumes_with_the_on_expire_outcome(
 
 
 def test_the_resume_helper_waits_for_the_person_then_resumes(
-    tmp_path: Path, sqlite_store: SQLiteStore
+    tmp_path: Path, sqlite_store: SQLiteStore, lc_gate: Gate
 ) -> None:
-    middleware = SignoffMiddleware(interrupt_on=INTERRUPT_ON, gate=Gate(sqlite_store))
+    middleware = SignoffMiddleware(interrupt_on=INTERRUPT_ON, gate=lc_gate)
     ledger = Ledger(tmp_path / "signoff")
     model = script(calls(("delete_file", {"path": "/tmp/x"}, "c3")), "done")
     agent = agent_with(middleware, model, ledger)
     agent.invoke(ASK, CONFIG, version="v2")
     person = threading.Timer(
-        0.05, lambda: sqlite_store.decide(request_id(sqlite_store, "c3"), Approve(), actor="alice")
+        0.05, lambda: sqlite_store.decide(request_id(lc_gate.store, "c3"), Approve(), actor="alice")
     )
     person.start()
 
@@ -169,5 +173,5 @@ def test_the_resume_helper_waits_for_the_person_then_resumes(
     assert result.interrupts == ()
     assert tool_messages(model.seen[1])[0]["content"] == "deleted /tmp/x"
     assert ledger.runs() == [
-        {"tool": "delete_file", "args": {"path": "/tmp/x"}, "key": request_id(sqlite_store, "c3")}
+        {"tool": "delete_file", "args": {"path": "/tmp/x"}, "key": request_id(lc_gate.store, "c3")}
     ]

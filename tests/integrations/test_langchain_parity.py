@@ -60,13 +60,15 @@ def stock_run(tmp_path: Path, decision: dict[str, Any]) -> tuple[ScriptedModel, 
 
 
 @pytest.mark.parametrize("name", DECISIONS)
-def test_durable_mode_gives_the_stock_messages(tmp_path: Path, sqlite_store: SQLiteStore, name: str) -> None:
+def test_durable_mode_gives_the_stock_messages(
+    tmp_path: Path, sqlite_store: SQLiteStore, lc_gate: Gate, name: str
+) -> None:
     stock_decision, decision, runs = DECISIONS[name]
     stock_model, stock_ledger = stock_run(tmp_path, stock_decision)
 
     ledger = Ledger(tmp_path / "signoff.jsonl")
     model = one_call()
-    middleware = SignoffMiddleware(interrupt_on={"send_email": True}, gate=Gate(sqlite_store))
+    middleware = SignoffMiddleware(interrupt_on={"send_email": True}, gate=lc_gate)
     agent = create_agent(
         model, tools=make_tools(ledger), middleware=[middleware], checkpointer=InMemorySaver()
     )
@@ -78,7 +80,7 @@ def test_durable_mode_gives_the_stock_messages(tmp_path: Path, sqlite_store: SQL
         {"action_name": "send_email", "allowed_decisions": ["approve", "edit", "reject", "respond"]}
     ]
     assert len(model.seen) == 1 and ledger.runs() == []
-    request = sqlite_store.find_request("t1", "c1")
+    request = lc_gate.store.find_request("t1", "c1")
     assert request is not None and pause.value["signoff"]["requests"][0]["request_id"] == request.id
     sqlite_store.decide(request.id, decision, actor="alice")
     agent.invoke(Command(resume=True), CONFIG, version="v2")
@@ -91,11 +93,13 @@ def test_durable_mode_gives_the_stock_messages(tmp_path: Path, sqlite_store: SQL
         assert ledger.runs()[0]["key"] == request.id  # signoff.idempotency_key() inside the tool
 
 
-def decide_when_asked(store: SQLiteStore, tool_call_id: str, decision: Decision) -> threading.Thread:
+def decide_when_asked(
+    gate: Gate, store: SQLiteStore, tool_call_id: str, decision: Decision
+) -> threading.Thread:
     """A person who decides as soon as the request shows up (the agent waits meanwhile)."""
 
     def person() -> None:
-        while (request := store.find_request("t1", tool_call_id)) is None:
+        while (request := gate.store.find_request("t1", tool_call_id)) is None:
             threading.Event().wait(0.01)
         store.decide(request.id, decision, actor="alice")
 
@@ -105,17 +109,19 @@ def decide_when_asked(store: SQLiteStore, tool_call_id: str, decision: Decision)
 
 
 @pytest.mark.parametrize("name", DECISIONS)
-def test_waiting_mode_gives_the_stock_messages(tmp_path: Path, sqlite_store: SQLiteStore, name: str) -> None:
+def test_waiting_mode_gives_the_stock_messages(
+    tmp_path: Path, sqlite_store: SQLiteStore, lc_gate: Gate, name: str
+) -> None:
     stock_decision, decision, runs = DECISIONS[name]
     stock_model, _ = stock_run(tmp_path, stock_decision)
 
     ledger = Ledger(tmp_path / "signoff.jsonl")
     model = one_call()
-    middleware = SignoffMiddleware(interrupt_on={"send_email": True}, gate=Gate(sqlite_store), wait=True)
+    middleware = SignoffMiddleware(interrupt_on={"send_email": True}, gate=lc_gate, wait=True)
     agent = create_agent(
         model, tools=make_tools(ledger), middleware=[middleware], checkpointer=InMemorySaver()
     )
-    person = decide_when_asked(sqlite_store, "c1", decision)
+    person = decide_when_asked(lc_gate, sqlite_store, "c1", decision)
     result = agent.invoke({"messages": [{"role": "user", "content": "mail alice"}]}, CONFIG, version="v2")
     person.join()
 
@@ -126,17 +132,19 @@ def test_waiting_mode_gives_the_stock_messages(tmp_path: Path, sqlite_store: SQL
 
 
 @pytest.mark.parametrize("name", ["edit", "reject with reason", "respond"])
-def test_waiting_mode_under_ainvoke(tmp_path: Path, sqlite_store: SQLiteStore, name: str) -> None:
+def test_waiting_mode_under_ainvoke(
+    tmp_path: Path, sqlite_store: SQLiteStore, lc_gate: Gate, name: str
+) -> None:
     stock_decision, decision, runs = DECISIONS[name]
     stock_model, _ = stock_run(tmp_path, stock_decision)
 
     ledger = Ledger(tmp_path / "signoff.jsonl")
     model = one_call()
-    middleware = SignoffMiddleware(interrupt_on={"send_email": True}, gate=Gate(sqlite_store), wait=True)
+    middleware = SignoffMiddleware(interrupt_on={"send_email": True}, gate=lc_gate, wait=True)
     agent = create_agent(
         model, tools=make_tools(ledger), middleware=[middleware], checkpointer=InMemorySaver()
     )
-    person = decide_when_asked(sqlite_store, "c1", decision)
+    person = decide_when_asked(lc_gate, sqlite_store, "c1", decision)
     asyncio.run(
         agent.ainvoke({"messages": [{"role": "user", "content": "mail alice"}]}, CONFIG, version="v2")
     )

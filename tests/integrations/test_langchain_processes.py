@@ -14,6 +14,9 @@ import pytest
 
 pytest.importorskip("langgraph.checkpoint.sqlite")
 
+from signoff.store import Store
+
+from ..conftest import drop_pg_schema, url_for
 from .lc_support import Ledger
 
 SCRIPT = Path(__file__).with_name("lc_process.py")
@@ -36,6 +39,37 @@ def phase(name: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
 @pytest.mark.slow
 def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": str(tmp_path / "signoff.db")}
+    env.pop("LC_GRAPH_DSN", None)
+    three_processes(tmp_path, env)
+
+
+@pytest.mark.slow
+def test_the_same_with_postgres_saver_and_a_postgres_store(tmp_path: Path, pg_store: Store) -> None:
+    """LangGraph's PostgresSaver for the graph, signoff's PostgreSQL store for the requests."""
+    pytest.importorskip("langgraph.checkpoint.postgres")
+    import psycopg
+    from psycopg import sql
+
+    from signoff.store.postgres import PostgresStore
+
+    assert isinstance(pg_store, PostgresStore) and pg_store.schema is not None
+    graph_schema = f"{pg_store.schema}_graph"
+    with psycopg.connect(pg_store.url, autocommit=True) as connection:
+        connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(graph_schema)))
+    try:
+        env = {
+            **os.environ,
+            "PYTHONPATH": SRC,
+            "SIGNOFF_DB": url_for(pg_store),
+            "LC_GRAPH_DSN": f"{pg_store.url}?options=-csearch_path%3D{graph_schema}",
+        }
+        three_processes(tmp_path, env)
+        assert not (tmp_path / "graph.db").exists()  # the graph was in PostgreSQL
+    finally:
+        drop_pg_schema(graph_schema)
+
+
+def three_processes(tmp_path: Path, env: dict[str, str]) -> None:
     env.pop("SIGNOFF_URL", None)
     ledger = Ledger(tmp_path / "ledger.jsonl")
 

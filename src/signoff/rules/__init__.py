@@ -1,12 +1,11 @@
 """When to ask: the rule layers, their resolution and its explanation."""
 
+from .effective import RequestRule, Rule
 from .keys import KeyIndex, parse_key
 from .model import (
     AgentEntry,
     AppEntry,
     Defaults,
-    RequestRule,
-    Rule,
     RuleSet,
     RuleSettings,
     ServiceEntry,

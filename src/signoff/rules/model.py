@@ -1,4 +1,4 @@
-"""The three rule layers (tool/service, agent, app), their defaults, and the effective `Rule`.
+"""The three rule layers (tool/service, agent, app) and their defaults, as written and kept.
 
 A `RuleSet` is what a YAML file holds and what the store keeps, one row per layer entry:
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
@@ -27,22 +26,60 @@ from .._util import format_duration, parse_duration
 from ..decisions import DECISION_TYPES, DecisionType
 from ..errors import ConfigError
 from .conditions import compile_condition
+from .effective import (
+    DEFAULT_DEADLINE,
+    DEFAULT_DESCRIPTION,
+    DEFAULT_DESCRIPTION_PREFIX,
+    DEFAULT_EXPIRE_MESSAGE,
+    DEFAULT_FEEDBACK_TEMPLATE,
+    DEFAULT_MODIFY_TEMPLATE,
+    DEFAULT_REJECT_TEMPLATE,
+    Authority,
+    OnExpire,
+    OriginSource,
+    RequestRule,
+    Rule,
+    RuleOrigin,
+    UnattendedMode,
+)
 from .keys import format_key, parse_key
 
-DEFAULT_DESCRIPTION_PREFIX = "Tool execution requires approval"
-DEFAULT_DESCRIPTION = "{prefix}\n\nTool: {tool_name}\nArgs: {tool_args}"
-DEFAULT_REJECT_TEMPLATE = "Tool execution for '{tool_name}' was rejected by the user."
-DEFAULT_MODIFY_TEMPLATE = (
-    "The parameters for tool '{tool_name}' were updated by the user to:\n{final_tool_params}"
-)
-DEFAULT_FEEDBACK_TEMPLATE = "With user feedback: {feedback}"
-DEFAULT_EXPIRE_MESSAGE = "The approval request expired."
-DEFAULT_DEADLINE = timedelta(hours=24)
+__all__ = [  # with, re-exported, what moved to `effective` (the server, tests and bench import it from here)
+    "DEFAULT_DEADLINE",
+    "DEFAULT_DESCRIPTION",
+    "DEFAULT_DESCRIPTION_PREFIX",
+    "DEFAULT_EXPIRE_MESSAGE",
+    "DEFAULT_FEEDBACK_TEMPLATE",
+    "DEFAULT_MAX_AUTO_RESUME",
+    "DEFAULT_MODIFY_TEMPLATE",
+    "DEFAULT_REJECT_TEMPLATE",
+    "ENV_MAX_AUTO_RESUME",
+    "LAYER_KINDS",
+    "AgentEntry",
+    "AppEntry",
+    "ApprovalMode",
+    "Authority",
+    "Defaults",
+    "Duration",
+    "LayerKind",
+    "OnExpire",
+    "OriginSource",
+    "RequestRule",
+    "Rule",
+    "RuleOrigin",
+    "RuleSet",
+    "RuleSettings",
+    "ServiceEntry",
+    "ToolEntry",
+    "ToolSwitch",
+    "UnattendedMode",
+    "entry_model",
+    "validate_entry",
+]
+
 DEFAULT_MAX_AUTO_RESUME = 10
 ENV_MAX_AUTO_RESUME = "SIGNOFF_UNATTENDED_MAX_AUTO_RESUME"
 
-OnExpire: TypeAlias = Literal["reject", "approve", "fail"]
-UnattendedMode: TypeAlias = Literal["approve", "reject", "fail"]
 ApprovalMode: TypeAlias = Literal["all", "whitelist", "blacklist"]
 LayerKind: TypeAlias = Literal["defaults", "tool", "service", "agent", "app"]
 LAYER_KINDS: tuple[LayerKind, ...] = ("defaults", "tool", "service", "agent", "app")
@@ -295,114 +332,3 @@ def _describe(exc: pydantic.ValidationError) -> str:
         got = f" (got {error['input']!r})" if error["type"] == "literal_error" else ""
         problems.append(f"{where}: {error['msg']}{got}")
     return "; ".join(problems)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Rule:
-    """The effective answer for one call: ask or not, and how."""
-
-    ask: bool
-    allowed_decisions: tuple[DecisionType, ...] = DECISION_TYPES
-    description: str = DEFAULT_DESCRIPTION
-    description_prefix: str = DEFAULT_DESCRIPTION_PREFIX
-    when: str | None = None
-    approvers: tuple[str, ...] = ()
-    deadline: timedelta = DEFAULT_DEADLINE
-    on_expire: OnExpire = "reject"
-    expire_message: str = DEFAULT_EXPIRE_MESSAGE
-    quorum: int = 1
-    redact: tuple[str, ...] = ()
-    reject_template: str = DEFAULT_REJECT_TEMPLATE
-    modify_template: str = DEFAULT_MODIFY_TEMPLATE
-    feedback_template: str = DEFAULT_FEEDBACK_TEMPLATE
-    unattended: UnattendedMode = "approve"
-    required: bool = False
-    """Set by the app's `hitl_required`: nothing can silence it."""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def for_request(self, origin: RuleOrigin | None = None) -> RequestRule:
-        """What a stored request keeps of its rule, so later rule edits don't change it."""
-        kept = {item.name: getattr(self, item.name) for item in fields(RequestRule) if item.name != "origin"}
-        return RequestRule(**kept, origin=origin)
-
-
-OriginSource: TypeAlias = Literal["code", "file", "store", "server", "agent"]
-Authority: TypeAlias = Literal["server", "agent"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class RuleOrigin:
-    """Where a request's rule came from.
-
-    `source` is whose rules asked: `code` (declared in the gate's code: `@guard`, `register_tool`,
-    a `RuleSet` given to the gate), `file` (the gate's rules file, at `path`), `store` (the layers
-    kept in the gate's store), `server` (the server's rules), or `agent` (an agent's own rules,
-    origin unsaid). `layer` and `key` name the entry that decided, as `explain` does. On a
-    server, `authority` says whose rules set who decides, the quorum, the deadline, `on_expire`
-    and unattended handling: the server's, or the agent's where the server's rules do not cover
-    the tool and it takes agents' rules (`signoff serve --agent-rules allow`).
-    """
-
-    source: OriginSource
-    layer: str | None = None
-    key: str | None = None
-    path: str | None = None
-    authority: Authority | None = None
-
-    def to_dict(self) -> dict[str, str]:
-        return {item.name: value for item in fields(self) if (value := getattr(self, item.name)) is not None}
-
-
-@dataclass(frozen=True, kw_only=True)
-class RequestRule:
-    """The part of a rule a stored request carries."""
-
-    allowed_decisions: tuple[DecisionType, ...] = DECISION_TYPES
-    approvers: tuple[str, ...] = ()
-    quorum: int = 1
-    on_expire: OnExpire = "reject"
-    expire_message: str = DEFAULT_EXPIRE_MESSAGE
-    redact: tuple[str, ...] = ()
-    reject_template: str = DEFAULT_REJECT_TEMPLATE
-    modify_template: str = DEFAULT_MODIFY_TEMPLATE
-    feedback_template: str = DEFAULT_FEEDBACK_TEMPLATE
-    description: str = DEFAULT_DESCRIPTION
-    description_prefix: str = DEFAULT_DESCRIPTION_PREFIX
-    unattended: UnattendedMode = "approve"
-    """What an unattended run may decide on its own (checked by the server on `on_behalf`)."""
-    origin: RuleOrigin | None = None
-
-    @classmethod
-    def from_snapshot(cls, data: dict[str, Any]) -> RequestRule:
-        """A stored snapshot back (trusted: the store wrote it). Input from outside goes through
-        `signoff.rules.snapshot.parse_snapshot`, which refuses what it does not know."""
-        defaults = _REQUEST_RULE_DEFAULTS
-        values: dict[str, Any] = {
-            key: tuple(value) if isinstance(value, list) else value
-            for key, value in data.items()
-            if key in defaults
-        }
-        origin = values.get("origin")
-        if isinstance(origin, dict):
-            values["origin"] = RuleOrigin(**{key: origin[key] for key in _ORIGIN_FIELDS if key in origin})
-        return cls(**values)
-
-    def snapshot(self) -> dict[str, Any]:
-        """The fields that differ from the defaults (stored with every request, so kept small)."""
-        return {
-            name: _snapshot_value(value)
-            for name, default in _REQUEST_RULE_DEFAULTS.items()
-            if (value := getattr(self, name)) != default
-        }
-
-
-def _snapshot_value(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return list(value)
-    if isinstance(value, RuleOrigin):
-        return value.to_dict()
-    return value
-
-
-_REQUEST_RULE_DEFAULTS: dict[str, Any] = {item.name: item.default for item in fields(RequestRule)}
-_ORIGIN_FIELDS = tuple(item.name for item in fields(RuleOrigin))

@@ -21,8 +21,9 @@ from typing import Any
 
 from ..decisions import DECISION_TYPES
 from .conditions import evaluate_condition
+from .effective import Rule
 from .keys import KeyIndex, Match, literal_chars
-from .model import AgentEntry, AppEntry, Rule, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
+from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from typing import Any, get_args
 from ..decisions import DECISION_TYPES
 from ..errors import ConfigError
 from ..visible import check_name
-from .model import OnExpire, OriginSource, RequestRule, RuleOrigin, UnattendedMode
+from .effective import OnExpire, OriginSource, RequestRule, RuleOrigin, UnattendedMode
 
 MAX_QUORUM = 100
 LIST_FIELDS = ("allowed_decisions", "approvers", "redact")

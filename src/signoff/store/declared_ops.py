@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from .._util import utcnow
-from ..rules.model import RequestRule
+from ..rules.effective import RequestRule
 from .core import Json, StoreCore
 
 

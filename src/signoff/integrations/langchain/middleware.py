@@ -14,27 +14,35 @@ exactly once per request (`signoff.idempotency_key()` inside the tool).
 
 Waiting (`wait=True`): each gated call waits for its decision inside the tools node (`gate.run`,
 or `gate.arun` under `ainvoke`: no thread per waiter).
+
+A stock `{"decisions": [...]}` resume value from the app's own UI is applied only with
+`accept_resume_decisions=True` (recorded as `actor`'s, channel "langchain"; see `.decisions`);
+otherwise it approves nothing: signoff's decisions stand, and undecided calls interrupt again.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping
 from functools import partial
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ToolCallRequest
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ToolCallRequest
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.messages import ToolCall as LcToolCall
 from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
+from pydantic import BaseModel
 
 from signoff import Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
 
 from .config import ScopeFields, parse_interrupt_on
+from .decisions import ResumeDecisions
 from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
 
 EDIT_NOTICE = (
@@ -70,8 +78,15 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         app: str | None = None,
         requester: str | None = None,
         unattended: bool = False,
+        accept_resume_decisions: bool = False,
+        actor: str | None = None,
     ) -> None:
         super().__init__()
+        if accept_resume_decisions and not actor:
+            raise ValueError(
+                "accept_resume_decisions=True needs actor=: the person (or service) the resume "
+                "value's decisions are recorded under, and checked against the rule's approvers"
+            )
         if interrupt_mode != "batched":
             raise ValueError(
                 f"SignoffMiddleware pauses once per model turn (interrupt_mode='batched'); got "
@@ -81,6 +96,10 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         self.wait = wait
         self.edit_notice = edit_notice
         self.description_prefix = description_prefix
+        self.accept_resume_decisions = accept_resume_decisions
+        self.actor = actor
+        self._schemas: dict[str, dict[str, Any]] = {}
+        """Each tool's args schema as the model was last offered it: the requests' edit schema."""
         self.scope_fields = ScopeFields(agent=agent, app=app, requester=requester, unattended=unattended)
         self._asking, entries = parse_interrupt_on(interrupt_on or {}, description_prefix)
         for name, entry in entries.items():
@@ -103,8 +122,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             return True
         return bool(code.when(request()))
 
-    @staticmethod
-    def _signoff_call(tool_call: LcToolCall, request: ToolCallRequest | None = None) -> ToolCall:
+    def _signoff_call(self, tool_call: LcToolCall, request: ToolCallRequest | None = None) -> ToolCall:
         if tool_call.get("id") is None:
             raise ValueError(
                 f"Tool call `{tool_call['name']}` has no ID, so its result can't be matched to it. "
@@ -116,7 +134,27 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             args=dict(tool_call["args"]),
             id=key(tool_call),
             description=tool.description if tool is not None else None,
+            schema=self._schemas.get(tool_call["name"]),
         )
+
+    # -- the model's turn: which tools it is offered ----------------------------------------
+
+    def wrap_model_call(self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Any]) -> Any:
+        self._note_schemas(request)
+        return handler(request)
+
+    async def awrap_model_call(
+        self, request: ModelRequest[Any], handler: Callable[[ModelRequest[Any]], Awaitable[Any]]
+    ) -> Any:
+        self._note_schemas(request)
+        return await handler(request)
+
+    def _note_schemas(self, request: ModelRequest[Any]) -> None:
+        for tool in request.tools:
+            if not isinstance(tool, BaseTool) or tool.name in self._schemas:
+                continue
+            if (schema := args_schema(tool)) is not None:
+                self._schemas[tool.name] = schema
 
     # -- durable: after the model's turn ----------------------------------------------------
 
@@ -129,7 +167,9 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         gated, scope = turn
         found = {key(call): self.gate.submit(self._signoff_call(call), scope) for call in gated}
         while pending := [call for call in gated if isinstance(found[key(call)], Pending)]:
-            interrupt(self._payload(pending, found, state, runtime, scope.thread_id))
+            decisions = self._ask(pending, found, state, runtime, scope.thread_id)
+            if decisions is not None:
+                decisions[0].apply(decisions[1])
             found.update({key(call): self.gate.submit(self._signoff_call(call), scope) for call in pending})
         return self._settle(gated, found)
 
@@ -144,7 +184,9 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         for call in gated:
             found[key(call)] = await self.gate.asubmit(self._signoff_call(call), scope)
         while pending := [call for call in gated if isinstance(found[key(call)], Pending)]:
-            interrupt(self._payload(pending, found, state, runtime, scope.thread_id))
+            decisions = self._ask(pending, found, state, runtime, scope.thread_id)
+            if decisions is not None:
+                await asyncio.to_thread(decisions[0].apply, decisions[1])
             for call in pending:
                 found[key(call)] = await self.gate.asubmit(self._signoff_call(call), scope)
         return self._settle(gated, found)
@@ -166,6 +208,25 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
                 return gated, scope
         # Nothing of this turn asks: forget the last turn's decided calls.
         return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
+
+    def _ask(
+        self,
+        pending: list[LcToolCall],
+        found: Mapping[str, Found],
+        state: AgentState[Any],
+        runtime: Runtime[Any],
+        thread_id: str,
+    ) -> tuple[ResumeDecisions, Any] | None:
+        """Interrupt for the undecided calls; with `accept_resume_decisions`, the resume value
+        (checked by LangGraph before it is saved) and what it decides."""
+        payload = self._payload(pending, found, state, runtime, thread_id)
+        if not self.accept_resume_decisions:
+            interrupt(payload)
+            return None
+        assert self.actor is not None
+        requests = [waiting.request for call in pending if isinstance(waiting := found[key(call)], Pending)]
+        decisions = ResumeDecisions(self.gate.store, self.actor, requests)
+        return decisions, interrupt(payload, response_schema=decisions.schema())
 
     def _payload(
         self,
@@ -289,6 +350,16 @@ def key(tool_call: LcToolCall) -> str:
             "Make sure the chat model returns tool call IDs."
         )
     return tool_call_id
+
+
+def args_schema(tool: BaseTool) -> dict[str, Any] | None:
+    """The JSON Schema of the args the model gives `tool` (its `tool_call_schema`), if it has one."""
+    schema = tool.tool_call_schema
+    if isinstance(schema, dict):
+        return schema
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_json_schema()
+    return None
 
 
 def _run_config() -> RunnableConfig:

@@ -105,6 +105,9 @@ WHERE id = :id AND status IN ('pending', 'drafting') AND deadline <= :now;
 UPDATE requests SET status = 'cancelled', decided_at = :now, updated_at = :now, decision = :decision
 WHERE id = :id AND status IN ('pending', 'drafting');
 
+-- name: any_due
+SELECT 1 AS due FROM requests WHERE status IN ('pending', 'drafting') AND deadline <= :now LIMIT 1;
+
 -- name: due_requests
 SELECT id FROM requests WHERE status IN ('pending', 'drafting') AND deadline <= :now ORDER BY deadline LIMIT :limit
 FOR UPDATE SKIP LOCKED;

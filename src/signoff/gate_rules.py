@@ -1,0 +1,79 @@
+"""The rules a gate follows: a `RuleSet` given in code or read from a file, or else the layers kept
+in its store, re-read within `refresh` seconds of a change (so switching HITL off takes effect at
+once); plus the tools declared in code, whose own defaults the rules' tool entries override."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from ._util import utcnow
+from .backend import Backend
+from .errors import ServerUnavailable, StoreUnavailable
+from .rules.effective import RuleOrigin
+from .rules.model import RuleSet, ToolEntry
+from .rules.resolve import Explanation, Resolver
+from .waiting import patience
+
+
+class GateRules:
+    def __init__(self, store: Backend, rules: RuleSet | str | Path | None, *, refresh: float) -> None:
+        self.store = store
+        self.refresh = refresh
+        self._fixed_rules = RuleSet.from_file(rules) if isinstance(rules, str | Path) else rules
+        self._rules_path = str(rules) if isinstance(rules, str | Path) else None
+        self._code_tools: dict[str, ToolEntry] = {}
+        self._code_keys: frozenset[str] = frozenset()
+        """The code-declared tools the current rules do not override (their origin is `code`)."""
+        self._resolver_now: Resolver | None = None
+        self._rules_version = -1
+        self._next_refresh = 0.0
+        self._resolver_lock = threading.Lock()
+
+    def register_tool(self, name: str, entry: ToolEntry) -> None:
+        """Declare a tool's own default (the tool layer) in code; the rules' tool entry wins."""
+        with self._resolver_lock:
+            self._code_tools[name] = entry
+            self._resolver_now = None
+            self._next_refresh = 0.0
+
+    def resolver(self) -> Resolver:
+        resolver = self._resolver_now
+        if resolver is not None and (self._fixed_rules is not None or time.monotonic() < self._next_refresh):
+            return resolver
+        with self._resolver_lock:
+            if self._fixed_rules is not None:
+                if self._resolver_now is None:
+                    self._resolver_now = Resolver(self._with_code_tools(self._fixed_rules))
+                return self._resolver_now
+            self._next_refresh = time.monotonic() + self.refresh
+            if self._resolver_now is None:
+                version = self.store.rules_version()
+            else:
+                try:  # one attempt: while the server is away, the rules read last stand
+                    with patience(utcnow()):
+                        version = self.store.rules_version()
+                except (ServerUnavailable, StoreUnavailable):
+                    return self._resolver_now
+            if self._resolver_now is None or version != self._rules_version:
+                self._resolver_now = Resolver(self._with_code_tools(self.store.load_rules()))
+                self._rules_version = version
+            return self._resolver_now
+
+    def _with_code_tools(self, rules: RuleSet) -> RuleSet:
+        self._code_keys = frozenset(name for name in self._code_tools if name not in rules.tools)
+        if not self._code_tools:
+            return rules
+        return rules.model_copy(update={"tools": {**self._code_tools, **rules.tools}})
+
+    def origin(self, explanation: Explanation) -> RuleOrigin:
+        """Where the rule a call is asked under came from (shown with the request)."""
+        key = explanation.deciding_key
+        if explanation.layer == "tool" and key in self._code_keys:
+            return RuleOrigin(source="code", layer="tool", key=key)
+        if self._fixed_rules is None:
+            return RuleOrigin(source="store", layer=explanation.layer, key=key)
+        if self._rules_path is not None:
+            return RuleOrigin(source="file", layer=explanation.layer, key=key, path=self._rules_path)
+        return RuleOrigin(source="code", layer=explanation.layer, key=key)

@@ -1,0 +1,220 @@
+"""Deciding a request: a person's decision (the first wins, everything else is refused), a
+quorum's votes, and what the audit log keeps of each."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from .._util import format_moment, new_id, to_iso, utcnow
+from ..changes import changes_data
+from ..decisions import Decision, DecisionRecord, Edit, Respond, decision_to_dict
+from ..errors import (
+    AlreadyDecided,
+    DecisionNotAllowed,
+    InvalidDecision,
+    NotAnApprover,
+    RequestExpired,
+    RequestNotReady,
+)
+from ..requests import STATUS_FOR_DECISION, Request, RequestStatus
+from ..templates import redact_args
+from ..validation import validate_args
+from .core import AuditNote, Json
+from .request_closing import RequestClosing, already_closed
+from .request_reads import may_decide
+
+
+class RequestDecisions(RequestClosing):  # a decision past the deadline expires the request
+    def decide(
+        self,
+        request_id: str,
+        decision: Decision,
+        *,
+        actor: str,
+        channel: str = "api",
+        on_behalf: bool = False,
+    ) -> Request:
+        """Record a person's decision. The first decision wins; everything else is refused.
+
+        Raises RequestNotFound (404), NotAnApprover (403, audited), AlreadyDecided or
+        RequestNotReady (409), RequestExpired (410), DecisionNotAllowed or InvalidArguments (422).
+        A refused decision changes nothing but the audit log (and, past the deadline, the
+        expiry that was due anyway). `on_behalf` skips the approver check: for system actors.
+        """
+        if not actor or not isinstance(actor, str):
+            raise InvalidDecision("a decision needs an actor")
+        request = self.get_request(request_id)
+        _refuse_if_closed(request)
+        if request.deadline <= utcnow():
+            self.expire(request_id)
+            raise RequestExpired(f"request {request_id} expired at {format_moment(request.deadline)}")
+        approvers = request.rule.approvers
+        if (
+            not on_behalf
+            and approvers
+            and actor not in approvers
+            and not may_decide(request, actor, self.groups_of(actor))
+        ):
+            refused = NotAnApprover(f"{actor} is not an approver of request {request_id}")
+            self.record(
+                "decision.refused",
+                actor=actor,
+                channel=channel,
+                request_id=request_id,
+                data={"type": decision.type, "reason": "not an approver"},
+            )
+            refused.audited = True
+            raise refused
+        self._check_decision(request, decision)
+        if request.rule.quorum > 1:
+            return self._vote(request_id, decision, actor=actor, channel=channel)
+        now = utcnow()
+        decision_id = new_id("dec")
+        finish = _finish_params(request, decision, decision_id, actor, channel, now)
+        row = self._finish_request_audited(
+            finish,
+            AuditNote(
+                "request.decided",
+                actor=actor,
+                channel=channel,
+                request_id=request_id,
+                data=_decision_audit(request, decision),
+            ),
+        )
+        if row is not None:
+            return _decided(request, decision, finish)
+        # someone else decided, cancelled or expired it since we read it
+        current = self.get_request(request_id)
+        _refuse_if_closed(current)
+        self.expire(request_id)
+        raise RequestExpired(f"request {request_id} expired at {format_moment(current.deadline)}")
+
+    def _vote(self, request_id: str, decision: Decision, *, actor: str, channel: str) -> Request:
+        """A quorum's vote, counted under the request's lock; the last approval (or any reject) ends it."""
+        now = utcnow()
+        with self._transaction() as (tx, changes):
+            request = self._locked(tx, request_id)
+            _refuse_if_closed(request)
+            if request.deadline <= now:
+                raise RequestExpired(f"request {request_id} expired at {format_moment(request.deadline)}")
+            if actor in request.approvals:
+                raise AlreadyDecided(
+                    f"{actor} has already approved request {request.id}; "
+                    f"{request.rule.quorum - len(request.approvals)} more approval(s) needed"
+                )
+            decision_id = new_id("dec")
+            tx.send(
+                "insert_decision",
+                id=decision_id,
+                request_id=request.id,
+                type=decision.type,
+                actor=actor,
+                channel=channel,
+                payload=Json(decision_to_dict(decision)),
+                now=now,
+            )
+            changes.request_ids.add(request_id)
+            audit = _decision_audit(request, decision)
+            approvals = len(request.approvals) + 1
+            if decision.type == "approve" and approvals < request.rule.quorum:
+                audit.update(approvals=approvals, quorum=request.rule.quorum)
+                self._audit(
+                    tx, "decision.vote", actor=actor, channel=channel, request_id=request_id, data=audit
+                )
+                return self._locked(tx, request_id)
+            row = tx.one(
+                "finish_request", **_finish_params(request, decision, decision_id, actor, channel, now)
+            )
+            if row is None:
+                raise AlreadyDecided(f"request {request.id} was decided by someone else first")
+            self._audit(
+                tx, "request.decided", actor=actor, channel=channel, request_id=request_id, data=audit
+            )
+            return self._locked(tx, request_id)
+
+    @staticmethod
+    def _check_decision(request: Request, decision: Decision) -> None:
+        rule = request.rule
+        if decision.type not in rule.allowed_decisions:
+            allowed = ", ".join(rule.allowed_decisions)
+            raise DecisionNotAllowed(
+                f"{decision.type!r} is not allowed for this request (allowed: {allowed})"
+            )
+        if rule.quorum > 1 and decision.type in ("edit", "respond"):
+            raise DecisionNotAllowed(
+                f"{decision.type!r} is not allowed when {rule.quorum} approvers must agree; approve or reject"
+            )
+        if isinstance(decision, Edit):
+            validate_args(request.args_schema, decision.args)
+        if isinstance(decision, Respond) and request.answer_schema is not None:
+            validate_args(request.answer_schema, decision.answer, what="answer")
+
+
+def _refuse_if_closed(request: Request) -> None:
+    if request.status is RequestStatus.EXPIRED:
+        raise RequestExpired(f"request {request.id} expired at {format_moment(request.deadline)}")
+    if request.status is RequestStatus.DRAFTING:
+        raise RequestNotReady(f"request {request.id} is still drafting; its arguments are not complete")
+    if request.is_terminal:
+        raise AlreadyDecided(already_closed(request))
+
+
+def _decided(request: Request, decision: Decision, finish: dict[str, Any]) -> Request:
+    """The request just decided, built from what `_finish_params` wrote rather than read back."""
+    stored = finish["decision"].value
+    now = finish["now"]
+    record = DecisionRecord(
+        id=stored["id"],
+        request_id=request.id,
+        decision=decision,
+        actor=stored["actor"],
+        channel=stored["channel"],
+        created_at=now,
+    )
+    final_args = finish["final_args"]
+    return replace(
+        request,
+        status=finish["status"],
+        updated_at=now,
+        decided_at=now,
+        decision=record,
+        final_args=final_args.value if final_args is not None else None,
+        resolution=stored,
+    )
+
+
+def _finish_params(
+    request: Request, decision: Decision, decision_id: str, actor: str, channel: str, now: datetime
+) -> dict[str, Any]:
+    """The compare-and-set that ends a pending request with `decision`."""
+    final_args = None
+    if decision.type == "approve":
+        final_args = request.args
+    elif isinstance(decision, Edit):
+        final_args = decision.args
+    said = decision_to_dict(decision)
+    stored = {**said, "id": decision_id, "actor": actor, "channel": channel, "at": to_iso(now)}
+    return {
+        "id": request.id,
+        "status": STATUS_FOR_DECISION[decision.type],
+        "decision": Json(stored),
+        "final_args": Json(final_args) if final_args is not None else None,
+        "now": now,
+    }
+
+
+def _decision_audit(request: Request, decision: Decision) -> dict[str, Any]:
+    """What the audit log keeps of a decision: original and final args (redacted), the words said."""
+    data: dict[str, Any] = {"type": decision.type, "original_args": request.shown_args()}
+    if isinstance(decision, Edit):
+        data["final_args"] = redact_args(decision.args, request.rule.redact)
+        data["changes"] = changes_data(request.args, decision.args, request.rule.redact)
+    said = decision_to_dict(decision)
+    for key in ("comment", "message"):
+        if said.get(key) is not None:
+            data[key] = said[key]
+    if isinstance(decision, Respond) and decision.value is not None:
+        data["value"] = decision.value
+    return data

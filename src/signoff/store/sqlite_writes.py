@@ -1,0 +1,260 @@
+"""Writing to a SQLite store: one write transaction at a time (`BEGIN IMMEDIATE`), committed
+durably before the writer returns, with group commit (concurrent writers share one commit) and
+`grouped()` blocks whose writes share theirs."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from ..errors import StoreError
+from .core import StoreCore
+from .failures import sqlite_error
+from .sqlite_connection import connect, translated
+from .sqlite_tx import RowPlan, SQLiteTx
+
+log = logging.getLogger("signoff.store")
+MAX_GROUP_COMMIT = 64
+"""At most this many writers share one commit."""
+
+
+class _Batch:
+    """Writers whose work waits in one open transaction for its commit."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.done = threading.Event()
+        self.error: StoreError | None = None
+        """Why its commit failed: none of its writers' work was kept."""
+
+
+def _again(error: StoreError) -> StoreError:
+    """A fresh copy of `error` for another thread to raise (one exception raised in several
+    threads at once would share one traceback)."""
+    fresh = type(error)(error.message)
+    fresh.__cause__ = error.__cause__
+    return fresh
+
+
+@dataclass
+class _Group:
+    """What `grouped()` does once its commit succeeds."""
+
+    changed: set[str] = field(default_factory=set)
+    callbacks: list[Callable[[], None]] = field(default_factory=list)
+    batch: _Batch | None = None
+    """The transaction the group's writes went into."""
+
+
+class SQLiteWrites(StoreCore):
+    """The write side of `SQLiteStore`, which sets up the state below."""
+
+    path: str
+    commits: int
+    """Commits made so far; concurrent writers share them (group commit)."""
+    _connection: sqlite3.Connection
+    _lock: threading.RLock
+    _local: threading.local
+    _queries: dict[str, str]
+    _plans: dict[str, RowPlan]
+    _broken: bool
+    """The write connection could not even roll back: replace it before the next write."""
+    _batch: _Batch | None
+    _waiting: int
+    _waiting_lock: threading.Lock
+    _closed: bool
+
+    @contextmanager
+    def _write(self) -> Iterator[SQLiteTx]:
+        """One write transaction, committed durably before this returns.
+
+        Group commit: when other threads are already waiting to write, the transaction is kept
+        open (each caller's work is a savepoint inside it) and the last writer of the group
+        commits for all, so a burst of concurrent writes shares one fsync. Nobody returns before
+        the commit that holds their work, and if that commit fails (a full disk), everyone in it
+        gets the error (`StoreUnavailable`) and none of their work is kept.
+        """
+        if getattr(self._local, "writing", False):  # a write inside this thread's own write
+            yield SQLiteTx(self._connection, self._queries, self._plans)
+            return
+        group: _Group | None = getattr(self._local, "group", None)
+        if group is not None:  # grouped(): its end commits
+            with translated("the write failed"):
+                self._ensure_open()
+                group.batch = self._join_batch(group.batch)
+                with self._savepoint(group.batch) as tx:
+                    yield tx
+                group.batch.size += 1
+            return
+        with self._waiting_lock:
+            self._waiting += 1
+        self._lock.acquire()
+        with self._waiting_lock:
+            self._waiting -= 1
+        try:
+            with translated("the write failed"):
+                self._ensure_open()
+                batch = self._join_batch(None)
+                with self._savepoint(batch) as tx:
+                    yield tx
+                batch.size += 1
+        finally:
+            try:
+                self._commit_if_last()
+            finally:
+                self._lock.release()
+        batch.done.wait()
+        if batch.error is not None:
+            raise _again(batch.error)
+
+    def _join_batch(self, previous: _Batch | None) -> _Batch:
+        """The open transaction writers share, begun now if none is open. `previous`: the batch
+        this thread's group wrote into; if it failed, so does every later write of the group."""
+        if previous is not None and previous.error is not None:
+            raise _again(previous.error)
+        if self._batch is None:
+            if self._broken:
+                self._reconnect()
+            self._connection.execute("BEGIN IMMEDIATE")
+            self._batch = _Batch()
+        return self._batch
+
+    @contextmanager
+    def _savepoint(self, batch: _Batch) -> Iterator[SQLiteTx]:
+        """One writer's work inside the open transaction: undone alone if it fails."""
+        connection = self._connection
+        connection.execute("SAVEPOINT signoff_write")
+        self._local.writing = True
+        try:
+            yield SQLiteTx(connection, self._queries, self._plans)
+            connection.execute("RELEASE signoff_write")
+        except BaseException as exc:
+            self._undo(batch, exc)
+            raise
+        finally:
+            self._local.writing = False
+
+    def _undo(self, batch: _Batch, exc: BaseException) -> None:
+        """Undo the work of one writer that failed. On some errors (a full disk, an I/O error)
+        SQLite has already rolled the whole transaction back: then the other writers' work in
+        the batch is gone too, and they are told so."""
+        connection = self._connection
+        if connection.in_transaction:
+            try:
+                connection.execute("ROLLBACK TO signoff_write")
+                connection.execute("RELEASE signoff_write")
+                return
+            except sqlite3.Error:
+                log.warning("could not roll back a failed write alone; abandoning its batch", exc_info=True)
+        if isinstance(exc, StoreError):
+            error = _again(exc)
+        elif isinstance(exc, sqlite3.Error):
+            error = sqlite_error(exc, "the write could not be committed")
+            error.__cause__ = exc
+        else:
+            error = StoreError(f"the write could not be committed: {type(exc).__name__}: {exc}")
+        self._abandon(batch, error)
+
+    def _commit_if_last(self) -> None:
+        """Commit the open batch unless more writers are about to join it."""
+        batch = self._batch
+        if batch is None:
+            return
+        with self._waiting_lock:
+            others = self._waiting
+        if others == 0 or batch.size >= MAX_GROUP_COMMIT:
+            self._commit(batch)
+
+    def _commit(self, batch: _Batch) -> None:
+        """Commit the batch's transaction; if that fails, roll it back and tell its writers.
+        Never raises: the caller must still release the write lock."""
+        try:
+            if not self._connection.in_transaction:
+                raise sqlite3.OperationalError("SQLite had already rolled the transaction back")
+            self._connection.execute("COMMIT")
+            self.commits += 1
+            self._finish(batch)
+        except sqlite3.Error as exc:
+            error = sqlite_error(exc, "the write could not be committed")
+            error.__cause__ = exc
+            self._abandon(batch, error)
+
+    def _abandon(self, batch: _Batch, error: StoreError) -> None:
+        """Give up the batch's transaction: nothing in it is kept, its writers get `error`."""
+        batch.error = error
+        self._roll_back()
+        self._finish(batch)
+
+    def _finish(self, batch: _Batch) -> None:
+        if self._batch is batch:
+            self._batch = None
+        batch.done.set()
+
+    def _roll_back(self) -> None:
+        """End whatever transaction is open on the writer connection. If even that fails, the
+        connection is replaced before the next write (closing it rolls back)."""
+        if not self._connection.in_transaction:
+            return
+        try:
+            self._connection.execute("ROLLBACK")
+        except sqlite3.Error:
+            log.warning("could not roll back; the write connection will be replaced", exc_info=True)
+            self._broken = True
+
+    def _reconnect(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self._connection.close()
+        self._connection = connect(self.path)
+        self._broken = False
+
+    @contextmanager
+    def grouped(self) -> Iterator[None]:
+        """Writes this thread makes inside share one commit, made when the block ends; others
+        write after it. Reads inside see the block's own writes. A write inside returns before
+        it is durable: tell nobody of it until the block has ended without error (a failed
+        commit raises StoreError here, and none of the block's writes happened; once it has
+        failed, the block's later writes fail too)."""
+        if getattr(self._local, "group", None) is not None:
+            yield
+            return
+        group = _Group()
+        self._lock.acquire()
+        self._local.group = group
+        try:
+            yield
+        finally:
+            self._local.group = None
+            try:
+                if self._batch is not None:
+                    self._commit(self._batch)
+            finally:
+                self._lock.release()
+        if group.batch is not None and group.batch.error is not None:
+            raise _again(group.batch.error)
+        if group.changed:
+            self.hub.fire(group.changed)
+        for callback in group.callbacks:
+            callback()
+
+    def _committed(self, request_ids: set[str]) -> None:
+        group: _Group | None = getattr(self._local, "group", None)
+        if group is not None:  # woken when the group commits
+            group.changed.update(request_ids)
+        else:
+            self.hub.fire(request_ids)
+
+    def on_commit(self, callback: Callable[[], None]) -> None:
+        group: _Group | None = getattr(self._local, "group", None)
+        if group is not None:
+            group.callbacks.append(callback)
+        else:
+            callback()
+
+    def _ensure_open(self) -> None:
+        if self._closed:
+            raise StoreError("the store is closed")

@@ -1,0 +1,67 @@
+"""A durable Pydantic AI run across processes: the agent exits while a call is pending, a person
+approves with the CLI from another process, a third process resumes from the saved history, the
+tool runs once; replaying the resume runs nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("pydantic_ai")
+
+from .pai_support import Ledger
+
+SCRIPT = Path(__file__).with_name("pai_process.py")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def run(*args: str, env: dict[str, str]) -> str:
+    done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def phase(name: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = json.loads(
+        run(sys.executable, str(SCRIPT), name, str(folder), env=env).splitlines()[-1]
+    )
+    return out
+
+
+@pytest.mark.slow
+def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": str(tmp_path / "signoff.db")}
+    env.pop("SIGNOFF_URL", None)
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+
+    started = phase("start", tmp_path, env)
+    (waiting,) = started["deferred"]
+    assert waiting["tool_call_id"] == "c1" and waiting["to"] == "alice"
+    request_id = waiting["signoff"]["request_id"]
+    assert [run["tool"] for run in ledger.runs()] == ["read_data"]  # the ungated call ran at once
+
+    run(sys.executable, "-m", "signoff.cli", "approve", request_id, "--as", "alice", env=env)
+
+    resumed = phase("resume", tmp_path, env)
+    assert resumed["output"] == "done"
+    assert resumed["seen"] == [
+        [
+            ["tool-return", "send_email", "c1", "sent to alice", "success"],
+            ["tool-return", "read_data", "c2", "rows of t", "success"],
+        ]
+    ]
+    assert [(run["tool"], run["key"]) for run in ledger.runs()] == [
+        ("read_data", None),
+        ("send_email", request_id),
+    ]
+
+    replayed = phase("replay", tmp_path, env)
+    assert replayed["output"] == "done again"
+    assert replayed["seen"] == resumed["seen"]
+    assert len(ledger.runs()) == 2  # nothing ran again
