@@ -12,6 +12,7 @@ import pytest
 
 from signoff import (
     AlwaysAsk,
+    Approve,
     AskOnce,
     AskOncePerTool,
     ConfigError,
@@ -26,7 +27,7 @@ from signoff import (
     ToolCall,
 )
 from signoff.policies import learn_from
-from signoff.store import SQLiteStore
+from signoff.store import SQLiteStore, Store
 
 RULES = RuleSet.model_validate({"tools": {"send_email": {"requires_approval": True}}})
 EMAIL = {"to": "alice", "body": "hi"}
@@ -187,3 +188,37 @@ def test_the_envelope_is_haystacks() -> None:
         parameters = obj.to_dict()["init_parameters"]
         assert obj.to_dict() == serialization.default_to_dict(obj, **parameters)
         assert type(serialization.default_from_dict(type(obj), obj.to_dict())) is type(obj)
+
+
+def test_the_store_keeps_an_edit_that_changes_nothing_as_an_approval(store: Store) -> None:
+    gate = Gate(store, rules=RULES)
+    call = ToolCall(name="send_email", args=EMAIL, id="c1")
+    pending = gate.submit(call, Scope(thread_id="t1"))
+    request_id = pending.request_id  # type: ignore[union-attr]
+    decided = store.decide(request_id, Edit(args=dict(EMAIL), comment="fine as is"), actor="alice")
+
+    assert (decided.status, decided.final_args) == ("approved", EMAIL)
+    assert decided.decision is not None and decided.decision.decision == Approve(comment="fine as is")
+    stored = store.get_request(request_id)
+    assert stored.status == "approved" and stored.decision is not None
+    assert stored.decision.decision == Approve(comment="fine as is")
+    (entry,) = store.audit_entries(request_id=request_id, action="request.decided")
+    assert entry.data == {
+        "type": "approve",
+        "unchanged_edit": True,
+        "original_args": EMAIL,
+        "comment": "fine as is",
+    }
+    outcome = gate.review(call, Scope(thread_id="t1"))
+    assert (outcome.decision, outcome.feedback, outcome.final_tool_params) == ("approve", None, EMAIL)
+
+
+def test_an_edit_that_changes_an_argument_stays_an_edit(sqlite_store: SQLiteStore) -> None:
+    pending = Gate(sqlite_store, rules=RULES).submit(
+        ToolCall(name="send_email", args=EMAIL, id="c1"), Scope(thread_id="t1")
+    )
+    request_id = pending.request_id  # type: ignore[union-attr]
+    decided = sqlite_store.decide(request_id, Edit(args={**EMAIL, "to": "bob"}), actor="alice")
+    assert decided.status == "edited"
+    (entry,) = sqlite_store.audit_entries(request_id=request_id, action="request.decided")
+    assert entry.data["type"] == "edit" and "unchanged_edit" not in entry.data
