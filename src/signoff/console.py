@@ -17,12 +17,14 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, Self
 
 from ._util import as_text
 from .decisions import Approve, Decision, Edit, Reject, Respond
 from .requests import Request
-from .templates import REDACTED
+from .rules.model import DEFAULT_DESCRIPTION_PREFIX
+from .saved import init_parameters, saved
+from .templates import REDACTED, card_head
 from .visible import hidden_in, visible
 
 _ui_lock = threading.Lock()
@@ -110,10 +112,13 @@ def _read_line(stream: IO[str]) -> str:
     return line.rstrip("\r\n")
 
 
-def shown_lines(request: Request) -> tuple[str, str, list[tuple[str, str]], str | None]:
+def shown_lines(request: Request) -> tuple[str, str, str | None, list[tuple[str, str]], str | None]:
     """What a prompt shows, as a person must read it: the title (the tool, or "Question"), the
-    description, (name, value) per argument, and a warning naming the hidden characters, which
-    are written as escapes (a line break in an argument too: it would fake a line of the prompt)."""
+    description, a note, (name, value) per argument, and a warning naming the hidden characters,
+    which are written as escapes (a line break in an argument too: it would fake a line of the
+    prompt). The description is the tool's own, as Haystack's console shows it; the card's text
+    (without the tool and args it repeats) is the description when the tool has none, else the
+    note when its rule wrote one."""
     question = request.kind == "input"
     title = "Question" if question else visible(request.tool_name)
     args = [
@@ -121,9 +126,18 @@ def shown_lines(request: Request) -> tuple[str, str, list[tuple[str, str]], str 
         for key, value in request.shown_args().items()
         if not (question and key == "question" and value == request.description)
     ]
-    hidden = dict.fromkeys(hidden_in(request.description, newlines=True) + hidden_in(request.shown_args()))
+    description, note = request.description, None
+    if not question:
+        head = card_head(request.description, tool_name=request.tool_name, shown_args=request.shown_args())
+        written = head if head != DEFAULT_DESCRIPTION_PREFIX else None
+        description, note = (request.tool_description, written) if request.tool_description else (head, None)
+    texts = [description] + ([note] if note else [])
+    hidden = dict.fromkeys(
+        [name for text in texts for name in hidden_in(text, newlines=True)] + hidden_in(request.shown_args())
+    )
     warning = f"⚠ Hidden characters, shown as escapes: {', '.join(hidden)}" if hidden else None
-    return title, visible(request.description, newlines=True), args, warning
+    shown_note = visible(note, newlines=True) if note else None
+    return title, visible(description, newlines=True), shown_note, args, warning
 
 
 class _ConsoleUI:
@@ -260,21 +274,31 @@ class SimpleConsoleUI(_ConsoleUI):
         super().__init__(input=input, stdin=stdin)
         self._stdout = stdout
 
+    def to_dict(self) -> dict[str, Any]:
+        """Saved as Haystack saves its console UI: the streams and `input` are not kept."""
+        return saved(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**init_parameters(cls, data))
+
     def _print(self, text: str = "", end: str = "\n") -> None:
         stream = self._stdout or sys.stdout
         stream.write(text + end)
         stream.flush()
 
     def _show_request(self, request: Request) -> None:
-        title, description, args, warning = shown_lines(request)
+        title, description, note, args, warning = shown_lines(request)
         question = request.kind == "input"
-        self._print("\n--- Question ---" if question else "\n--- Tool Execution Request ---")
-        self._print(f"Request: {request.id} (or decide elsewhere: signoff approve {request.id})")
+        self._print(f"\nRequest: {request.id} (or decide elsewhere: signoff approve {request.id})")
+        self._print("--- Question ---" if question else "--- Tool Execution Request ---")
         if question:
             self._print(f"Question: {description}")
         else:
             self._print(f"Tool: {title}")
             self._print(f"Description: {description}")
+            if note:
+                self._print(f"Note: {note}")
         if args or not question:
             self._print("Arguments:")
             for key, value in args:
@@ -303,11 +327,19 @@ class RichConsoleUI(_ConsoleUI):
         super().__init__(input=input, stdin=stdin)
         self.console = console or Console()
 
+    def to_dict(self) -> dict[str, Any]:
+        """Saved as Haystack saves its RichConsoleUI: a Console cannot be, so `console` is None."""
+        return saved(self, console=None)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**init_parameters(cls, data))
+
     def _show_request(self, request: Request) -> None:
         from rich.markup import escape
         from rich.panel import Panel
 
-        title, description, args, warning = shown_lines(request)
+        title, description, note, args, warning = shown_lines(request)
         question = request.kind == "input"
         lines = [f"[bold yellow]Request:[/bold yellow] {request.id}"]
         if question:
@@ -315,6 +347,8 @@ class RichConsoleUI(_ConsoleUI):
         else:
             lines.append(f"[bold yellow]Tool:[/bold yellow] {escape(title)}")
             lines.append(f"[bold yellow]Description:[/bold yellow] {escape(description)}")
+            if note:
+                lines.append(f"[bold yellow]Note:[/bold yellow] {escape(note)}")
         if args or not question:
             lines.append("\n[bold yellow]Arguments:[/bold yellow]")
             lines.extend(f"[cyan]{escape(key)}:[/cyan] {escape(value)}" for key, value in args)

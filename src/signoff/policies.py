@@ -7,11 +7,12 @@ survives restarts and is shared by every process using the same database.
 from __future__ import annotations
 
 import hashlib
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from ._util import canonical_json
 from .calls import Scope, ToolCall
 from .outcome import Outcome
+from .saved import init_parameters, saved
 
 SCOPE_FIELDS = ("app", "agent", "requester", "thread_id")
 
@@ -43,7 +44,18 @@ def learn_from(policy: Policy, call: ToolCall, scope: Scope, outcome: Outcome, m
         hook(call, scope, outcome, memory)
 
 
-class AlwaysAsk:
+class _Stateless:
+    """A policy without constructor arguments, saved as Haystack saves its policies."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return saved(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        return cls(**init_parameters(cls, data))
+
+
+class AlwaysAsk(_Stateless):
     """Ask every time (the default)."""
 
     def should_ask(self, call: ToolCall, scope: Scope, memory: PolicyMemory) -> bool:
@@ -53,7 +65,7 @@ class AlwaysAsk:
         return None
 
 
-class NeverAsk:
+class NeverAsk(_Stateless):
     """Never ask: keeps the rules and UI configured while switching asking off
     (the app's `hitl_required` still asks)."""
 
@@ -78,7 +90,18 @@ class AskOnce:
         unknown = set(per) - set(SCOPE_FIELDS)
         if unknown:
             raise ValueError(f"unknown scope fields {sorted(unknown)}; use {', '.join(SCOPE_FIELDS)}")
-        self.per = per
+        self.per = tuple(per)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Its settings, as Haystack saves a policy (what it learned is in the store, not here)."""
+        return saved(self, per=list(self.per))
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Self:
+        parameters = init_parameters(cls, data)
+        if "per" in parameters:
+            parameters["per"] = tuple(parameters["per"])
+        return cls(**parameters)
 
     def scope_key(self, scope: Scope) -> str:
         return f"{self.kind}:" + canonical_json({name: getattr(scope, name) for name in self.per})

@@ -57,6 +57,14 @@ def description_args(shown: Mapping[str, Any]) -> str:
     return visible_json(dict(shown))
 
 
+def card_head(description: str, *, tool_name: str, shown_args: Mapping[str, Any]) -> str:
+    """A rendered card without the default template's tail ("Tool: ...", "Args: ..."), which a
+    prompt that lists the tool and its arguments would show twice: the prefix, or the whole card
+    when its rule wrote its own template."""
+    tail = f"\n\nTool: {visible(tool_name)}\nArgs: {description_args(shown_args)}"
+    return description.removesuffix(tail)
+
+
 def rejection_text(template: str, feedback_template: str, *, tool_name: str, feedback: str | None) -> str:
     text = fill(template, {"tool_name": tool_name})
     if feedback:

@@ -1,12 +1,15 @@
 """signoff's Haystack adapters give the model exactly what Haystack's own BlockingConfirmationStrategy
 gives it for the same decisions (run with a scripted ConfirmationUI), and run each tool at most once:
 SignoffConfirmationStrategy (waiting, sync and async), SignoffConfirmationUI under Haystack's own
-strategy, and the durable pause + resume."""
+strategy, and the durable pause + resume. Each runs with the gate over the store itself and over a
+live `signoff serve` (a `Client` with an agent's token; the person then decides through the API as an
+approver)."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +26,7 @@ from haystack.hooks.human_in_the_loop import (
     ConfirmationUIResult,
 )
 
-from signoff import Approve, Decision, Edit, Gate, Reject, Respond, RuleSet
+from signoff import Approve, Backend, Client, Decision, Edit, Gate, Reject, Request, Respond, RuleSet
 from signoff.integrations.haystack import (
     AWAITING_APPROVAL,
     SignoffConfirmationStrategy,
@@ -34,12 +37,15 @@ from signoff.integrations.haystack import (
 )
 from signoff.store import SQLiteStore
 
+from ..live import LiveServer
 from .hs_support import Ledger, Script, calls, make_tools, shown
 
 EMAIL = {"to": "alice", "body": "hi"}
 RULES = RuleSet.model_validate({"tools": {"send_email": {"requires_approval": True}}})
 CONTEXT: dict[str, Any] = {"signoff": {"thread_id": "t1"}}
 USER = [ChatMessage.from_user("mail alice")]
+AGENT = "haystack-agent"
+"""The agent's user when the gate talks to a live server."""
 
 # (Haystack's UI result, signoff's decision, how many times send_email runs)
 DECISIONS: dict[str, tuple[ConfirmationUIResult, Decision, int]] = {
@@ -68,6 +74,35 @@ DECISIONS: dict[str, tuple[ConfirmationUIResult, Decision, int]] = {
         0,
     ),
 }
+
+
+@pytest.fixture(params=["local", "remote"])
+def backend(request: pytest.FixtureRequest, sqlite_store: SQLiteStore) -> Iterator[Backend]:
+    """What the gate runs over: the store, or a live server over it (an agent's token)."""
+    if request.param == "local":
+        yield sqlite_store
+        return
+    server: LiveServer = request.getfixturevalue("sqlite_server")
+    with Client(server.url, server.user(AGENT, role="agent")) as client:
+        yield client
+
+
+@pytest.fixture
+def person(request: pytest.FixtureRequest, backend: Backend, sqlite_store: SQLiteStore) -> Iterator[Backend]:
+    """Where alice decides: on the store, or (remote) through the server's API with her own token."""
+    if not isinstance(backend, Client):
+        yield sqlite_store
+        return
+    server: LiveServer = request.getfixturevalue("sqlite_server")
+    with Client(server.url, server.user("alice", role="member")) as client:
+        yield client
+
+
+def request_of(store: SQLiteStore, backend: Backend) -> Request | None:
+    """The gate's request for the model's call c1 on thread t1 (a server records its agent user)."""
+    if isinstance(backend, Client):
+        return store.find_request("t1", "c1", created_by=AGENT)
+    return store.find_request("t1", "c1")
 
 
 class ScriptedUI:
@@ -122,57 +157,59 @@ def answered_expected(tmp_path: Path, name: str) -> tuple[list[dict[str, Any]], 
 
 
 def decide_when_asked(
-    store: SQLiteStore, decision: Decision, *, thread_id: str | None = "t1"
+    person: Backend, decision: Decision, *, thread_id: str | None = "t1"
 ) -> threading.Thread:
     """A person who decides as soon as the request shows up (the agent waits meanwhile)."""
 
-    def person() -> None:
+    def decide() -> None:
         while True:
             pending = [
                 r
-                for r in store.list_requests(status="pending")
+                for r in person.list_requests(status="pending")
                 if thread_id is None or r.thread_id == thread_id
             ]
             if pending:
-                store.decide(pending[0].id, decision, actor="alice")
+                person.decide(pending[0].id, decision, actor="alice")
                 return
             threading.Event().wait(0.01)
 
-    thread = threading.Thread(target=person, daemon=True)
+    thread = threading.Thread(target=decide, daemon=True)
     thread.start()
     return thread
 
 
 @pytest.mark.parametrize("name", DECISIONS)
 def test_waiting_strategy_gives_haystacks_messages(
-    tmp_path: Path, sqlite_store: SQLiteStore, name: str
+    tmp_path: Path, backend: Backend, person: Backend, sqlite_store: SQLiteStore, name: str
 ) -> None:
     expected, runs = answered_expected(tmp_path, name)
     ledger = Ledger(tmp_path / "signoff.jsonl")
     script = one_call()
-    strategy = SignoffConfirmationStrategy(Gate(sqlite_store, rules=RULES))
+    strategy = SignoffConfirmationStrategy(Gate(backend, rules=RULES))
     agent = agent_with(script, ledger, ConfirmationHook(confirmation_strategies={"*": strategy}))
-    person = decide_when_asked(sqlite_store, DECISIONS[name][1])
+    deciding = decide_when_asked(person, DECISIONS[name][1])
     agent.run(USER, hook_context=CONTEXT)
-    person.join()
+    deciding.join()
 
     assert shown(script.seen[1]) == expected
     assert len(script.seen) == 2 and len(ledger.runs("send_email")) == runs
-    assert sqlite_store.find_request("t1", "c1") is not None  # keyed by the model's tool_call_id
+    assert request_of(sqlite_store, backend) is not None  # keyed by the model's tool_call_id
 
 
 @pytest.mark.parametrize("name", ["approve", "modify with feedback", "reject with feedback"])
-def test_waiting_strategy_under_run_async(tmp_path: Path, sqlite_store: SQLiteStore, name: str) -> None:
+def test_waiting_strategy_under_run_async(
+    tmp_path: Path, backend: Backend, person: Backend, sqlite_store: SQLiteStore, name: str
+) -> None:
     expected, runs = answered_expected(tmp_path, name)
     ledger = Ledger(tmp_path / "signoff.jsonl")
     script = one_call()
-    strategy = SignoffConfirmationStrategy(Gate(sqlite_store, rules=RULES))
+    strategy = SignoffConfirmationStrategy(Gate(backend, rules=RULES))
     agent = agent_with(
         script, ledger, ConfirmationHook(confirmation_strategies={("send_email", "x"): strategy})
     )
-    person = decide_when_asked(sqlite_store, DECISIONS[name][1])
+    deciding = decide_when_asked(person, DECISIONS[name][1])
     asyncio.run(agent.run_async(USER, hook_context=CONTEXT))
-    person.join()
+    deciding.join()
 
     assert shown(script.seen[1]) == expected
     assert len(ledger.runs("send_email")) == runs
@@ -180,18 +217,18 @@ def test_waiting_strategy_under_run_async(tmp_path: Path, sqlite_store: SQLiteSt
 
 @pytest.mark.parametrize("name", DECISIONS)
 def test_signoff_ui_under_haystacks_own_strategy(
-    tmp_path: Path, sqlite_store: SQLiteStore, name: str
+    tmp_path: Path, backend: Backend, person: Backend, sqlite_store: SQLiteStore, name: str
 ) -> None:
     expected, runs = haystack_expected(tmp_path, name)
     ledger = Ledger(tmp_path / "signoff.jsonl")
     script = one_call()
     strategy = BlockingConfirmationStrategy(
-        confirmation_policy=AlwaysAskPolicy(), confirmation_ui=SignoffConfirmationUI(Gate(sqlite_store))
+        confirmation_policy=AlwaysAskPolicy(), confirmation_ui=SignoffConfirmationUI(Gate(backend))
     )
     agent = agent_with(script, ledger, ConfirmationHook(confirmation_strategies={"send_email": strategy}))
-    person = decide_when_asked(sqlite_store, DECISIONS[name][1], thread_id=None)
+    deciding = decide_when_asked(person, DECISIONS[name][1], thread_id=None)
     agent.run(USER)
-    person.join()
+    deciding.join()
 
     assert shown(script.seen[1]) == expected
     assert len(ledger.runs("send_email")) == runs
@@ -199,25 +236,25 @@ def test_signoff_ui_under_haystacks_own_strategy(
 
 @pytest.mark.parametrize("name", DECISIONS)
 def test_durable_pause_and_resume_give_haystacks_messages(
-    tmp_path: Path, sqlite_store: SQLiteStore, name: str
+    tmp_path: Path, backend: Backend, person: Backend, sqlite_store: SQLiteStore, name: str
 ) -> None:
     expected, runs = answered_expected(tmp_path, name)
     ledger = Ledger(tmp_path / "signoff.jsonl")
     script = Script(calls(("send_email", EMAIL, "c1")))
-    agent = agent_with(script, ledger, SignoffPauseHook(gate=Gate(sqlite_store, rules=RULES)))
+    agent = agent_with(script, ledger, SignoffPauseHook(gate=Gate(backend, rules=RULES)))
     paused = agent.run(USER, hook_context=CONTEXT)
 
     assert paused["exit_reason"] == AWAITING_APPROVAL
     assert len(script.seen) == 1 and ledger.runs() == []  # no tool ran
-    request = sqlite_store.find_request("t1", "c1")
+    request = request_of(sqlite_store, backend)
     assert request is not None and request.status == "pending"
     saved = [m.to_dict() for m in paused["messages"]]
 
-    sqlite_store.decide(request.id, DECISIONS[name][1], actor="alice")
+    person.decide(request.id, DECISIONS[name][1], actor="alice")
     history = [ChatMessage.from_dict(m) for m in saved]
     later = Script("done")
     result = resume(
-        agent_with(later, ledger, SignoffPauseHook(gate=Gate(sqlite_store, rules=RULES))),
+        agent_with(later, ledger, SignoffPauseHook(gate=Gate(backend, rules=RULES))),
         history,
         hook_context=CONTEXT,
     )
@@ -232,7 +269,7 @@ def test_durable_pause_and_resume_give_haystacks_messages(
 
     again = Script("done again")
     resume(
-        agent_with(again, ledger, SignoffPauseHook(gate=Gate(sqlite_store, rules=RULES))),
+        agent_with(again, ledger, SignoffPauseHook(gate=Gate(backend, rules=RULES))),
         history,
         hook_context=CONTEXT,
     )
@@ -240,10 +277,12 @@ def test_durable_pause_and_resume_give_haystacks_messages(
     assert len(ledger.runs("send_email")) == runs
 
 
-def test_durable_resume_under_run_async(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+def test_durable_resume_under_run_async(
+    tmp_path: Path, backend: Backend, person: Backend, sqlite_store: SQLiteStore
+) -> None:
     expected, _ = haystack_expected(tmp_path, "modify")
     ledger = Ledger(tmp_path / "signoff.jsonl")
-    gate = Gate(sqlite_store, rules=RULES)
+    gate = Gate(backend, rules=RULES)
     paused = asyncio.run(
         agent_with(Script(calls(("send_email", EMAIL, "c1"))), ledger, SignoffPauseHook(gate=gate)).run_async(
             USER, hook_context=CONTEXT
@@ -255,9 +294,9 @@ def test_durable_resume_under_run_async(tmp_path: Path, sqlite_store: SQLiteStor
     )
     assert still["exit_reason"] == AWAITING_APPROVAL and ledger.runs() == []  # undecided: nothing ran
 
-    request = sqlite_store.find_request("t1", "c1")
+    request = request_of(sqlite_store, backend)
     assert request is not None
-    sqlite_store.decide(request.id, DECISIONS["modify"][1], actor="alice")
+    person.decide(request.id, DECISIONS["modify"][1], actor="alice")
     later = Script("done")
     asyncio.run(
         resume_async(

@@ -11,7 +11,7 @@ from typing import Any
 from .._util import format_moment, new_id, to_iso, utcnow
 from ..changes import changes_data
 from ..decision_checks import check_decision, refuse_if_closed
-from ..decisions import Decision, DecisionRecord, Edit, Respond, decision_to_dict
+from ..decisions import Approve, Decision, DecisionRecord, Edit, Respond, decision_to_dict
 from ..errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpired
 from ..requests import STATUS_FOR_DECISION, Request
 from ..templates import redact_args
@@ -57,6 +57,7 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
             )
             refused.audited = True
             raise
+        given, decision = decision, _approval_if_unchanged(request, decision)
         if request.rule.quorum > 1:
             return self._vote(request_id, decision, actor=actor, channel=channel)
         now = utcnow()
@@ -69,7 +70,7 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
                 actor=actor,
                 channel=channel,
                 request_id=request_id,
-                data=_decision_audit(request, decision),
+                data=_decision_audit(request, decision, given=given),
             ),
         )
         if row is not None:
@@ -124,6 +125,14 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
             return self._locked(tx, request_id)
 
 
+def _approval_if_unchanged(request: Request, decision: Decision) -> Decision:
+    """An edit whose args are the request's own changes nothing: it is an approval (Haystack's
+    rule, as `outcome_for` applies it), stored with status approved and its comment kept."""
+    if isinstance(decision, Edit) and decision.args == request.args:
+        return Approve(comment=decision.comment)
+    return decision
+
+
 def _decided(request: Request, decision: Decision, finish: dict[str, Any]) -> Request:
     """The request just decided, built from what `_finish_params` wrote rather than read back."""
     stored = finish["decision"].value
@@ -168,9 +177,12 @@ def _finish_params(
     }
 
 
-def _decision_audit(request: Request, decision: Decision) -> dict[str, Any]:
-    """What the audit log keeps of a decision: original and final args (redacted), the words said."""
+def _decision_audit(request: Request, decision: Decision, *, given: Decision | None = None) -> dict[str, Any]:
+    """What the audit log keeps of a decision: original and final args (redacted), the words said,
+    and `unchanged_edit` when an edit that changed nothing was taken as the approval it is."""
     data: dict[str, Any] = {"type": decision.type, "original_args": request.shown_args()}
+    if isinstance(given, Edit) and not isinstance(decision, Edit):
+        data["unchanged_edit"] = True
     if isinstance(decision, Edit):
         data["final_args"] = redact_args(decision.args, request.rule.redact)
         data["changes"] = changes_data(request.args, decision.args, request.rule.redact)
