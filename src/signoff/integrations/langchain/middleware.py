@@ -41,10 +41,10 @@ from pydantic import BaseModel
 
 from signoff import Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
 
-from .._rounds import turn_round
 from .config import ScopeFields, parse_interrupt_on
 from .decisions import ResumeDecisions
 from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
+from .rounds import round_in, round_of
 
 EDIT_NOTICE = (
     "Note: a human reviewer replaced this tool call before it ran. The call recorded in "
@@ -133,7 +133,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             )
         tool = request.tool if request is not None else None
         if round is None and request is not None:
-            round = _round_in(request.state, key(tool_call))
+            round = round_in(request.state, key(tool_call))
         return ToolCall(
             name=tool_call["name"],
             args=dict(tool_call["args"]),
@@ -213,7 +213,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
                 if self._asks(call, scope, partial(_model_turn_request, call, state, runtime, config))
             ]
             if gated:
-                return gated, scope, _round_of(last)
+                return gated, scope, round_of(last)
         # Nothing of this turn asks: forget the last turn's decided calls.
         return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
 
@@ -367,22 +367,6 @@ def args_schema(tool: BaseTool) -> dict[str, Any] | None:
         return schema
     if isinstance(schema, type) and issubclass(schema, BaseModel):
         return schema.model_json_schema()
-    return None
-
-
-def _round_of(message: AIMessage) -> str:
-    """The model turn's round: its AIMessage's id (LangChain gives every generated one an id)."""
-    return turn_round(message.id, (key(call) for call in message.tool_calls))
-
-
-def _round_in(state: Any, tool_call_id: str) -> str | None:
-    """The round of the turn whose AIMessage in `state` asked for `tool_call_id` (wait mode)."""
-    messages = state.get("messages", []) if isinstance(state, Mapping) else []
-    for message in reversed(messages):
-        if isinstance(message, AIMessage) and any(
-            call.get("id") == tool_call_id for call in message.tool_calls
-        ):
-            return _round_of(message)
     return None
 
 
