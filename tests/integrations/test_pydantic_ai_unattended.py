@@ -3,6 +3,7 @@ one round of auto-resume, and `SIGNOFF_UNATTENDED_MAX_AUTO_RESUME` caps the roun
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ def test_three_gated_calls_a_turn_cap_two_fails_the_third_turn(
     toolset = signoff_approval(make_toolset(ledger), gate, unattended=True)
     agent = Agent(script.model, toolsets=[toolset], output_type=[str, DeferredToolRequests])
     with pytest.raises(AutoResumeExceeded) as exceeded:
-        agent.run_sync("send the reminders", conversation_id="cron-1")
+        # asyncio.run joins the worker threads of the turn's other calls before the store closes
+        asyncio.run(agent.run("send the reminders", conversation_id="cron-1"))
     assert exceeded.value.message == "HITL auto-resume exceeded 2 attempts"
     assert sorted(run["args"]["to"] for run in ledger.runs("send_email")) == [
         f"u{n}{k}" for n in (1, 2) for k in range(3)
