@@ -163,7 +163,8 @@ def test_an_unattended_self_approval_follows_the_servers_rule_and_cap(
     second = ask(bot, "c3").json()["id"]
     assert auto(second, "reject").status_code == 200
     third = ask(bot, "c4").json()["id"]
-    assert error_of(auto(third, "reject"))[1:] == ("AutoResumeExceeded", "auto-resume exceeded 2 attempts")
+    exceeded = ("AutoResumeExceeded", "HITL auto-resume exceeded 2 attempts")
+    assert error_of(auto(third, "reject"))[1:] == exceeded
     assert store.get_request(third).status is RequestStatus.PENDING
 
 
@@ -195,7 +196,7 @@ def test_the_servers_cap_reaches_a_remote_gate_as_auto_resume_exceeded(
         with pytest.raises(AutoResumeExceeded) as exceeded:
             gate.review(ToolCall(name="deploy", args={}, id="d2"), cron)
     assert exceeded.value.limit == 1
-    assert exceeded.value.message == "auto-resume exceeded 1 attempts"
+    assert exceeded.value.message == "HITL auto-resume exceeded 1 attempts"
 
 
 def test_serve_takes_agent_rules_allow_or_deny(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
@@ -217,3 +218,20 @@ def test_serve_takes_agent_rules_allow_or_deny(monkeypatch: pytest.MonkeyPatch, 
     assert [started_app.state.server.settings.agent_rules for started_app in started] == ["allow", "deny"]
     wrong = runner.invoke(app, ["serve", "--db", db, "--agent-rules", "maybe"])
     assert wrong.exit_code == 2
+
+
+def test_the_servers_cap_counts_rounds_too(live_server: LiveServer, store: Store) -> None:
+    store.set_layer("defaults", "", {"max_auto_resume": 1}, actor="admin")
+    store.set_layer("tool", "deploy", {"requires_approval": True}, actor="admin")
+    own = RuleSet.from_dict({"tools": {"deploy": {"requires_approval": True}}})
+    cron = Scope(thread_id="cron", unattended=True)
+    with Client(live_server.url, live_server.user("bot", "agent")) as backend:
+        gate = Gate(backend, rules=own, max_auto_resume=10)  # the gate's own cap would allow more
+        for n in range(3):
+            assert gate.review(ToolCall(name="deploy", args={"n": n}, id=f"d{n}", round="m1"), cron).execute
+        with pytest.raises(AutoResumeExceeded) as exceeded:
+            gate.review(ToolCall(name="deploy", args={}, id="e1", round="m2"), cron)
+        assert backend.count_auto_rounds("cron") == 1
+        assert backend.count_auto_rounds("cron", besides="m1") == 0
+    assert exceeded.value.message == "HITL auto-resume exceeded 1 attempts"
+    assert [r.round for r in store.list_requests(thread_id="cron", status="approved")] == ["m1"] * 3

@@ -49,7 +49,7 @@ def test_http_statuses_follow_the_design() -> None:
 
 
 def test_auto_resume_exceeded_says_how_many() -> None:
-    assert str(signoff.AutoResumeExceeded(7)) == "auto-resume exceeded 7 attempts"
+    assert str(signoff.AutoResumeExceeded(7)) == "HITL auto-resume exceeded 7 attempts"
 
 
 def test_suspended_is_a_signal_not_an_error() -> None:

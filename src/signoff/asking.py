@@ -39,6 +39,7 @@ def request_for_call(
         agent=scope.agent,
         app=scope.app,
         requester=scope.requester,
+        round=call.round,
         drafting=drafting,
     )
 

@@ -17,6 +17,9 @@ class ToolCall:
     description: str | None = None
     schema: dict[str, Any] | None = None
     """The JSON Schema of `args`, when known. Edited args are validated against it."""
+    round: str | None = None
+    """The model turn that asked for the call (its message or response id). An unattended run's
+    cap counts rounds: the calls of one turn are one auto-resume. None: the call is a round alone."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:

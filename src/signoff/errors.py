@@ -23,7 +23,7 @@ SignoffError
 │   └── ToolFailed               an earlier run raised; it is not re-run on its own
 ├── UnattendedError
 │   ├── ApprovalRequiredUnattended   the rule says "fail" for unattended runs
-│   └── AutoResumeExceeded           more auto-decisions than `max_auto_resume` in one run
+│   └── AutoResumeExceeded           more auto-decided rounds than `max_auto_resume` in one run
 ├── AccessError
 │   ├── NotAuthenticated         no valid token, session or link (401)
 │   └── PermissionDenied         authenticated, but this user may not do this (403)
@@ -171,11 +171,11 @@ class ApprovalRequiredUnattended(UnattendedError):
 
 
 class AutoResumeExceeded(UnattendedError):
-    """auto-resume exceeded the allowed number of attempts."""
+    """An unattended run auto-resumed more rounds (model turns) than allowed: seed 004's job error."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
-        super().__init__(f"auto-resume exceeded {limit} attempts")
+        super().__init__(f"HITL auto-resume exceeded {limit} attempts")
 
 
 class AccessError(SignoffError):

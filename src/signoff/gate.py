@@ -283,12 +283,13 @@ class Gate:
         return self.rules().defaults.auto_resume_limit()
 
     def _auto_decide(self, call: ToolCall, scope: Scope, explanation: Explanation) -> Request:
-        """Nobody to ask (cron): decide by the `unattended` mode, at most N times per run."""
+        """Nobody to ask (cron): decide by the `unattended` mode, for at most N rounds per run (a
+        round: the calls of one model turn, `call.round`; a call without one is a round alone)."""
         rule = explanation.rule
         if rule.unattended == "fail":
             raise ApprovalRequiredUnattended(f"{call.name!r} needs approval and this run is unattended")
         limit = self.max_auto_resume()
-        if self.store.count_auto_decisions(scope.thread_id) >= limit:
+        if self.store.count_auto_rounds(scope.thread_id, besides=call.round) >= limit:
             raise AutoResumeExceeded(limit)
         request, _ = self.store.create_request(self._new_request(call, scope, explanation))
         return decide_unattended(self.store, request, call.name)

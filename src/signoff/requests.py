@@ -82,6 +82,8 @@ class NewRequest:
     agent: str | None = None
     app: str | None = None
     requester: str | None = None
+    round: str | None = None
+    """The model turn the call came from (`ToolCall.round`)."""
     drafting: bool = False
     actor: str = LOCAL_CREATOR
     """Who asks: the request's creator."""
@@ -128,6 +130,8 @@ class Request:
     """Who has approved so far, when a quorum is needed."""
     created_by: str | None = None
     """Who asked: the agent's user (or the local actor)."""
+    round: str | None = None
+    """The model turn the call came from: an unattended run's cap counts rounds."""
 
     @property
     def is_terminal(self) -> bool:
@@ -197,6 +201,7 @@ class Request:
             "final_args": self.final_args,
             "created_by": self.created_by,
             "approvals": list(self.approvals),
+            "round": self.round,
         }
 
 
@@ -243,6 +248,7 @@ def request_from_record(row: dict[str, Any], approvals: tuple[str, ...] | None =
         resolution=stored,
         approvals=approvals,
         created_by=row.get("created_by"),
+        round=row.get("round"),
     )
 
 

@@ -172,6 +172,9 @@ class AsyncClient:
     async def count_auto_decisions(self, thread_id: str) -> int:
         return await self._send(calls.count_auto_decisions(thread_id))
 
+    async def count_auto_rounds(self, thread_id: str, *, besides: str | None = None) -> int:
+        return await self._send(calls.count_auto_rounds(thread_id, besides))
+
     async def decisions(self, request_id: str) -> list[DecisionRecord]:
         return await self._send(calls.decisions(request_id))
 

@@ -72,6 +72,7 @@ def create_request(new: NewRequest) -> Call[tuple[Request, bool]]:
         "agent": new.agent,
         "app": new.app,
         "requester": new.requester,
+        "round": new.round,
         "deadline": max(seconds_left, 0.001),
         "drafting": new.drafting,
         "rule": new.rule.snapshot(),
@@ -182,6 +183,15 @@ def update_draft(request_id: str, *, args: dict[str, Any] | None, ready: bool) -
 def count_auto_decisions(thread_id: str) -> Call[int]:
     return Call(
         "GET", _path("threads", thread_id, "auto-decisions"), lambda answer: int(answer.data["count"])
+    )
+
+
+def count_auto_rounds(thread_id: str, besides: str | None) -> Call[int]:
+    return Call(
+        "GET",
+        _path("threads", thread_id, "auto-rounds"),
+        lambda answer: int(answer.data["count"]),
+        params=_query(besides=besides),
     )
 
 

@@ -221,6 +221,10 @@ class Client(Backend):
     def count_auto_decisions(self, thread_id: str) -> int:
         return self._send(calls.count_auto_decisions(thread_id))
 
+    def count_auto_rounds(self, thread_id: str, *, besides: str | None = None) -> int:
+        """How many rounds your run had auto-decided, other than `besides` (the cap's count)."""
+        return self._send(calls.count_auto_rounds(thread_id, besides))
+
     def decisions(self, request_id: str) -> list[DecisionRecord]:
         return self._send(calls.decisions(request_id))
 

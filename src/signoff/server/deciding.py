@@ -9,11 +9,11 @@ from ..errors import AutoResumeExceeded, PermissionDenied, SignoffError
 from ..identity import User
 from ..requests import Request
 from ..store import Store
+from ..unattended import UNATTENDED_ACTOR
 from .access import is_creator
 from .context import Server
 from .refusals import audit_refusal
 
-UNATTENDED_ACTOR = "unattended"
 REFUSED = "decision.refused"
 
 
@@ -68,7 +68,8 @@ def _decide_as_person(store: Store, request_id: str, decision: Decision, user: U
 
 def _check_unattended(server: Server, request: Request, decision: Decision, user: User) -> None:
     """An unattended run's own decision: only its creator's, only what the request's rule lets
-    an unattended run decide, and at most the server's `max_auto_resume` per run."""
+    an unattended run decide, and at most the server's `max_auto_resume` rounds per run (the
+    request's own round, already counted or not, aside)."""
     if not is_creator(request, user):
         raise PermissionDenied("only the agent that asked may record an unattended decision")
     mode = request.rule.unattended
@@ -81,5 +82,6 @@ def _check_unattended(server: Server, request: Request, decision: Decision, user
     if mode == "reject" and decision.type != "reject":
         raise PermissionDenied(f"the rule of request {request.id} says unattended runs are rejected")
     limit = server.resolver().rules.defaults.auto_resume_limit()
-    if server.store.count_auto_decisions(request.thread_id, created_by=user.name) >= limit:
+    own_round = request.round if request.round is not None else request.id
+    if server.store.count_auto_rounds(request.thread_id, besides=own_round, created_by=user.name) >= limit:
         raise AutoResumeExceeded(limit)

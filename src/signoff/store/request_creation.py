@@ -34,6 +34,7 @@ class RequestCreation(RequestReads):
             "agent": new.agent,
             "app": new.app,
             "requester": new.requester,
+            "round": new.round,
             "status": status,
             "description": new.description,
             "rule": Json(new.rule.snapshot()),
@@ -132,4 +133,5 @@ def _created(new: NewRequest, request_id: str, status: RequestStatus, now: datet
         updated_at=now,
         deadline=new.deadline,
         created_by=new.actor,
+        round=new.round,
     )

@@ -126,9 +126,18 @@ class RequestReads(StoreCore):
         return self._request(row, approvals)
 
     def count_auto_decisions(self, thread_id: str, *, created_by: str = LOCAL_CREATOR) -> int:
-        """How many unattended auto-decisions one creator's run has had (for `max_auto_resume`)."""
+        """How many unattended auto-decisions one creator's run has had."""
         with self._read() as tx:
             row = tx.one("count_auto_decisions", created_by=created_by, thread_id=thread_id)
+            return int(row["n"]) if row else 0
+
+    def count_auto_rounds(
+        self, thread_id: str, *, besides: str | None = None, created_by: str = LOCAL_CREATOR
+    ) -> int:
+        """How many rounds (model turns, `ToolCall.round`) of one creator's run were auto-decided,
+        other than `besides`: what `max_auto_resume` caps. A request without a round counts alone."""
+        with self._read() as tx:
+            row = tx.one("count_auto_rounds", created_by=created_by, thread_id=thread_id, besides=besides)
             return int(row["n"]) if row else 0
 
     def _locked(self, tx: Tx, request_id: str) -> Request:

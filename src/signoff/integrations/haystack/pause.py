@@ -30,6 +30,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 
 from signoff import Gate, Outcome, Pending
 
+from .._rounds import turn_round
 from .strategy import SignoffConfirmationStrategy
 
 AWAITING_APPROVAL = "awaiting_approval"
@@ -79,6 +80,7 @@ class SignoffPauseHook:
     ) -> list[tuple[HaystackToolCall, SignoffConfirmationStrategy, Any, Any]]:
         """The message's calls a strategy covers: (tool call, strategy, signoff call, scope)."""
         by_name = {tool.name: tool for tool in tools}
+        round = _round_of(message)
         gated = []
         for tool_call in message.tool_calls:
             tool = by_name.get(tool_call.tool_name)
@@ -97,6 +99,7 @@ class SignoffPauseHook:
                 tool_call.id,
                 context,
                 thread_required=True,
+                round=round,
             )
             gated.append((tool_call, strategy, call, scope))
         return gated
@@ -150,6 +153,14 @@ class SignoffPauseHook:
             for key, strategy in serialized.items()
         }
         return default_from_dict(cls, data)
+
+
+def _round_of(message: ChatMessage) -> str:
+    """The model turn's round: the reply's id if its generator gave one, else its calls' ids."""
+    reply_id = (message.meta or {}).get("id")
+    return turn_round(
+        reply_id if isinstance(reply_id, str) else None, (c.id or "" for c in message.tool_calls)
+    )
 
 
 def _pending_message(state: State) -> ChatMessage | None:

@@ -137,9 +137,16 @@ class SignoffConfirmationStrategy:
         context: dict[str, Any] | None,
         *,
         thread_required: bool = False,
+        round: str | None = None,
     ) -> tuple[ToolCall, Scope]:
+        """The signoff call and scope; `round` names the model turn (Haystack's own hook does not
+        say which turn a call is of, so under it each call is a round of its own)."""
         call = ToolCall(
-            name=tool_name, args=dict(tool_params), id=tool_call_id, description=tool_description or None
+            name=tool_name,
+            args=dict(tool_params),
+            id=tool_call_id,
+            description=tool_description or None,
+            round=round,
         )
         return call, scope_from_context(context, self.defaults, thread_required=thread_required)
 

@@ -44,6 +44,7 @@ from signoff import Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, ope
 from .config import ScopeFields, parse_interrupt_on
 from .decisions import ResumeDecisions
 from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
+from .rounds import round_in, round_of
 
 EDIT_NOTICE = (
     "Note: a human reviewer replaced this tool call before it ran. The call recorded in "
@@ -122,19 +123,24 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             return True
         return bool(code.when(request()))
 
-    def _signoff_call(self, tool_call: LcToolCall, request: ToolCallRequest | None = None) -> ToolCall:
+    def _signoff_call(
+        self, tool_call: LcToolCall, request: ToolCallRequest | None = None, *, round: str | None = None
+    ) -> ToolCall:
         if tool_call.get("id") is None:
             raise ValueError(
                 f"Tool call `{tool_call['name']}` has no ID, so its result can't be matched to it. "
                 "Make sure the chat model returns tool call IDs."
             )
         tool = request.tool if request is not None else None
+        if round is None and request is not None:
+            round = round_in(request.state, key(tool_call))
         return ToolCall(
             name=tool_call["name"],
             args=dict(tool_call["args"]),
             id=key(tool_call),
             description=tool.description if tool is not None else None,
             schema=self._schemas.get(tool_call["name"]),
+            round=round,
         )
 
     # -- the model's turn: which tools it is offered ----------------------------------------
@@ -164,13 +170,14 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         turn = self._turn(state, runtime)
         if isinstance(turn, dict) or turn is None:
             return turn
-        gated, scope = turn
-        found = {key(call): self.gate.submit(self._signoff_call(call), scope) for call in gated}
+        gated, scope, round = turn
+        found = {key(call): self.gate.submit(self._signoff_call(call, round=round), scope) for call in gated}
         while pending := [call for call in gated if isinstance(found[key(call)], Pending)]:
             decisions = self._ask(pending, found, state, runtime, scope.thread_id)
             if decisions is not None:
                 decisions[0].apply(decisions[1])
-            found.update({key(call): self.gate.submit(self._signoff_call(call), scope) for call in pending})
+            for call in pending:
+                found[key(call)] = self.gate.submit(self._signoff_call(call, round=round), scope)
         return self._settle(gated, found)
 
     async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
@@ -179,22 +186,23 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         turn = self._turn(state, runtime)
         if isinstance(turn, dict) or turn is None:
             return turn
-        gated, scope = turn
+        gated, scope, round = turn
         found: dict[str, Found] = {}
         for call in gated:
-            found[key(call)] = await self.gate.asubmit(self._signoff_call(call), scope)
+            found[key(call)] = await self.gate.asubmit(self._signoff_call(call, round=round), scope)
         while pending := [call for call in gated if isinstance(found[key(call)], Pending)]:
             decisions = self._ask(pending, found, state, runtime, scope.thread_id)
             if decisions is not None:
                 await asyncio.to_thread(decisions[0].apply, decisions[1])
             for call in pending:
-                found[key(call)] = await self.gate.asubmit(self._signoff_call(call), scope)
+                found[key(call)] = await self.gate.asubmit(self._signoff_call(call, round=round), scope)
         return self._settle(gated, found)
 
     def _turn(
         self, state: AgentState[Any], runtime: Runtime[Any]
-    ) -> tuple[list[LcToolCall], Scope] | dict[str, Any] | None:
-        """The gated calls of the model's last message and the scope; or the update when none asks."""
+    ) -> tuple[list[LcToolCall], Scope, str] | dict[str, Any] | None:
+        """The gated calls of the model's last message, the scope and the turn's round; or the
+        update when none asks."""
         last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
         if last is not None and last.tool_calls:
             config = _run_config()
@@ -205,7 +213,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
                 if self._asks(call, scope, partial(_model_turn_request, call, state, runtime, config))
             ]
             if gated:
-                return gated, scope
+                return gated, scope, round_of(last)
         # Nothing of this turn asks: forget the last turn's decided calls.
         return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agents import Agent, FunctionTool, RunState
@@ -29,6 +29,7 @@ from agents.items import ToolApprovalItem
 
 from signoff import ConfigError, Gate, Outcome, Pending, Scope, ToolCall, ToolEntry
 
+from .._rounds import turn_round
 from .tools import GatedInvoker, is_gated
 
 
@@ -103,10 +104,11 @@ async def submit_all(
     gate: Gate, agent: Agent[Any], items: Sequence[ToolApprovalItem], scope: Scope, *, wait: bool = False
 ) -> list[Found]:
     """Each interruption's request (made once), with its outcome if decided (`wait`: waits for it,
-    until the rule's deadline)."""
+    until the rule's deadline). The SDK interrupts once per model turn: the batch is one round."""
+    round = turn_round(None, (item_call_id(item) for item in items))
     found = []
     for item in items:
-        call = signoff_call(agent, item)
+        call = replace(signoff_call(agent, item), round=round)
         check_editable(gate, agent, item, call, scope)
         result = await (gate.areview(call, scope) if wait else gate.asubmit(call, scope))
         found.append(Found(item, call, result))

@@ -11,9 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic_ai import RunContext
+from pydantic_ai import ModelResponse, RunContext, ToolCallPart
 
 from signoff import Scope
+
+from .._rounds import turn_round
 
 ThreadOf = Callable[[RunContext[Any]], str]
 
@@ -56,3 +58,15 @@ def call_id(ctx: RunContext[Any]) -> str:
             "make sure the model returns tool call IDs"
         )
     return ctx.tool_call_id
+
+
+def round_of(ctx: RunContext[Any]) -> str | None:
+    """The round of the model turn (the `ModelResponse` in the run's messages) that asked for the
+    call: the response's provider id, else its tool calls' ids. None if the call is not found there."""
+    for message in reversed(ctx.messages):
+        if not isinstance(message, ModelResponse):
+            continue
+        ids = [part.tool_call_id for part in message.parts if isinstance(part, ToolCallPart)]
+        if ctx.tool_call_id in ids:
+            return turn_round(message.provider_response_id, ids)
+    return None

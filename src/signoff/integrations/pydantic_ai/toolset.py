@@ -27,7 +27,7 @@ from pydantic_ai.toolsets.abstract import ToolsetTool
 from signoff import Gate, Scope, Suspended, ToolCall, ToolEntry, open_backend
 
 from .results import pending_metadata, tool_value
-from .scope import ScopeFields, ThreadOf, call_id
+from .scope import ScopeFields, ThreadOf, call_id, round_of
 
 
 def default_gate() -> Gate:
@@ -82,6 +82,7 @@ class SignoffApprovalToolset(WrapperToolset[Any]):
             id=call_id(ctx),
             description=tool.tool_def.description,
             schema=tool.tool_def.parameters_json_schema,
+            round=round_of(ctx),
         )
 
         async def run_tool(**final_args: Any) -> Any:

@@ -61,6 +61,17 @@ def auto_decisions(thread_id: str, http: HttpRequest, user: CurrentUser) -> dict
     return {"count": server_of(http).store.count_auto_decisions(thread_id, created_by=user.name)}
 
 
+@router.get("/threads/{thread_id}/auto-rounds", summary="How many rounds your run had auto-decided")
+def auto_rounds(
+    thread_id: str, http: HttpRequest, user: CurrentUser, besides: str | None = None
+) -> dict[str, int]:
+    """The rounds (model turns) of your unattended decisions in that thread, other than `besides`:
+    what `max_auto_resume` caps. A request created without a round is a round alone."""
+    _agent_or_admin(user)
+    store = server_of(http).store
+    return {"count": store.count_auto_rounds(thread_id, besides=besides, created_by=user.name)}
+
+
 @router.post(
     "/threads/{thread_id}/cancel",
     summary="Cancel your run's open requests",

@@ -33,6 +33,11 @@ class NewRequestBody(Body):
     agent: str | None = None
     app: str | None = None
     requester: str | None = None
+    round: str | None = Field(
+        default=None,
+        max_length=512,
+        description="The model turn the call came from: an unattended run's cap counts rounds.",
+    )
     approvers: list[str] | None = Field(
         default=None, description="Users or `group:NAME`; used when the rule names none."
     )

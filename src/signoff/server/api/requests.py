@@ -153,6 +153,7 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> tuple[NewR
         agent=body.agent,
         app=body.app,
         requester=body.requester,
+        round=body.round,
         drafting=body.drafting,
         actor=user.name,
         channel="api",

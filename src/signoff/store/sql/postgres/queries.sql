@@ -4,9 +4,9 @@
 -- name: insert_request
 INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                       answer_schema, agent, app, requester, status, description, rule, created_at,
-                      updated_at, deadline, created_by, no_approvers)
+                      updated_at, deadline, created_by, round, no_approvers)
 VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by,
+        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by, :round,
         COALESCE(json_array_length(CAST(:rule AS json) -> 'approvers'), 0) = 0)
 ON CONFLICT (thread_id, tool_call_id, created_by) DO NOTHING
 RETURNING id;
@@ -129,6 +129,12 @@ SELECT actor FROM decisions WHERE request_id = :request_id AND type = 'approve' 
 -- name: count_auto_decisions
 SELECT count(*) AS n FROM requests
 WHERE created_by = :created_by AND thread_id = :thread_id AND decision ->> 'channel' = 'unattended';
+
+-- name: count_auto_rounds
+-- A request without a round is a round alone; `besides` is the round asking now, not counted.
+SELECT count(DISTINCT COALESCE(round, id)) AS n FROM requests
+WHERE created_by = :created_by AND thread_id = :thread_id AND decision ->> 'channel' = 'unattended'
+  AND COALESCE(round, id) IS DISTINCT FROM CAST(:besides AS text);
 
 -- name: get_execution
 SELECT * FROM executions WHERE request_id = :request_id;
@@ -272,9 +278,9 @@ GROUP BY a.request_id ORDER BY min(a.seq) LIMIT :limit;
 WITH inserted AS (
     INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                           answer_schema, agent, app, requester, status, description, rule, created_at,
-                          updated_at, deadline, created_by, no_approvers)
+                          updated_at, deadline, created_by, round, no_approvers)
     VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-            :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by,
+            :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by, :round,
             cardinality(CAST(:approvers AS text[])) = 0)
     ON CONFLICT (thread_id, tool_call_id, created_by) DO NOTHING
     RETURNING *

@@ -26,6 +26,7 @@ CREATE TABLE requests (
     final_args JSON,
     created_by TEXT NOT NULL,
     no_approvers BOOLEAN NOT NULL DEFAULT FALSE,
+    round TEXT,
     UNIQUE (thread_id, tool_call_id, created_by)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);

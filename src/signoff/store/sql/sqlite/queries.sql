@@ -4,9 +4,9 @@
 -- name: insert_request
 INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                       answer_schema, agent, app, requester, status, description, rule, created_at,
-                      updated_at, deadline, created_by, no_approvers)
+                      updated_at, deadline, created_by, round, no_approvers)
 VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by,
+        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by, :round,
         COALESCE(json_array_length(:rule, '$.approvers'), 0) = 0)
 ON CONFLICT (thread_id, tool_call_id, created_by) DO NOTHING
 RETURNING id;
@@ -128,6 +128,12 @@ SELECT actor FROM decisions WHERE request_id = :request_id AND type = 'approve' 
 -- name: count_auto_decisions
 SELECT count(*) AS n FROM requests
 WHERE created_by = :created_by AND thread_id = :thread_id AND json_extract(decision, '$.channel') = 'unattended';
+
+-- name: count_auto_rounds
+-- A request without a round is a round alone; `besides` is the round asking now, not counted.
+SELECT count(DISTINCT COALESCE(round, id)) AS n FROM requests
+WHERE created_by = :created_by AND thread_id = :thread_id AND json_extract(decision, '$.channel') = 'unattended'
+  AND COALESCE(round, id) IS NOT :besides;
 
 -- name: get_execution
 SELECT * FROM executions WHERE request_id = :request_id;

@@ -25,7 +25,7 @@ CREATE TABLE "requests" (
     decided_at TEXT,
     decision TEXT,
     final_args TEXT,
-    created_by TEXT NOT NULL, no_approvers INTEGER NOT NULL DEFAULT 0,
+    created_by TEXT NOT NULL, no_approvers INTEGER NOT NULL DEFAULT 0, round TEXT,
     UNIQUE (thread_id, tool_call_id, created_by)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
