@@ -7,10 +7,13 @@ nothing, and leaves the store serving: no lock is left held, no reader is left w
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -243,3 +246,15 @@ def test_other_driver_errors_are_store_errors_not_sqlite_exceptions(sqlite_store
         sqlite_store.get_execution(request_id)
     assert sqlite_store.get_request(request_id).status is RequestStatus.APPROVED  # it still reads
     assert finishes(lambda: sqlite_store.record("note", actor="test", channel="test")).seq > 0  # and writes
+
+
+def test_closing_a_store_while_threads_read_ends_their_reads_with_an_error(tmp_path: Path) -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "tests.scripts.close_while_reading", str(tmp_path), "20"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert run.returncode == 0, f"exit {run.returncode} (-11 is a crash):\n{run.stderr[-2000:]}"
+    assert run.stdout.strip() == "closed cleanly"

@@ -50,6 +50,7 @@ class SQLiteStore(SQLiteWrites, Store):
         """The write connection could not even roll back: replace it before the next write."""
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
+        self._reading: set[sqlite3.Connection] = set()  # readers inside a read now
         self._readers_lock = threading.Lock()
         self._batch = None
         self.commits = 0
@@ -82,20 +83,40 @@ class SQLiteStore(SQLiteWrites, Store):
         except sqlite3.Error as exc:
             if reader is not None:
                 self._drop_reader(reader)
+                reader = None
             raise sqlite_error(exc, "the read failed") from exc
+        finally:
+            if reader is not None:
+                self._end_read(reader)
 
     def _reader(self) -> sqlite3.Connection:
+        """This thread's reader, marked as reading: `close()` from another thread leaves it to
+        this thread to close (closing a connection while a query runs on it crashes the process)."""
         reader: sqlite3.Connection | None = getattr(self._local, "reader", None)
         if reader is None:
             reader = connect(self.path, writer=False)
             self._local.reader = reader
-            with self._readers_lock:
+        with self._readers_lock:
+            if self._closed:
+                self._local.reader = None
+                reader.close()
+                self._ensure_open()  # raises: the store was closed meanwhile
+            if reader not in self._readers:
                 self._readers.append(reader)
+            self._reading.add(reader)
         return reader
+
+    def _end_read(self, reader: sqlite3.Connection) -> None:
+        with self._readers_lock:
+            self._reading.discard(reader)
+            closed = self._closed
+        if closed:
+            self._drop_reader(reader)
 
     def _drop_reader(self, reader: sqlite3.Connection) -> None:
         self._local.reader = None
         with self._readers_lock:
+            self._reading.discard(reader)
             if reader in self._readers:
                 self._readers.remove(reader)
         with contextlib.suppress(sqlite3.Error):
@@ -140,5 +161,6 @@ class SQLiteStore(SQLiteWrites, Store):
             self._connection.close()
         with self._readers_lock:
             for reader in self._readers:
-                reader.close()
+                if reader not in self._reading:  # one inside a read is closed by its thread
+                    reader.close()
             self._readers.clear()
