@@ -302,3 +302,16 @@ def test_listings_read_index_ranges_only(
     assert plans, f"{shape}: the store asked no listing query"
     for query, plan in plans:
         assert full_reads(store, query, plan) == [], f"{shape}: {query} reads a whole table:\n{plan}"
+
+
+@pytest.mark.parametrize("query", ["count_auto_decisions", "count_auto_rounds"])
+def test_an_unattended_cap_reads_one_threads_rows_not_all_of_its_agents(
+    sqlite_store: SQLiteStore, query: str
+) -> None:
+    from signoff.store.queries import load_queries
+
+    sql = load_queries("sqlite")[query]
+    params = {"created_by": "agent-07", "thread_id": "cron", "besides": None}
+    with sqlite_store._read() as tx:
+        plan = [row[3] for row in tx._connection.execute(f"EXPLAIN QUERY PLAN {sql}", params)]  # type: ignore[attr-defined]
+    assert any("(thread_id=?" in step for step in plan), plan

@@ -126,13 +126,14 @@ SELECT * FROM decisions WHERE request_id = :request_id ORDER BY created_at, id;
 SELECT actor FROM decisions WHERE request_id = :request_id AND type = 'approve' ORDER BY created_at, id;
 
 -- name: count_auto_decisions
+-- `+created_by`: read the thread's few rows by the (thread_id, …) key, not all of the agent's by creator.
 SELECT count(*) AS n FROM requests
-WHERE created_by = :created_by AND thread_id = :thread_id AND json_extract(decision, '$.channel') = 'unattended';
+WHERE +created_by = :created_by AND thread_id = :thread_id AND json_extract(decision, '$.channel') = 'unattended';
 
 -- name: count_auto_rounds
 -- A request without a round is a round alone; `besides` is the round asking now, not counted.
 SELECT count(DISTINCT COALESCE(round, id)) AS n FROM requests
-WHERE created_by = :created_by AND thread_id = :thread_id AND json_extract(decision, '$.channel') = 'unattended'
+WHERE +created_by = :created_by AND thread_id = :thread_id AND json_extract(decision, '$.channel') = 'unattended'
   AND COALESCE(round, id) IS NOT :besides;
 
 -- name: get_execution
