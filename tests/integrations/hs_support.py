@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from haystack.components.generators.chat import MockChatGenerator
 from haystack.dataclasses import ChatMessage, ToolCall
 from haystack.tools import tool
 
-import signoff
+from tests.integrations.ledger import Ledger
 
 
 class Script:
@@ -33,23 +31,6 @@ def calls(*specs: tuple[str, dict[str, Any], str]) -> ChatMessage:
     return ChatMessage.from_assistant(
         tool_calls=[ToolCall(tool_name=name, arguments=args, id=call_id) for name, args, call_id in specs]
     )
-
-
-class Ledger:
-    """Counts the tools' runs in a file, so that several processes add to one count."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def add(self, tool: str, args: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"tool": tool, "args": args, "key": signoff.idempotency_key()}) + "\n")
-
-    def runs(self, tool: str | None = None) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        rows = [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
-        return [row for row in rows if tool is None or row["tool"] == tool]
 
 
 def make_tools(ledger: Ledger) -> list[Any]:

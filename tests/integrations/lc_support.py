@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -11,7 +9,7 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool, tool
 from pydantic import Field
 
-import signoff
+from tests.integrations.ledger import Ledger
 
 
 class ScriptedModel(GenericFakeChatModel):
@@ -36,23 +34,6 @@ def calls(*specs: tuple[str, dict[str, Any], str]) -> AIMessage:
 
 def script(*turns: AIMessage | str) -> ScriptedModel:
     return ScriptedModel(messages=iter(turns))
-
-
-class Ledger:
-    """Counts the tools' runs in a file, so that several processes add to one count."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def add(self, tool: str, args: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"tool": tool, "args": args, "key": signoff.idempotency_key()}) + "\n")
-
-    def runs(self, tool: str | None = None) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        rows = [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
-        return [row for row in rows if tool is None or row["tool"] == tool]
 
 
 def make_tools(ledger: Ledger) -> list[BaseTool]:

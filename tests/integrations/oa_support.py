@@ -3,36 +3,17 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 from agents import Agent, FunctionTool, function_tool, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-import signoff
+from tests.integrations.ledger import Ledger
 
 set_tracing_disabled(True)
 
 EMAIL = {"to": "alice", "body": "hi"}
 USER = "mail alice, then look up t"
-
-
-class Ledger:
-    """Counts the tools' runs in a file, so that several processes add to one count."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def add(self, tool: str, args: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"tool": tool, "args": args, "key": signoff.idempotency_key()}) + "\n")
-
-    def runs(self, tool: str | None = None) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        rows = [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
-        return [row for row in rows if tool is None or row["tool"] == tool]
 
 
 def make_tools(ledger: Ledger) -> list[FunctionTool]:

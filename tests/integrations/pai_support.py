@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +15,7 @@ from pydantic_ai import ModelMessage, ModelRequest, ModelResponse, TextPart, Too
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.toolsets import FunctionToolset
 
-import signoff
+from tests.integrations.ledger import Ledger
 
 Turn = list[tuple[str, dict[str, Any], str]] | str
 
@@ -59,23 +57,6 @@ def shown(request: ModelRequest) -> list[tuple[Any, ...]]:
         )
         for part in request.parts
     ]
-
-
-class Ledger:
-    """Counts the tools' runs in a file, so that several processes add to one count."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def add(self, tool: str, args: dict[str, Any]) -> None:
-        with self.path.open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"tool": tool, "args": args, "key": signoff.idempotency_key()}) + "\n")
-
-    def runs(self, tool: str | None = None) -> list[dict[str, Any]]:
-        if not self.path.exists():
-            return []
-        rows = [json.loads(line) for line in self.path.read_text(encoding="utf-8").splitlines()]
-        return [row for row in rows if tool is None or row["tool"] == tool]
 
 
 def make_toolset(ledger: Ledger) -> FunctionToolset[Any]:
