@@ -46,6 +46,7 @@ CHECKED = {
     ("python", "Client("): "test_the_client_example_works_against_a_server",
     ("yaml", "hitl_required"): "test_the_rules_example_means_what_the_readme_says",
     ("bash", "signoff users add"): "test_the_identity_commands_run",
+    ("bash", "examples/${framework}_agent.py"): "test_the_framework_examples_run_as_the_readme_says",
     ("text", "src/signoff/"): "test_the_development_tree_is_what_is_there",
 }
 """Each block, by its language and a text only it contains, and the test that runs or checks it."""
@@ -338,6 +339,32 @@ def test_the_identity_commands_run(tmp_path: Path, signoff_on_path: dict[str, st
         assert set(store.group_members()["dba"]) == {"alice"}
     finally:
         store.close()
+
+
+def test_the_framework_examples_run_as_the_readme_says(
+    tmp_path: Path, signoff_on_path: dict[str, str]
+) -> None:
+    block = readme_block("bash", "examples/${framework}_agent.py")
+    venv = tmp_path / ".venv" / "bin"
+    (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    (venv / "python").chmod(0o755)
+    for example in (ROOT / "examples").glob("*_agent.py"):
+        (tmp_path / "examples").mkdir(exist_ok=True)
+        (tmp_path / "examples" / example.name).symlink_to(example)
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=tmp_path,
+        env=signoff_on_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    ran = [line for line in done.stdout.splitlines() if line.startswith("send_email ran")]
+    assert len(ran) == 4 == len(list((ROOT / "examples").glob("*_agent.py"))), done.stdout
+    assert all(line.startswith("send_email ran 1 time(s), idempotency key req_") for line in ran), ran
+    for framework in ("langchain", "haystack", "pydantic_ai", "openai_agents"):
+        assert f"`examples/{framework}_agent.py`" in README  # the table names each one
 
 
 # -- development --------------------------------------------------------------------------------
