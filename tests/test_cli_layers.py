@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from signoff import Gate, Pending, Scope, ToolCall
 from signoff.cli import app
 from signoff.store import SQLiteStore
 
@@ -192,6 +193,21 @@ def test_agent_hitl_disabled_silences_everything(cli: Cli, sqlite_store: SQLiteS
         "hitl_disabled": False,
         "interrupt_on": {"send_email": True},
     }
+
+
+def test_each_agent_heads_its_cards_with_its_own_prefix(cli: Cli, sqlite_store: SQLiteStore) -> None:
+    ok(cli("tool", "set", "send_email", "--requires-approval"))
+    ok(cli("agent", "set", "billing", "--description-prefix", "Billing agent wants to act"))
+    assert sqlite_store.get_layer("agent", "billing") == {"description_prefix": "Billing agent wants to act"}
+    gate = Gate(sqlite_store)
+    call = ToolCall(name="send_email", args={"to": "bob"}, id="c1")
+    billing = gate.submit(call, Scope(thread_id="t1", agent="billing"))
+    other = gate.submit(call, Scope(thread_id="t2", agent="support"))
+    assert isinstance(billing, Pending) and isinstance(other, Pending)
+    assert billing.request.description.splitlines()[0] == "Billing agent wants to act"
+    assert other.request.description.splitlines()[0] == "Tool execution requires approval"
+    ok(cli("agent", "set", "billing", "--description-prefix", ""))  # back to the defaults'
+    assert sqlite_store.get_layer("agent", "billing") == {}
 
 
 def test_agent_clear_and_json_replace(cli: Cli, sqlite_store: SQLiteStore) -> None:

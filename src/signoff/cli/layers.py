@@ -268,12 +268,19 @@ def agent_set(
         str | None, typer.Option(help='Replace all per-tool rules: {"send_email": true, "ls": false, ...}.')
     ] = None,
     clear_interrupt_on: Annotated[bool, typer.Option(help="Remove all per-tool rules.")] = False,
+    description_prefix: Annotated[
+        str | None, typer.Option(help="The first line of this agent's cards ('' goes back to the defaults').")
+    ] = None,
     as_user: AsUser = None,
 ) -> None:
     """Create or update an agent's HITL settings."""
     entry = _current(ctx, "agent", name)
     if hitl_disabled is not None:
         entry["hitl_disabled"] = hitl_disabled
+    if description_prefix:
+        entry["description_prefix"] = description_prefix
+    elif description_prefix is not None:
+        entry.pop("description_prefix", None)
     entry["interrupt_on"] = _switches(
         entry.get("interrupt_on") or {},
         clear=clear_interrupt_on,

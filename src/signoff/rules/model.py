@@ -159,9 +159,11 @@ ToolSwitch: TypeAlias = bool | RuleSettings
 
 
 class AgentEntry(_Strict):
-    """Layer 2: one agent (orchestrator). `hitl_disabled` silences it whatever the app says."""
+    """Layer 2: one agent (orchestrator). `hitl_disabled` silences it whatever the app says;
+    `description_prefix` heads its cards instead of the defaults' (each LangChain agent has its own)."""
 
     hitl_disabled: bool = False
+    description_prefix: str | None = None
     interrupt_on: dict[str, ToolSwitch] = Field(default_factory=dict)
 
     @field_validator("interrupt_on", mode="before")

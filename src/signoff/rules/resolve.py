@@ -210,7 +210,8 @@ class Resolver:
             ask=on,
             allowed_decisions=tuple(settings.get("allowed_decisions") or DECISION_TYPES),
             description=settings.get("description") or defaults.description,
-            description_prefix=defaults.description_prefix,
+            description_prefix=(agent[0].description_prefix if agent is not None else None)
+            or defaults.description_prefix,
             when=settings.get("when"),
             approvers=tuple(settings.get("approvers") or ()),
             deadline=settings.get("deadline") or defaults.deadline,
