@@ -645,6 +645,7 @@ def round_role(sizes: Sizes) -> int:
 
 def compare(ref: str, sizes: Sizes, workdir: Path) -> Report:
     """Rounds alternating the two codes (A B, B A, ...), each in a fresh child process."""
+    (workdir / "compare").mkdir()
     codes = {"now": ROOT / "src", ref: extract(ref, workdir / "compare").src}
     runs: dict[str, dict[str, list[float]]] = {label: {} for label in codes}
     shapes: dict[str, dict[str, Any]] = {}

@@ -129,7 +129,7 @@ class Gate:
         requester: str | None = None,
     ) -> Explanation:
         """Would this call ask, with which decisions, and which layer said so."""
-        return self.resolver().explain(tool, agent, app, args, requester)
+        return self._gate_rules.resolver().explain(tool, agent, app, args, requester)
 
     def _explain_call(self, call: ToolCall, scope: Scope) -> Explanation:
         return self.explain(

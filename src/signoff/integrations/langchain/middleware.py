@@ -39,7 +39,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel
 
-from signoff import Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
+from signoff import Explanation, Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
 
 from .config import ScopeFields, parse_interrupt_on, thread_of
 from .decisions import ResumeDecisions
@@ -108,12 +108,21 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
     # -- which calls ask --------------------------------------------------------------------
 
     def _asks(self, tool_call: LcToolCall, request: Callable[[], ToolCallRequest]) -> bool:
+        explanation = self._rules_ask(tool_call)
+        return explanation is not None and self._code_asks(tool_call, explanation, request)
+
+    def _rules_ask(self, tool_call: LcToolCall) -> Explanation | None:
+        """The rules' answer if they ask about the call, else None."""
         who = self.scope_fields  # the rules need who and where (the thread does not matter)
         explanation = self.gate.explain(
             tool_call["name"], agent=who.agent, app=who.app, args=tool_call["args"], requester=who.requester
         )
-        if not explanation.ask:
-            return False
+        return explanation if explanation.ask else None
+
+    def _code_asks(
+        self, tool_call: LcToolCall, explanation: Explanation, request: Callable[[], ToolCallRequest]
+    ) -> bool:
+        """Whether a call the rules ask about still asks after the entry's Python `when`."""
         code = self._asking.get(tool_call["name"])
         if code is None or code.when is None or explanation.rule.required:
             return True
@@ -199,7 +208,8 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             gated = [
                 call
                 for call in last.tool_calls
-                if self._asks(call, partial(_model_turn_request, call, state, runtime, config))
+                if (asked := self._rules_ask(call)) is not None
+                and self._code_asks(call, asked, partial(_model_turn_request, call, state, runtime, config))
             ]
             if gated:
                 return gated, self.scope_fields.scope_in(thread_id)
