@@ -39,13 +39,16 @@ def overlaid(given: Any, defaults: ScopeDefaults, *, where: str) -> dict[str, An
     merged = defaults.to_dict()
     if given is None:
         return merged
-    if isinstance(given, Scope):
-        merged.update((name, getattr(given, name)) for name in SCOPE_FIELDS)
-    elif isinstance(given, dict | Mapping):  # dict first: the ABC check is the slow one
+    if type(given) is dict or isinstance(given, Mapping):  # `type` first: the ABC check is slow
         if not given.keys() <= _SCOPE_FIELD_SET:
             unknown = sorted(set(given) - _SCOPE_FIELD_SET)
             raise ValueError(f"{where} has unknown keys {unknown}; use {', '.join(SCOPE_FIELDS)}")
-        merged.update((key, value) for key, value in given.items() if value is not None)
+        for key, value in given.items():
+            if value is not None:
+                merged[key] = value
+    elif isinstance(given, Scope):
+        for name in SCOPE_FIELDS:
+            merged[name] = getattr(given, name)
     else:
         raise TypeError(f"{where} must be a signoff.Scope or a dict, got {type(given).__name__}")
     return merged
