@@ -121,7 +121,7 @@ class Resolver:
         args: dict[str, Any] | None = None,
         requester: str | None = None,
     ) -> Explanation:
-        static = self.static(tool, agent, app)
+        static = self._cache.get((tool, agent, app)) or self.static(tool, agent, app)
         if not static.ask or static.rule.required or static.rule.when is None:
             return static
         context = {"args": args or {}, "tool": tool, "agent": agent, "app": app, "requester": requester}

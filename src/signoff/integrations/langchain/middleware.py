@@ -39,9 +39,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel
 
-from signoff import Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
+from signoff import Explanation, Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
 
-from .config import ScopeFields, parse_interrupt_on
+from .config import ScopeFields, parse_interrupt_on, thread_of
 from .decisions import ResumeDecisions
 from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
 from .rounds import round_in, round_of
@@ -108,16 +108,22 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
 
     # -- which calls ask --------------------------------------------------------------------
 
-    def _asks(self, tool_call: LcToolCall, scope: Scope, request: Callable[[], ToolCallRequest]) -> bool:
+    def _asks(self, tool_call: LcToolCall, request: Callable[[], ToolCallRequest]) -> bool:
+        explanation = self._rules_ask(tool_call)
+        return explanation is not None and self._code_asks(tool_call, explanation, request)
+
+    def _rules_ask(self, tool_call: LcToolCall) -> Explanation | None:
+        """The rules' answer if they ask about the call, else None."""
+        who = self.scope_fields  # the rules need who and where (the thread does not matter)
         explanation = self.gate.explain(
-            tool_call["name"],
-            agent=scope.agent,
-            app=scope.app,
-            args=tool_call["args"],
-            requester=scope.requester,
+            tool_call["name"], agent=who.agent, app=who.app, args=tool_call["args"], requester=who.requester
         )
-        if not explanation.ask:
-            return False
+        return explanation if explanation.ask else None
+
+    def _code_asks(
+        self, tool_call: LcToolCall, explanation: Explanation, request: Callable[[], ToolCallRequest]
+    ) -> bool:
+        """Whether a call the rules ask about still asks after the entry's Python `when`."""
         code = self._asking.get(tool_call["name"])
         if code is None or code.when is None or explanation.rule.required:
             return True
@@ -206,14 +212,15 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
         if last is not None and last.tool_calls:
             config = _run_config()
-            scope = self.scope_fields.scope(config)
+            thread_id = thread_of(config)
             gated = [
                 call
                 for call in last.tool_calls
-                if self._asks(call, scope, partial(_model_turn_request, call, state, runtime, config))
+                if (asked := self._rules_ask(call)) is not None
+                and self._code_asks(call, asked, partial(_model_turn_request, call, state, runtime, config))
             ]
             if gated:
-                return gated, scope, round_of(last)
+                return gated, self.scope_fields.scope_in(thread_id), round_of(last)
         # Nothing of this turn asks: forget the last turn's decided calls.
         return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
 
@@ -296,9 +303,10 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         tool_call = request.tool_call
-        scope = self.scope_fields.scope(request.runtime.config)
-        if not self._gated_here(request, scope):
+        thread_id = thread_of(request.runtime.config)
+        if not self._gated_here(request):
             return handler(request)
+        scope = self.scope_fields.scope_in(thread_id)
         produced: list[ToolMessage | Command[Any]] = []
 
         def run_tool(**args: Any) -> dict[str, Any]:
@@ -314,9 +322,10 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         tool_call = request.tool_call
-        scope = self.scope_fields.scope(request.runtime.config)
-        if not self._gated_here(request, scope):
+        thread_id = thread_of(request.runtime.config)
+        if not self._gated_here(request):
             return await handler(request)
+        scope = self.scope_fields.scope_in(thread_id)
         produced: list[ToolMessage | Command[Any]] = []
 
         async def run_tool(**args: Any) -> dict[str, Any]:
@@ -328,9 +337,9 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         )
         return self._result(tool_call, reply, produced)
 
-    def _gated_here(self, request: ToolCallRequest, scope: Scope) -> bool:
+    def _gated_here(self, request: ToolCallRequest) -> bool:
         if self.wait:
-            return self._asks(request.tool_call, scope, lambda: request)
+            return self._asks(request.tool_call, lambda: request)
         decided: dict[str, str] = (request.state or {}).get(DECIDED_KEY) or {}
         return key(request.tool_call) in decided
 
