@@ -399,7 +399,10 @@ def measure_inbox(report: Report, workdir: Path, sizes: Sizes) -> None:
         finally:
             store.close()
         with httpx.Client(base_url=running.url, timeout=30, follow_redirects=True) as browser:
-            signed_in = browser.get("/login", params={"token": login})
+            # A login link's GET shows "Sign in as …"; only its button (a same-site POST) signs in.
+            signed_in = browser.post(
+                "/login", data={"token": login}, headers={"Sec-Fetch-Site": "same-origin"}
+            )
             if signed_in.status_code != 200 or "/login" in str(signed_in.url):
                 report.notes.append("Inbox page skipped: the inbox did not sign in (is it installed?).")
                 return
