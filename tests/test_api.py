@@ -582,8 +582,8 @@ def test_users_and_tokens_through_the_api(people: dict[str, httpx.Client], live_
     created = admin.post("/v1/users", json={"name": "erin", "role": "member"})
     assert created.status_code == 201
     duplicate = admin.post("/v1/users", json={"name": "erin"})
-    assert duplicate.status_code == 422
-    assert "already exists" in error_of(duplicate)[1]
+    assert duplicate.status_code == 409
+    assert error_of(duplicate) == ("AlreadyExists", "user 'erin' already exists")
     token = admin.post("/v1/tokens", json={"user": "erin", "label": "laptop", "expires_in": "1d"}).json()
     with live_server.client(token["token"]) as erin:
         assert erin.get("/v1/me").json()["name"] == "erin"

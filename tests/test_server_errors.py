@@ -216,3 +216,78 @@ def test_the_schema_documents_every_error_answer_with_the_body_the_server_gives(
     assert unknown.status_code == 404
     for answer in (invalid, unknown):
         validator.validate(answer.json())
+
+
+OPEN_BY_NATURE = {
+    # A layer entry is the rule settings an admin wrote: any of the layer's keys, none required.
+    "GET /v1/rules/{kind}/{name}",
+    "PUT /v1/rules/{kind}/{name}",
+    "PATCH /v1/rules/{kind}/{name}",
+    # Group name -> its members: the keys are the groups.
+    "GET /v1/groups",
+}
+
+
+def _shapes(schema: dict[str, Any], components: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The object schemas a JSON answer may be: through $ref, nullable or alternative shapes, arrays."""
+    if "$ref" in schema:
+        yield from _shapes(components[schema["$ref"].rsplit("/", 1)[-1]], components)
+    elif "anyOf" in schema:
+        for alternative in schema["anyOf"]:
+            if alternative != {"type": "null"}:
+                yield from _shapes(alternative, components)
+    elif schema.get("type") == "array":
+        yield from _shapes(schema["items"], components)
+    else:
+        yield schema
+
+
+def test_the_schema_documents_every_success_body_with_its_keys(
+    sqlite_server: LiveServer, agent: httpx.Client
+) -> None:
+    spec = httpx.get(f"{sqlite_server.url}/openapi.json").json()
+    components = spec["components"]["schemas"]
+    checked = 0
+    for path, operations in spec["paths"].items():
+        for method, operation in operations.items():
+            label = f"{method.upper()} {path}"
+            if not path.startswith("/v1/") or label in OPEN_BY_NATURE:
+                continue
+            for status, answer in operation["responses"].items():
+                content = answer.get("content", {})
+                if not status.startswith("2") or "application/json" not in content:
+                    continue
+                for shape in _shapes(content["application/json"]["schema"], components):
+                    assert shape.get("type") == "object" and shape.get("properties"), (label, status, shape)
+                    assert shape.get("required"), (label, status, "no required keys")
+                    assert set(shape["required"]) <= set(shape["properties"]), (label, status)
+                checked += 1
+    assert checked >= 35
+
+    created = ask(agent, tool_call_id="shaped")
+    assert created.status_code == 201
+    request_id = created.json()["id"]
+    for answer, schema in (
+        (created, spec["paths"]["/v1/requests"]["post"]["responses"]["201"]),
+        (
+            agent.get(f"/v1/requests/{request_id}"),
+            spec["paths"]["/v1/requests/{request_id}"]["get"]["responses"]["200"],
+        ),
+        (agent.get("/v1/requests"), spec["paths"]["/v1/requests"]["get"]["responses"]["200"]),
+    ):
+        assert answer.status_code == 200 or answer is created
+        document = {**schema["content"]["application/json"]["schema"], "components": spec["components"]}
+        jsonschema.Draft202012Validator(document).validate(answer.json())
+    assert created.json()["record"]["tool_name"] == "send_email"  # the asking agent's own record, documented
+    view = components["RequestView"]
+    assert "record" in view["properties"] and "record" not in view["required"]
+    assert components["RequestStatus"]["enum"] == [
+        "drafting",
+        "pending",
+        "approved",
+        "edited",
+        "rejected",
+        "responded",
+        "expired",
+        "cancelled",
+    ]

@@ -9,6 +9,7 @@ from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
 from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond, parse_decision
 from .errors import (
     AlreadyDecided,
+    AlreadyExists,
     ApprovalRequiredUnattended,
     AuditBroken,
     AutoResumeExceeded,
@@ -65,6 +66,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AgentEntry",
     "AlreadyDecided",
+    "AlreadyExists",
     "AlwaysAsk",
     "AppEntry",
     "ApprovalRequiredUnattended",

@@ -29,6 +29,7 @@ SignoffError
 │   └── PermissionDenied         authenticated, but this user may not do this (403)
 ├── InvalidInput                 a request body or parameter that cannot be used (422)
 │   ├── IdempotencyKeyReused     an Idempotency-Key sent again with a different call (422)
+│   ├── AlreadyExists            a name that is taken, such as a user's (409)
 │   └── PayloadTooLarge          a body or value over the size limit (413)
 ├── NotFound                     no such user, token or rule entry (404)
 └── RemoteError                  the signoff server could not be reached or answered oddly
@@ -202,6 +203,12 @@ class InvalidInput(SignoffError):
 
 class IdempotencyKeyReused(InvalidInput):
     """This Idempotency-Key was already used for a different call; use a fresh key for each new call."""
+
+
+class AlreadyExists(InvalidInput):
+    """Something by that name exists already."""
+
+    status_code = 409
 
 
 class PayloadTooLarge(InvalidInput):

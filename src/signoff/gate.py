@@ -40,7 +40,7 @@ from .rules.effective import DEFAULT_DEADLINE
 from .rules.model import RuleSet, ToolEntry
 from .rules.resolve import Explanation, Resolver
 from .running import arun_once, run_once
-from .scopes import ScopeState, current_scope, scope_state
+from .scopes import ScopeState, current_scope, effective_scope, scope_state
 from .store import open_store
 from .unattended import decide_unattended
 from .waiting import (
@@ -129,7 +129,7 @@ class Gate:
         requester: str | None = None,
     ) -> Explanation:
         """Would this call ask, with which decisions, and which layer said so."""
-        return self.resolver().explain(tool, agent, app, args, requester)
+        return self._gate_rules.resolver().explain(tool, agent, app, args, requester)
 
     def _explain_call(self, call: ToolCall, scope: Scope) -> Explanation:
         return self.explain(
@@ -156,6 +156,8 @@ class Gate:
         Raises ReviewTimeout if `timeout` seconds pass first; the request stays pending and a
         replay of the same call picks it up.
         """
+        if (unasked := self._unasked(call, scope)) is not None:
+            return unasked
         state = scope_state(scope, self.default_scope)
         call = state.with_call_id(call)
         give_up = give_up_at(timeout)
@@ -170,6 +172,8 @@ class Gate:
         self, call: ToolCall, scope: Scope | None = None, *, timeout: float | None = None
     ) -> Outcome:
         """`review` as a coroutine: waiting holds no thread."""
+        if (unasked := self._unasked(call, scope)) is not None:
+            return unasked
         state = scope_state(scope, self.default_scope)
         call = state.with_call_id(call)
         give_up = give_up_at(timeout)
@@ -190,6 +194,8 @@ class Gate:
 
     def submit(self, call: ToolCall, scope: Scope | None = None) -> Outcome | Pending:
         """The suspending mode: the outcome if there is one already, else `Pending` at once."""
+        if (unasked := self._unasked(call, scope)) is not None:
+            return unasked
         state = scope_state(scope, self.default_scope)
         call = state.with_call_id(call)
         with patience(patience_until(utcnow() + DEFAULT_DEADLINE, None)):  # narrowed once the rule is known
@@ -221,6 +227,18 @@ class Gate:
 
     async def asubmit(self, call: ToolCall, scope: Scope | None = None) -> Outcome | Pending:
         return await asyncio.to_thread(self.submit, call, scope)
+
+    def _unasked(self, call: ToolCall, scope: Scope | None) -> Outcome | None:
+        """The fast path: the outcome of a call with an id that the rules in force (no refresh
+        due: no I/O) do not ask about, as `_open` would plan it; None: plan it in full. Calls
+        without an id take the full path, which numbers them in their scope."""
+        resolver = self._gate_rules.current()
+        if resolver is None or not call.id:
+            return None
+        scope = effective_scope(scope, self.default_scope)
+        if resolver.explain(call.name, scope.agent, scope.app, call.args, scope.requester).ask:
+            return None
+        return not_required(call.name, call.id, call.args)
 
     def _open(self, call: ToolCall, scope: Scope) -> Outcome | Request:
         """Plan the call: an Outcome when nobody needs asking, else its (possibly decided) request."""

@@ -38,6 +38,13 @@ class GateRules:
             self._resolver_now = None
             self._next_refresh = 0.0
 
+    def current(self) -> Resolver | None:
+        """The resolver in force if it needs no refresh (no I/O to answer), else None."""
+        resolver = self._resolver_now
+        if resolver is not None and (self._fixed_rules is not None or time.monotonic() < self._next_refresh):
+            return resolver
+        return None
+
     def resolver(self) -> Resolver:
         resolver = self._resolver_now
         if resolver is not None and (self._fixed_rules is not None or time.monotonic() < self._next_refresh):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import MISSING, asdict, dataclass, fields
 from typing import Any
 
 from ._util import as_text
@@ -72,7 +72,21 @@ class Outcome:
 
 
 def not_required(tool_name: str, tool_call_id: str | None, args: dict[str, Any]) -> Outcome:
-    return Outcome(tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=args)
+    """`Outcome(tool_name=..., execute=True, tool_call_id=..., final_tool_params=args)`, filled in
+    directly: a frozen dataclass's `__init__` sets each field through `object.__setattr__`, and
+    this is the outcome of every call nobody is asked about (the gate's fast path)."""
+    outcome = object.__new__(Outcome)
+    outcome.__dict__.update(
+        _OUTCOME_DEFAULTS,
+        tool_name=tool_name,
+        execute=True,
+        tool_call_id=tool_call_id,
+        final_tool_params=args,
+    )
+    return outcome
+
+
+_OUTCOME_DEFAULTS = {item.name: item.default for item in fields(Outcome) if item.default is not MISSING}
 
 
 def outcome_for(request: Request) -> Outcome:

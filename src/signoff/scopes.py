@@ -44,6 +44,15 @@ current_scope: contextvars.ContextVar[ScopeState | None] = contextvars.ContextVa
 )
 
 
+def effective_scope(scope: Scope | None, default: Scope) -> Scope:
+    """The scope `scope_state` gives a call, without making its state: `scope`, else the
+    enclosing `gate.scope(...)`'s, else `default`."""
+    if scope is not None:
+        return scope
+    state = current_scope.get()
+    return default if state is None else state.scope
+
+
 def scope_state(scope: Scope | None, default: Scope) -> ScopeState:
     """Where a guarded call runs: inside `gate.scope(...)` unless `scope` names another one
     (which then starts afresh), else `default`, afresh."""

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ..calls import Scope
 
 SCOPE_KEY = "signoff"
 SCOPE_FIELDS = tuple(field.name for field in fields(Scope))
+_SCOPE_FIELD_SET = frozenset(SCOPE_FIELDS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -29,7 +30,28 @@ class ScopeDefaults:
     unattended: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(self.__dict__)  # the fields (str, bool): `asdict`'s deep copy is not needed
+
+
+def overlaid(given: Any, defaults: ScopeDefaults, *, where: str) -> dict[str, Any]:
+    """The scope's fields: `defaults` overlaid with `given` (a Scope, a dict of its fields, or
+    None); `where` names the value in errors (e.g. "hook_context['signoff']")."""
+    merged = defaults.to_dict()
+    if given is None:
+        return merged
+    if type(given) is dict or isinstance(given, Mapping):  # `type` first: the ABC check is slow
+        if not given.keys() <= _SCOPE_FIELD_SET:
+            unknown = sorted(set(given) - _SCOPE_FIELD_SET)
+            raise ValueError(f"{where} has unknown keys {unknown}; use {', '.join(SCOPE_FIELDS)}")
+        for key, value in given.items():
+            if value is not None:
+                merged[key] = value
+    elif isinstance(given, Scope):
+        for name in SCOPE_FIELDS:
+            merged[name] = getattr(given, name)
+    else:
+        raise TypeError(f"{where} must be a signoff.Scope or a dict, got {type(given).__name__}")
+    return merged
 
 
 def overlay_scope(
@@ -40,22 +62,11 @@ def overlay_scope(
     thread_prefix: str,
     thread_required: str | None = None,
 ) -> Scope:
-    """`defaults` overlaid with `given` (a Scope, a dict of its fields, or None). `where` names the
-    value in errors (e.g. "hook_context['signoff']"). Without a thread_id, `thread_required` is the
-    error raised (a durable pause needs one); if None, the call gets a thread of its own
-    (`thread_prefix` + a random hex), so nothing is replayable and nothing is mixed up."""
-    if given is None:
-        overlay: dict[str, Any] = {}
-    elif isinstance(given, Scope):
-        overlay = {name: getattr(given, name) for name in SCOPE_FIELDS}
-    elif isinstance(given, Mapping):
-        unknown = sorted(set(given) - set(SCOPE_FIELDS))
-        if unknown:
-            raise ValueError(f"{where} has unknown keys {unknown}; use {', '.join(SCOPE_FIELDS)}")
-        overlay = {key: value for key, value in given.items() if value is not None}
-    else:
-        raise TypeError(f"{where} must be a signoff.Scope or a dict, got {type(given).__name__}")
-    merged = {**defaults.to_dict(), **overlay}
+    """`defaults` overlaid with `given` (see `overlaid`), as a Scope. Without a thread_id,
+    `thread_required` is the error raised (a durable pause needs one); if None, the call gets a
+    thread of its own (`thread_prefix` + a random hex), so nothing is replayable and nothing is
+    mixed up."""
+    merged = overlaid(given, defaults, where=where)
     if not merged.get("thread_id"):
         if thread_required is not None:
             raise ValueError(thread_required)

@@ -122,7 +122,7 @@ class Resolver:
         args: dict[str, Any] | None = None,
         requester: str | None = None,
     ) -> Explanation:
-        static = self.static(tool, agent, app)
+        static = self._cache.get((tool, agent, app)) or self.static(tool, agent, app)
         if not static.ask or static.rule.required or static.rule.when is None:
             return static
         when = static.rule.when

@@ -6,7 +6,7 @@ from datetime import timedelta
 from typing import Any
 
 from .._util import new_id, utcnow
-from ..errors import InvalidInput
+from ..errors import AlreadyExists, InvalidInput
 from ..identity import (
     ROLES,
     Credential,
@@ -46,7 +46,7 @@ class IdentityOps(StoreCore):
                 "insert_user", name=name, role=role, display_name=display_name, email=email, now=utcnow()
             )
             if row is None:
-                raise InvalidInput(f"user {name!r} already exists")
+                raise AlreadyExists(f"user {name!r} already exists")
             self._audit(tx, "user.added", actor=actor, channel=channel, data={"user": name, "role": role})
         return User(name=name, role=role, display_name=display_name, email=email)
 

@@ -21,9 +21,15 @@ from typing import Any
 
 from signoff import Scope
 
-from .._scope import SCOPE_FIELDS, SCOPE_KEY, ScopeDefaults, overlay_scope
+from .._scope import SCOPE_FIELDS, SCOPE_KEY, ScopeDefaults, overlaid, overlay_scope
 
-__all__ = ["SCOPE_FIELDS", "SCOPE_KEY", "ScopeDefaults", "scope_from_context"]
+__all__ = ["SCOPE_FIELDS", "SCOPE_KEY", "ScopeDefaults", "fields_from_context", "scope_from_context"]
+_WHERE = f"hook_context[{SCOPE_KEY!r}]"
+
+
+def fields_from_context(context: Mapping[str, Any] | None, defaults: ScopeDefaults) -> dict[str, Any]:
+    """The scope's fields as `scope_from_context` overlays them (the thread may be None)."""
+    return overlaid((context or {}).get(SCOPE_KEY), defaults, where=_WHERE)
 
 
 def scope_from_context(
@@ -33,7 +39,7 @@ def scope_from_context(
     return overlay_scope(
         (context or {}).get(SCOPE_KEY),
         defaults,
-        where=f"hook_context[{SCOPE_KEY!r}]",
+        where=_WHERE,
         thread_prefix="haystack-",
         thread_required=(
             f"a durable pause needs a thread: pass hook_context={{{SCOPE_KEY!r}: {{'thread_id': ...}}}} "

@@ -23,7 +23,7 @@ from haystack.hooks.human_in_the_loop import ToolExecutionDecision
 
 from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, open_backend
 
-from .context import ScopeDefaults, scope_from_context
+from .context import ScopeDefaults, fields_from_context, scope_from_context
 from .decisions import execution_decision
 
 RulesSpec = RuleSet | dict[str, Any] | str | Path | None
@@ -92,6 +92,8 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
+        if unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context):
+            return unasked
         call, scope = self.plan(
             tool_name, tool_description, tool_params, tool_call_id, confirmation_strategy_context
         )
@@ -106,6 +108,8 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
+        if unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context):
+            return unasked
         call, scope = self.plan(
             tool_name, tool_description, tool_params, tool_call_id, confirmation_strategy_context
         )
@@ -127,6 +131,27 @@ class SignoffConfirmationStrategy:
         return default_from_dict(cls, data)
 
     # -- shared with the durable pause -------------------------------------------------------
+
+    def unasked(
+        self,
+        tool_name: str,
+        tool_params: dict[str, Any],
+        tool_call_id: str | None,
+        context: dict[str, Any] | None,
+    ) -> ToolExecutionDecision | None:
+        """The fast path: the decision for a call with an id that the rules do not ask about
+        (what `gate.review` would answer), made without a Scope or a ToolCall; None: plan it."""
+        if not tool_call_id:
+            return None  # the gate numbers calls without an id in their scope
+        who = fields_from_context(context, self.defaults)
+        explanation = self.gate.explain(
+            tool_name, agent=who["agent"], app=who["app"], args=tool_params, requester=who["requester"]
+        )
+        if explanation.ask:
+            return None
+        return ToolExecutionDecision(
+            tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=dict(tool_params)
+        )
 
     def plan(
         self,

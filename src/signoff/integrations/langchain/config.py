@@ -76,8 +76,11 @@ class ScopeFields:
     unattended: bool = False
 
     def scope(self, config: RunnableConfig | None) -> Scope:
+        return self.scope_in(thread_of(config))
+
+    def scope_in(self, thread_id: str) -> Scope:
         return Scope(
-            thread_id=thread_of(config),
+            thread_id=thread_id,
             agent=self.agent,
             app=self.app,
             requester=self.requester,

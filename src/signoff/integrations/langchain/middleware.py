@@ -42,7 +42,7 @@ from pydantic import BaseModel
 from signoff import Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
 
 from .callables import GatedCall, gating
-from .config import ScopeFields, parse_interrupt_on
+from .config import ScopeFields, parse_interrupt_on, thread_of
 from .decisions import ResumeDecisions
 from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
 from .rounds import round_in, round_of
@@ -108,16 +108,21 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
 
     # -- which calls ask --------------------------------------------------------------------
 
-    def _asks(self, gated: GatedCall, scope: Scope) -> bool:
-        """Whether the rules (a Python `when` among them) ask about the call."""
-        with gating(gated):
-            return self.gate.explain(
-                gated.tool_call["name"],
-                agent=scope.agent,
-                app=scope.app,
-                args=gated.tool_call["args"],
-                requester=scope.requester,
-            ).ask
+    def _asks(self, tool_call: LcToolCall, gated: Callable[[], GatedCall]) -> GatedCall | None:
+        """The call as gated if the rules (a Python `when` among them) ask about it, else None.
+
+        The rules need who and where, not the thread: no Scope is built. A call whose rule says
+        no before any `when` is answered without its LangChain objects; otherwise the `when`
+        (CEL or Python) is evaluated for this call, inside its gating context."""
+        who = self.scope_fields
+        name = tool_call["name"]
+        resolver = self.gate.resolver()
+        if not resolver.static(name, who.agent, who.app).ask:
+            return None
+        call = gated()
+        with gating(call):
+            asks = resolver.explain(name, who.agent, who.app, tool_call["args"], who.requester).ask
+        return call if asks else None
 
     def _submit(self, gated: GatedCall, scope: Scope, round: str) -> Found:
         with gating(gated):
@@ -210,19 +215,15 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
         if last is not None and last.tool_calls:
             config = _run_config()
-            scope = self.scope_fields.scope(config)
-            calls = [
-                GatedCall(
-                    tool_call=call,
-                    state=state,
-                    runtime=runtime,
-                    request=partial(_model_turn_request, call, state, runtime, config),
-                )
+            thread_id = thread_of(config)
+            gated = [
+                asked
                 for call in last.tool_calls
+                if (asked := self._asks(call, partial(_model_turn_call, call, state, runtime, config)))
+                is not None
             ]
-            gated = [call for call in calls if self._asks(call, scope)]
             if gated:
-                return gated, scope, round_of(last)
+                return gated, self.scope_fields.scope_in(thread_id), round_of(last)
         # Nothing of this turn asks: forget the last turn's decided calls.
         return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
 
@@ -295,10 +296,11 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
         tool_call = request.tool_call
-        scope = self.scope_fields.scope(request.runtime.config)
-        gated = _tools_node_call(request)
-        if not self._gated_here(gated, scope):
+        thread_id = thread_of(request.runtime.config)
+        gated = self._gated_here(request)
+        if gated is None:
             return handler(request)
+        scope = self.scope_fields.scope_in(thread_id)
         produced: list[ToolMessage | Command[Any]] = []
 
         def run_tool(**args: Any) -> dict[str, Any]:
@@ -317,10 +319,11 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
         tool_call = request.tool_call
-        scope = self.scope_fields.scope(request.runtime.config)
-        gated = _tools_node_call(request)
-        if not self._gated_here(gated, scope):
+        thread_id = thread_of(request.runtime.config)
+        gated = self._gated_here(request)
+        if gated is None:
             return await handler(request)
+        scope = self.scope_fields.scope_in(thread_id)
         produced: list[ToolMessage | Command[Any]] = []
 
         async def run_tool(**args: Any) -> dict[str, Any]:
@@ -333,11 +336,12 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             )
         return self._result(tool_call, reply, produced)
 
-    def _gated_here(self, gated: GatedCall, scope: Scope) -> bool:
+    def _gated_here(self, request: ToolCallRequest) -> GatedCall | None:
+        """The call as gated if this node gates it, else None."""
         if self.wait:
-            return self._asks(gated, scope)
-        decided: dict[str, str] = (gated.state or {}).get(DECIDED_KEY) or {}
-        return key(gated.tool_call) in decided
+            return self._asks(request.tool_call, partial(_tools_node_call, request))
+        decided: dict[str, str] = (request.state or {}).get(DECIDED_KEY) or {}
+        return _tools_node_call(request) if key(request.tool_call) in decided else None
 
     def _result(
         self, tool_call: LcToolCall, reply: Reply, produced: list[ToolMessage | Command[Any]]
@@ -385,6 +389,17 @@ def _run_config() -> RunnableConfig:
 def _tools_node_call(request: ToolCallRequest) -> GatedCall:
     return GatedCall(
         tool_call=request.tool_call, state=request.state, runtime=request.runtime, request=lambda: request
+    )
+
+
+def _model_turn_call(
+    tool_call: LcToolCall, state: AgentState[Any], runtime: Runtime[Any], config: RunnableConfig
+) -> GatedCall:
+    return GatedCall(
+        tool_call=tool_call,
+        state=state,
+        runtime=runtime,
+        request=partial(_model_turn_request, tool_call, state, runtime, config),
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from signoff import Scope
 
-from .._scope import SCOPE_KEY, ScopeDefaults, overlay_scope
+from .._scope import SCOPE_KEY, ScopeDefaults, overlaid, overlay_scope
 
 _bound_defaults: ContextVar[ScopeDefaults | None] = ContextVar("signoff_openai_agents_scope", default=None)
 
@@ -43,13 +43,21 @@ def given_scope(context: Any) -> Any:
     return getattr(context, SCOPE_KEY, None)
 
 
+def fields_of(context: Any, defaults: ScopeDefaults) -> dict[str, Any]:
+    """The scope's fields as `scope_of` overlays them (the thread may be None: none is made up)."""
+    return overlaid(given_scope(context), _bound_defaults.get() or defaults, where=_WHERE)
+
+
+_WHERE = f"the run context's {SCOPE_KEY!r}"
+
+
 def scope_of(context: Any, defaults: ScopeDefaults, *, thread_required: bool = False) -> Scope:
     """The scope of one call: the bound (or the adapter's) defaults overlaid with the run context's."""
     base = _bound_defaults.get() or defaults
     return overlay_scope(
         given_scope(context),
         base,
-        where=f"the run context's {SCOPE_KEY!r}",
+        where=_WHERE,
         thread_prefix="openai-agents-",
         thread_required=(
             "a paused Agents SDK run needs a thread: pass thread_id= to SignoffApproval.run (or "

@@ -26,10 +26,10 @@ from typing import Any
 from agents import FunctionTool, RunContextWrapper, function_tool
 from agents.tool_context import ToolContext
 
-from signoff import Gate, Scope, ToolCall, ToolEntry
+from signoff import Gate, ToolCall, ToolEntry
 
 from .._scope import ScopeDefaults
-from .context import scope_of
+from .context import fields_of, scope_of
 
 Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
 
@@ -69,18 +69,17 @@ class GatedInvoker:
         return reply.value
 
 
-def asks(gate: Gate, tool_name: str, args: dict[str, Any], scope: Scope) -> bool:
-    """Whether the rules send this call to a person."""
-    return gate.explain(tool_name, agent=scope.agent, app=scope.app, args=args, requester=scope.requester).ask
-
-
 def signoff_needs_approval(
     gate: Gate, tool_name: str, defaults: ScopeDefaults
 ) -> Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]:
     """A `needs_approval` predicate for `tool_name` that asks the gate's rules."""
 
     async def needs_approval(ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
-        return asks(gate, tool_name, params, scope_of(ctx.context, defaults))
+        # the rules need who and where, not the thread: no Scope is made (nor a thread made up)
+        who = fields_of(ctx.context, defaults)
+        return gate.explain(
+            tool_name, agent=who["agent"], app=who["app"], args=params, requester=who["requester"]
+        ).ask
 
     needs_approval.__signoff__ = True  # type: ignore[attr-defined]
     return needs_approval

@@ -56,10 +56,11 @@ class SignoffApprovalToolset(WrapperToolset[Any]):
             tools[name] = replace(tool, tool_def=replace(tool.tool_def, kind="function"))
         return tools
 
-    def asks(self, name: str, args: dict[str, Any], scope: Scope) -> bool:
-        """Whether signoff's rules gate this call (the predicate `approval_required` takes)."""
+    def asks(self, name: str, args: dict[str, Any], who: Scope | ScopeFields) -> bool:
+        """Whether signoff's rules gate this call (the predicate `approval_required` takes); `who`:
+        the scope, or the fields it is made of (the thread does not matter to the rules)."""
         explanation = self.gate.explain(
-            name, agent=scope.agent, app=scope.app, args=args, requester=scope.requester
+            name, agent=who.agent, app=who.app, args=args, requester=who.requester
         )
         return explanation.ask
 
@@ -67,6 +68,8 @@ class SignoffApprovalToolset(WrapperToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         thread = self.fields.thread(ctx)
+        if not ctx.tool_call_approved and not self.asks(name, tool_args, self.fields):
+            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
         scope = self.fields.scope(thread)
         args = tool_args
         if ctx.tool_call_approved:
@@ -74,8 +77,6 @@ class SignoffApprovalToolset(WrapperToolset[Any]):
             request = await asyncio.to_thread(self.gate.store.find_request, thread, call_id(ctx))
             if request is not None:
                 args = request.args
-        elif not self.asks(name, tool_args, scope):
-            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
         call = ToolCall(
             name=name,
             args=dict(args),

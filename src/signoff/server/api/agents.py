@@ -22,6 +22,9 @@ from ..idempotency import DOCUMENTED as IDEMPOTENT
 from ..idempotency import Answer, answer_once
 from ..limits import MAX_INTEGER
 from .models import MemoryBody, ThreadCancelBody
+from .request_views import CancelledCount
+from .shown import ShownAs, shown_as
+from .views import Count, Remembered
 
 router = APIRouter(prefix="/v1", tags=["agents"], responses=API_ERRORS)
 log = logging.getLogger("signoff.server")
@@ -49,13 +52,17 @@ def remember(body: MemoryBody, http: HttpRequest, user: CurrentUser) -> Response
 
 
 @router.get("/memory", summary="Was this approved before (AskOnce)?")
-def recall(http: HttpRequest, user: CurrentUser, scope_key: str, fingerprint: str) -> dict[str, bool]:
+def recall(
+    http: HttpRequest, user: CurrentUser, scope_key: str, fingerprint: str
+) -> Annotated[dict[str, bool], ShownAs(Remembered)]:
     _agent_or_admin(user)
     return {"remembered": server_of(http).store.recall(f"{user.name}:{scope_key}", fingerprint)}
 
 
 @router.get("/threads/{thread_id}/auto-decisions", summary="How many unattended decisions your run made")
-def auto_decisions(thread_id: str, http: HttpRequest, user: CurrentUser) -> dict[str, int]:
+def auto_decisions(
+    thread_id: str, http: HttpRequest, user: CurrentUser
+) -> Annotated[dict[str, int], ShownAs(Count)]:
     """Thread ids are per agent: this counts only the requests you created in that thread."""
     _agent_or_admin(user)
     return {"count": server_of(http).store.count_auto_decisions(thread_id, created_by=user.name)}
@@ -64,7 +71,7 @@ def auto_decisions(thread_id: str, http: HttpRequest, user: CurrentUser) -> dict
 @router.get("/threads/{thread_id}/auto-rounds", summary="How many rounds your run had auto-decided")
 def auto_rounds(
     thread_id: str, http: HttpRequest, user: CurrentUser, besides: str | None = None
-) -> dict[str, int]:
+) -> Annotated[dict[str, int], ShownAs(Count)]:
     """The rounds (model turns) of your unattended decisions in that thread, other than `besides`:
     what `max_auto_resume` caps. A request created without a round is a round alone."""
     _agent_or_admin(user)
@@ -76,6 +83,7 @@ def auto_rounds(
     "/threads/{thread_id}/cancel",
     summary="Cancel your run's open requests",
     response_model=None,
+    responses=shown_as(CancelledCount),
     openapi_extra=IDEMPOTENT,
 )
 async def cancel_thread(

@@ -17,6 +17,8 @@ from ..access import CurrentUser, require_admin
 from ..context import server_of
 from ..errors import API_ERRORS, ErrorBody
 from ..limits import MAX_INTEGER
+from .shown import ShownAs
+from .views import AnchorView, AuditPage, AuditReportView
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"], responses=API_ERRORS)
 JSON_LINES = "application/x-ndjson"
@@ -33,7 +35,7 @@ def audit(
         int, Query(ge=0, le=MAX_INTEGER, description="Only entries after this sequence number.")
     ] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-) -> dict[str, Any]:
+) -> Annotated[dict[str, Any], ShownAs(AuditPage)]:
     require_admin(user)
     entries = []
     for entry in server_of(http).store.audit_entries(
@@ -83,7 +85,7 @@ def verify(
             "also check that the log still extends it."
         ),
     ] = None,
-) -> dict[str, Any]:
+) -> Annotated[dict[str, Any], ShownAs(AuditReportView)]:
     """`ok` is false, with the problems listed, when an entry was edited, deleted or cut off, the
     head was moved back, a guarding table or trigger is missing, the log no longer extends the
     anchor, or a request's status or final args differ from what its entries recorded."""
@@ -107,7 +109,7 @@ def verify(
         }
     },
 )
-def anchor(http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
+def anchor(http: HttpRequest, user: CurrentUser) -> Annotated[dict[str, Any], ShownAs(AnchorView)]:
     """`{"seq", "hash", "anchor": "SEQ:HASH"}`. Keep `anchor` where the database's writers cannot
     reach it; `/v1/audit/verify?anchor=SEQ:HASH` later proves nothing up to it was rewritten."""
     require_admin(user)

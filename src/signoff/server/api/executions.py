@@ -12,6 +12,8 @@ from ..access import CurrentUser, request_view
 from ..context import server_of
 from ..errors import API_ERRORS
 from ..executions import visible_executions
+from .request_views import ExecutionPage
+from .shown import ShownAs
 
 router = APIRouter(prefix="/v1/executions", tags=["executions"], responses=API_ERRORS)
 
@@ -29,7 +31,7 @@ def list_executions(
     ] = ExecutionStatus.IN_DOUBT,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(description="`next_cursor` of the previous page.")] = None,
-) -> dict[str, Any]:
+) -> Annotated[dict[str, Any], ShownAs(ExecutionPage)]:
     """Only executions of requests the caller may see. To let an in-doubt or failed call run
     again: `POST /v1/requests/{id}/execution` with `{"action": "reset"}` (people only)."""
     views, next_cursor = visible_executions(

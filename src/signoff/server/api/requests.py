@@ -42,8 +42,20 @@ from ..refusals import audit_refusal
 from ..request_rules import governed_rule
 from .bodies import documented, read_body
 from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
+from .request_views import (
+    DecisionView,
+    DeliveryView,
+    ExecutionActionAnswer,
+    ExecutionView,
+    RequestPage,
+    RequestView,
+)
+from .shown import ShownAs, shown_as
+from .views import AuditEntryView
 
 router = APIRouter(prefix="/v1/requests", tags=["requests"], responses=API_ERRORS)
+RequestJSON = Annotated[dict[str, Any], ShownAs(RequestView)]
+SENDS_REQUEST = shown_as(RequestView)
 
 MAX_WAIT_SECONDS = 60.0
 
@@ -54,10 +66,8 @@ MAX_WAIT_SECONDS = 60.0
     summary="Ask for a decision (get-or-create)",
     response_model=None,
     responses={
-        200: {
-            "description": "The request you created before for the same call",
-            "content": {"application/json": {"schema": {}}},
-        }
+        **shown_as(RequestView, 201, "The new request"),
+        **shown_as(RequestView, 200, "The request you created before for the same call"),
     },
     openapi_extra={**documented(NewRequestBody), **IDEMPOTENT},
 )
@@ -175,7 +185,7 @@ def list_requests(
     q: Annotated[str | None, Query(description="Search tool, description, thread and agent.")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     cursor: str | None = None,
-) -> dict[str, Any]:
+) -> Annotated[dict[str, Any], ShownAs(RequestPage)]:
     statuses = None
     if status:
         statuses = [part.strip() for part in status.split(",") if part.strip()]
@@ -207,7 +217,7 @@ def list_requests(
 
 
 @router.get("/{request_id}", summary="One request")
-def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any]:
+def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> RequestJSON:
     request = visible_request(server_of(http).store, request_id, caller.user, channel=caller.channel)
     return request_view(request, caller.user)
 
@@ -216,7 +226,7 @@ def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> di
     "/{request_id}/decision",
     summary="Decide: approve, edit, reject or respond",
     response_model=None,
-    responses=EXPIRED,
+    responses={**EXPIRED, **SENDS_REQUEST},
     openapi_extra={**documented(DecisionBody), **IDEMPOTENT},
 )
 async def decide(request_id: str, http: HttpRequest) -> Response:
@@ -239,7 +249,11 @@ async def decide(request_id: str, http: HttpRequest) -> Response:
 
 
 @router.post(
-    "/{request_id}/cancel", summary="Cancel an open request", response_model=None, openapi_extra=IDEMPOTENT
+    "/{request_id}/cancel",
+    summary="Cancel an open request",
+    response_model=None,
+    responses=SENDS_REQUEST,
+    openapi_extra=IDEMPOTENT,
 )
 async def cancel(
     request_id: str, http: HttpRequest, caller: CurrentCaller, body: CancelBody | None = None
@@ -260,6 +274,7 @@ async def cancel(
     "/{request_id}",
     summary="Append streamed args to a draft, or mark it ready",
     response_model=None,
+    responses=SENDS_REQUEST,
     openapi_extra=IDEMPOTENT,
 )
 async def update_draft(
@@ -283,7 +298,7 @@ async def wait(
     http: HttpRequest,
     caller: CurrentCaller,
     timeout: Annotated[float, Query(ge=0, le=MAX_WAIT_SECONDS)] = 30.0,
-) -> dict[str, Any]:
+) -> RequestJSON:
     """Returns the request when it is decided, expired or cancelled, or, after `timeout`
     seconds, as it is then (still pending: ask again)."""
     store = server_of(http).store
@@ -312,28 +327,36 @@ def _expired(store: Store, request_id: str) -> Request:
 
 
 @router.get("/{request_id}/decisions", summary="Every decision on a request (a quorum's votes)")
-def decisions(request_id: str, http: HttpRequest, caller: CurrentCaller) -> list[dict[str, Any]]:
+def decisions(
+    request_id: str, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[list[dict[str, Any]], ShownAs(list[DecisionView])]:
     store = server_of(http).store
     request = visible_request(store, request_id, caller.user, channel=caller.channel)
     return [record.to_dict(request.rule.redact) for record in store.decisions(request_id)]
 
 
 @router.get("/{request_id}/audit", summary="A request's audit trail")
-def request_audit(request_id: str, http: HttpRequest, caller: CurrentCaller) -> list[dict[str, Any]]:
+def request_audit(
+    request_id: str, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[list[dict[str, Any]], ShownAs(list[AuditEntryView])]:
     store = server_of(http).store
     visible_request(store, request_id, caller.user, channel=caller.channel)
     return [entry.to_dict() for entry in store.audit_entries(request_id=request_id)]
 
 
 @router.get("/{request_id}/deliveries", summary="Where the request was shown or sent")
-def request_deliveries(request_id: str, http: HttpRequest, caller: CurrentCaller) -> list[dict[str, Any]]:
+def request_deliveries(
+    request_id: str, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[list[dict[str, Any]], ShownAs(list[DeliveryView])]:
     store = server_of(http).store
     visible_request(store, request_id, caller.user, channel=caller.channel)
     return [delivery.to_dict() for delivery in store.deliveries_for(request_id)]
 
 
 @router.get("/{request_id}/execution", summary="The execution record (null before any)")
-def get_execution(request_id: str, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any] | None:
+def get_execution(
+    request_id: str, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any] | None, ShownAs(ExecutionView | None)]:
     store = server_of(http).store
     visible_request(store, request_id, caller.user, channel=caller.channel)
     execution = store.get_execution(request_id)
@@ -344,6 +367,7 @@ def get_execution(request_id: str, http: HttpRequest, caller: CurrentCaller) -> 
     "/{request_id}/execution",
     summary="Claim, renew, finish or reset the execution",
     response_model=None,
+    responses=shown_as(ExecutionActionAnswer),
     openapi_extra=IDEMPOTENT,
 )
 async def execution(

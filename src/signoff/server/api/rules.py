@@ -14,8 +14,11 @@ from ..context import server_of
 from ..declared import declared_for
 from ..errors import API_ERRORS
 from ..limits import read_json
+from .shown import ShownAs
+from .views import DeclaredRuleView, Deleted, ExplanationView, RulesView
 
 router = APIRouter(prefix="/v1", tags=["rules"], responses=API_ERRORS)
+RulesJSON = Annotated[dict[str, Any], ShownAs(RulesView)]
 DEFAULTS_NAME = "-"
 """The name used in paths for the one `defaults` entry."""
 
@@ -27,13 +30,15 @@ def _kind(kind: str) -> LayerKind:
 
 
 @router.get("/rules", summary="The rules: every layer, and their version")
-def get_rules(http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
+def get_rules(http: HttpRequest, user: CurrentUser) -> RulesJSON:
     store = server_of(http).store
     return {"version": store.rules_version(), "rules": store.load_rules().to_dict()}
 
 
 @router.get("/rules/declared", summary="The rules agents declared in their own code, as seen in requests")
-def get_declared_rules(http: HttpRequest, user: CurrentUser) -> list[dict[str, Any]]:
+def get_declared_rules(
+    http: HttpRequest, user: CurrentUser
+) -> Annotated[list[dict[str, Any]], ShownAs(list[DeclaredRuleView])]:
     """One entry per (agent's user, tool): the rule last sent, where it came from (`rule.origin`),
     when it was first and last seen, and whose rule decides who decides for that tool here
     (`decides`: `server`, `agent` or `defaults`)."""
@@ -43,7 +48,7 @@ def get_declared_rules(http: HttpRequest, user: CurrentUser) -> list[dict[str, A
 @router.put("/rules", summary="Replace all the rules (admins)")
 def put_rules(
     http: HttpRequest, caller: CurrentCaller, rules: Annotated[dict[str, Any], Body()]
-) -> dict[str, Any]:
+) -> RulesJSON:
     require_admin(caller.user)
     store = server_of(http).store
     ruleset = RuleSet.from_dict(rules)
@@ -87,7 +92,9 @@ def patch_layer(
 
 
 @router.delete("/rules/{kind}/{name}", summary="Delete one layer entry (admins)")
-def delete_layer(kind: str, name: str, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any]:
+def delete_layer(
+    kind: str, name: str, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any], ShownAs(Deleted)]:
     require_admin(caller.user)
     deleted = server_of(http).store.delete_layer(
         _kind(kind), "" if name == DEFAULTS_NAME else name, actor=caller.user.name, channel=caller.channel
@@ -104,7 +111,7 @@ def explain(
     app: str | None = None,
     requester: str | None = None,
     args: Annotated[str | None, Query(description="The call's args as a JSON object.")] = None,
-) -> dict[str, Any]:
+) -> Annotated[dict[str, Any], ShownAs(ExplanationView)]:
     parsed: dict[str, Any] | None = None
     if args is not None:
         parsed = read_json(args, "args")

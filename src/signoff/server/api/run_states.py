@@ -8,7 +8,7 @@ only the agent that saved a thread's state can read it (people cannot; they see 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Response
 from fastapi import Request as HttpRequest
@@ -21,6 +21,8 @@ from ..access import CurrentUser
 from ..context import server_of
 from ..errors import API_ERRORS
 from .models import Body
+from .shown import ShownAs
+from .views import KeptRunState, RunStateView
 
 router = APIRouter(prefix="/v1/threads", tags=["agents"], responses=API_ERRORS)
 
@@ -51,14 +53,16 @@ def _view(record: RunStateRecord) -> dict[str, Any]:
 @router.put("/{thread_id}/run-state", summary="Keep your paused run's state (replacing the one kept)")
 def save_run_state(
     thread_id: str, body: RunStateBody, http: HttpRequest, user: CurrentUser
-) -> dict[str, Any]:
+) -> Annotated[dict[str, Any], ShownAs(RunStateView)]:
     _agent_or_admin(user)
     store = server_of(http).store
     return _view(store.save_run_state(thread_id, body.state, kind=body.kind, created_by=user.name))
 
 
 @router.get("/{thread_id}/run-state", summary="Your paused run's state, if one is kept")
-def load_run_state(thread_id: str, http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
+def load_run_state(
+    thread_id: str, http: HttpRequest, user: CurrentUser
+) -> Annotated[dict[str, Any], ShownAs(KeptRunState)]:
     """`run_state` is null when you keep none for this thread (another agent's is never shown)."""
     _agent_or_admin(user)
     record = server_of(http).store.load_run_state(thread_id, created_by=user.name)

@@ -1,0 +1,709 @@
+"""Adapter benchmarks: a call that needs no approval, through each framework's own HITL hook and
+through signoff's adapter for the same call; and a decided call's wake-up through each adapter.
+
+    .venv/bin/python bench/adapters.py [--quick]
+
+Prints one table (measurement, value, target, met) and writes bench/results/adapters.json.
+
+1. Hook cost (issue 9: "costs no more than the framework's own HITL hook for the same call"):
+   one ungated call (`search`; the rules, kept in a SQLite store, gate only `send_email`),
+   the framework's hook and signoff's run in turns (A B, B A, ...) in the same loop, medians
+   of the per-call time over the rounds, and their ratio within the run:
+   - LangChain: `HumanInTheLoopMiddleware.after_model` / `wrap_tool_call` against
+     `SignoffMiddleware`'s (durable, and `wait=True`), on a state whose last AIMessage has the
+     one call; run inside a runnable config carrying the thread_id, as in a graph.
+   - Haystack: `BlockingConfirmationStrategy(NeverAskPolicy(), ...).run` against
+     `SignoffConfirmationStrategy.run` (what `ConfirmationHook` calls per tool call).
+   - Pydantic AI: `approval_required(predicate)`'s `call_tool` against `signoff_approval`'s, both
+     wrapping a toolset whose `call_tool` returns at once.
+   - OpenAI Agents: the SDK's `evaluate_function_tool_approval` for a tool with
+     `needs_approval=False`, with a `needs_approval` function that says no (the SDK's own
+     conditional approval), and with signoff's predicate.
+2. The gate's own cost for the same call: `gate.review`, `gate.submit`, `gate.explain`.
+3. Wake-up: a request is made, a waiter blocks in the adapter's waiting mode (or in
+   `gate.review` / `gate.areview`), another thread decides; the time from `decide()` returning
+   (committed) to the waiter returning, on CLOCK_MONOTONIC. The modes run in turns, the p50
+   of each is compared with the gate's own (sync adapters with `review`, async with `areview`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from core import (
+    Metric,
+    Report,
+    Target,
+    machine_info,
+    percentile,
+    print_report,
+    progress,
+    wait_until_watched,
+    write_results,
+)
+from signoff import Approve, Gate, Pending, RuleSet, Scope, ToolCall
+from signoff.store import SQLiteStore, Store
+from waiters import ROOT, extract
+
+RESULTS_PATH = Path(__file__).resolve().parent / "results" / "adapters.json"
+RULES = {"tools": {"send_email": {"requires_approval": True}, "search": {"requires_approval": False}}}
+THREAD = "bench-adapters"
+SEARCH_ARGS = {"query": "weather in Paris"}
+EMAIL_ARGS = {"to": "bob@example.com", "subject": "Quarterly report", "body": "Numbers attached."}
+HOOK_RATIO_TARGET = 1.0
+"""signoff's hook / the framework's own, for a call that needs no approval."""
+WAKEUP_EXTRA_P50_TARGET_MS = 1.0
+"""An adapter's wake-up p50 minus the gate's own."""
+RESUME_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Sizes:
+    calls: int
+    rounds: int
+    wakeups: int
+    wakeup_warmups: int
+
+
+FULL = Sizes(calls=20_000, rounds=15, wakeups=150, wakeup_warmups=10)
+QUICK = Sizes(calls=5_000, rounds=5, wakeups=30, wakeup_warmups=3)
+
+Hook = Callable[[], object]
+AsyncHook = Callable[[], Awaitable[object]]
+
+
+# -- timing -----------------------------------------------------------------------------------
+
+
+def sync_ns(hook: Hook, calls: int) -> float:
+    start = time.perf_counter_ns()
+    for _ in range(calls):
+        hook()
+    return (time.perf_counter_ns() - start) / calls
+
+
+def async_ns(hook: AsyncHook, calls: int, loop: asyncio.AbstractEventLoop) -> float:
+    async def many() -> float:
+        start = time.perf_counter_ns()
+        for _ in range(calls):
+            await hook()
+        return (time.perf_counter_ns() - start) / calls
+
+    return loop.run_until_complete(many())
+
+
+@dataclass(frozen=True)
+class Side:
+    label: str
+    measure: Callable[[int], float]
+    """ns per call over that many calls."""
+
+
+def interleaved(sides: list[Side], sizes: Sizes) -> dict[str, list[float]]:
+    """Every side once per round, the order reversed every other round, after a warm-up."""
+    for side in sides:
+        side.measure(max(sizes.calls // 10, 100))
+    runs: dict[str, list[float]] = {side.label: [] for side in sides}
+    for number in range(sizes.rounds):
+        for side in sides if number % 2 == 0 else reversed(sides):
+            runs[side.label].append(side.measure(sizes.calls))
+    return runs
+
+
+def report_pair(
+    report: Report, key: str, section: str, runs: dict[str, list[float]], framework: str, signoff: list[str]
+) -> None:
+    """The framework's hook, signoff's, and the ratio of each signoff side to it."""
+    own = statistics.median(runs[framework])
+    report.add(Metric(section, f"{key}_framework", framework, own, "ns", details={"rounds": runs[framework]}))
+    for number, label in enumerate(signoff):
+        ours = statistics.median(runs[label])
+        suffix = "" if number == 0 else f"_{number + 1}"
+        report.add(
+            Metric(section, f"{key}_signoff{suffix}", label, ours, "ns", details={"rounds": runs[label]})
+        )
+        report.add(
+            Metric(
+                section,
+                f"{key}_ratio{suffix}",
+                f"{label} / framework's",
+                ours / own,
+                "x",
+                Target("<=", HOOK_RATIO_TARGET),
+            )
+        )
+
+
+def check(condition: bool, what: str) -> None:
+    if not condition:
+        raise RuntimeError(f"benchmark setup is wrong: {what}")
+
+
+# -- 1. hooks ---------------------------------------------------------------------------------
+
+
+def langchain_hooks(gate: Gate) -> tuple[list[Side], Callable[[], None]]:
+    from langchain.agents.middleware import HumanInTheLoopMiddleware
+    from langchain.agents.middleware.types import ToolCallRequest
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+    from langchain_core.runnables.config import var_child_runnable_config
+    from langchain_core.tools import tool
+    from langgraph.prebuilt.tool_node import ToolRuntime
+    from langgraph.runtime import Runtime
+
+    from signoff.integrations.langchain import SignoffMiddleware
+
+    @tool
+    def search(query: str) -> str:
+        """Search the web."""
+        return query
+
+    config: Any = {"configurable": {"thread_id": THREAD}}
+    token = var_child_runnable_config.set(config)
+    call: Any = {"name": "search", "args": SEARCH_ARGS, "id": "lc-1", "type": "tool_call"}
+    state: Any = {"messages": [HumanMessage("weather?"), AIMessage("", tool_calls=[call])]}
+    runtime: Any = Runtime()
+    tool_runtime: Any = ToolRuntime(
+        state=state,
+        context=None,
+        config=config,
+        stream_writer=lambda _: None,
+        tool_call_id="lc-1",
+        store=None,
+    )
+    request = ToolCallRequest(tool_call=call, tool=search, state=state, runtime=tool_runtime)
+    answer = ToolMessage("sunny", tool_call_id="lc-1")
+
+    def handler(_: Any) -> ToolMessage:
+        return answer
+
+    stock = HumanInTheLoopMiddleware(interrupt_on={"send_email": True})
+    durable = SignoffMiddleware(interrupt_on={"send_email": True}, gate=gate)
+    waiting = SignoffMiddleware(interrupt_on={"send_email": True}, gate=gate, wait=True)
+    check(stock.after_model(state, runtime) is None, "stock after_model lets search through")
+    check(durable.after_model(state, runtime) is None, "signoff after_model lets search through")
+    check(waiting.wrap_tool_call(request, handler) is answer, "signoff wrap_tool_call runs search")
+    sides = [
+        Side(
+            "after_model: HumanInTheLoopMiddleware",
+            lambda n: sync_ns(lambda: stock.after_model(state, runtime), n),
+        ),
+        Side(
+            "after_model: SignoffMiddleware",
+            lambda n: sync_ns(lambda: durable.after_model(state, runtime), n),
+        ),
+        Side(
+            "wrap_tool_call: HumanInTheLoopMiddleware",
+            lambda n: sync_ns(lambda: stock.wrap_tool_call(request, handler), n),
+        ),
+        Side(
+            "wrap_tool_call: SignoffMiddleware",
+            lambda n: sync_ns(lambda: durable.wrap_tool_call(request, handler), n),
+        ),
+        Side(
+            "wrap_tool_call: SignoffMiddleware(wait=True)",
+            lambda n: sync_ns(lambda: waiting.wrap_tool_call(request, handler), n),
+        ),
+    ]
+    return sides, lambda: var_child_runnable_config.reset(token)
+
+
+def haystack_hooks(gate: Gate) -> list[Side]:
+    from haystack.hooks.human_in_the_loop import BlockingConfirmationStrategy, NeverAskPolicy, SimpleConsoleUI
+
+    from signoff.integrations.haystack import SignoffConfirmationStrategy
+
+    stock = BlockingConfirmationStrategy(
+        confirmation_policy=NeverAskPolicy(), confirmation_ui=SimpleConsoleUI()
+    )
+    ours = SignoffConfirmationStrategy(gate)
+    arguments: dict[str, Any] = {
+        "tool_name": "search",
+        "tool_description": "Search the web.",
+        "tool_params": SEARCH_ARGS,
+        "tool_call_id": "hs-1",
+        "confirmation_strategy_context": {"signoff": {"thread_id": THREAD}},
+    }
+    check(ours.run(**arguments).execute, "signoff's strategy lets search through")
+    return [
+        Side(
+            "BlockingConfirmationStrategy(NeverAskPolicy).run",
+            lambda n: sync_ns(lambda: stock.run(**arguments), n),
+        ),
+        Side("SignoffConfirmationStrategy.run", lambda n: sync_ns(lambda: ours.run(**arguments), n)),
+    ]
+
+
+def pydantic_ai_hooks(gate: Gate, loop: asyncio.AbstractEventLoop) -> list[Side]:
+    from pydantic_ai import RunContext
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.toolsets import FunctionToolset
+    from pydantic_ai.usage import RunUsage
+
+    from signoff.integrations.pydantic_ai import signoff_approval
+
+    class Answering(FunctionToolset[Any]):
+        """Returns at once: only the approval wrappers are measured."""
+
+        async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
+            return "sunny"
+
+    def search(query: str) -> str:
+        """Search the web."""
+        return query
+
+    ctx: Any = RunContext(
+        deps=None,
+        model=TestModel(),
+        usage=RunUsage(),
+        tool_call_id="pai-1",
+        tool_name="search",
+        conversation_id=THREAD,
+    )
+    toolset = Answering([search])
+    stock = toolset.approval_required(lambda ctx, tool_def, args: tool_def.name == "send_email")
+    ours = signoff_approval(toolset, gate)
+    tool = loop.run_until_complete(toolset.get_tools(ctx))["search"]
+    check(loop.run_until_complete(ours.call_tool("search", SEARCH_ARGS, ctx, tool)) == "sunny", "search runs")
+    return [
+        Side(
+            "approval_required(predicate).call_tool",
+            lambda n: async_ns(lambda: stock.call_tool("search", SEARCH_ARGS, ctx, tool), n, loop),
+        ),
+        Side(
+            "signoff_approval(...).call_tool",
+            lambda n: async_ns(lambda: ours.call_tool("search", SEARCH_ARGS, ctx, tool), n, loop),
+        ),
+    ]
+
+
+def openai_agents_hooks(gate: Gate, loop: asyncio.AbstractEventLoop) -> list[Side]:
+    from agents import RunContextWrapper, function_tool
+    from agents.util._approvals import evaluate_function_tool_approval
+
+    from signoff.integrations.openai_agents import SignoffApproval
+
+    def search(query: str) -> str:
+        """Search the web."""
+        return query
+
+    async def never(ctx: Any, params: dict[str, Any], call_id: str) -> bool:
+        return False
+
+    plain = function_tool(search)
+    conditional = function_tool(search, needs_approval=never)
+    ours = SignoffApproval(gate).gate_tool(function_tool(search))
+    ctx: Any = RunContextWrapper(context={"signoff": {"thread_id": THREAD}})
+    arguments = json.dumps(SEARCH_ARGS)
+
+    def evaluate(tool: Any) -> Callable[[int], float]:
+        return lambda n: async_ns(
+            lambda: evaluate_function_tool_approval(tool, ctx, arguments, "oa-1"), n, loop
+        )
+
+    evaluated = loop.run_until_complete(evaluate_function_tool_approval(ours, ctx, arguments, "oa-1"))
+    check(evaluated.outcome == "invoke", "signoff's predicate lets search through")
+    return [
+        Side("needs_approval=False", evaluate(plain)),
+        Side("needs_approval=<function saying no>", evaluate(conditional)),
+        Side("signoff needs_approval", evaluate(ours)),
+    ]
+
+
+def measure_hooks(report: Report, gate: Gate, sizes: Sizes) -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        progress("hooks: LangChain")
+        sides, restore = langchain_hooks(gate)
+        try:
+            runs = interleaved(sides, sizes)
+        finally:
+            restore()
+        labels = [side.label for side in sides]
+        report_pair(
+            report, "langchain_after_model", "LangChain hook, no approval", runs, labels[0], [labels[1]]
+        )
+        report_pair(
+            report, "langchain_wrap_tool_call", "LangChain hook, no approval", runs, labels[2], labels[3:]
+        )
+        progress("hooks: Haystack")
+        sides = haystack_hooks(gate)
+        runs = interleaved(sides, sizes)
+        report_pair(
+            report, "haystack_strategy", "Haystack hook, no approval", runs, sides[0].label, [sides[1].label]
+        )
+        progress("hooks: Pydantic AI")
+        sides = pydantic_ai_hooks(gate, loop)
+        runs = interleaved(sides, sizes)
+        report_pair(
+            report,
+            "pydantic_ai_toolset",
+            "Pydantic AI hook, no approval",
+            runs,
+            sides[0].label,
+            [sides[1].label],
+        )
+        progress("hooks: OpenAI Agents")
+        sides = openai_agents_hooks(gate, loop)
+        runs = interleaved(sides, sizes)
+        section = "OpenAI Agents hook, no approval"
+        report_pair(report, "openai_agents_bool", section, runs, sides[0].label, [sides[2].label])
+        report_pair(report, "openai_agents_function", section, runs, sides[1].label, [sides[2].label])
+    finally:
+        loop.close()
+
+
+def measure_gate(report: Report, gate: Gate, sizes: Sizes) -> None:
+    progress("gate: review, submit, explain")
+    call = ToolCall(name="search", args=SEARCH_ARGS, id="gate-1")
+    scope = Scope(thread_id=THREAD, agent="bench-agent")
+    check(gate.review(call, scope).execute, "review lets search through")
+    sides = [
+        Side("gate.review", lambda n: sync_ns(lambda: gate.review(call, scope), n)),
+        Side("gate.submit", lambda n: sync_ns(lambda: gate.submit(call, scope), n)),
+        Side(
+            "gate.explain",
+            lambda n: sync_ns(lambda: gate.explain("search", agent="bench-agent", args=SEARCH_ARGS), n),
+        ),
+    ]
+    runs = interleaved(sides, sizes)
+    for side in sides:
+        name = side.label.replace("gate.", "gate_")
+        value = statistics.median(runs[side.label])
+        report.add(
+            Metric(
+                "Gate, no approval",
+                name,
+                f"{side.label} (median)",
+                value,
+                "ns",
+                details={"rounds": runs[side.label]},
+            )
+        )
+
+
+# -- 3. wake-ups ------------------------------------------------------------------------------
+
+Waiter = Callable[[ToolCall], object]
+"""Blocks in a waiting mode until the call's request is decided; returns what the mode returns."""
+
+
+def sync_waiters(gate: Gate) -> dict[str, Waiter]:
+    from langchain.agents.middleware.types import ToolCallRequest
+    from langchain_core.messages import ToolMessage
+    from langchain_core.tools import tool
+    from langgraph.prebuilt.tool_node import ToolRuntime
+
+    from signoff.integrations.haystack import SignoffConfirmationStrategy
+    from signoff.integrations.langchain import SignoffMiddleware
+
+    @tool
+    def send_email(to: str, subject: str, body: str) -> str:
+        """Send an email."""
+        return "sent"
+
+    config: Any = {"configurable": {"thread_id": THREAD}}
+    middleware = SignoffMiddleware(gate=gate, wait=True)
+    strategy = SignoffConfirmationStrategy(gate)
+    scope = Scope(thread_id=THREAD)
+
+    def langchain(call: ToolCall) -> object:
+        lc_call: Any = {"name": call.name, "args": call.args, "id": call.id, "type": "tool_call"}
+        state: Any = {"messages": []}
+        runtime: Any = ToolRuntime(
+            state=state,
+            context=None,
+            config=config,
+            stream_writer=lambda _: None,
+            tool_call_id=call.id,
+            store=None,
+        )
+        request = ToolCallRequest(tool_call=lc_call, tool=send_email, state=state, runtime=runtime)
+        return middleware.wrap_tool_call(request, lambda _: ToolMessage("sent", tool_call_id=str(call.id)))
+
+    def haystack(call: ToolCall) -> object:
+        return strategy.run(
+            tool_name=call.name,
+            tool_description="Send an email.",
+            tool_params=call.args,
+            tool_call_id=call.id,
+            confirmation_strategy_context={"signoff": {"thread_id": THREAD}},
+        )
+
+    def run(call: ToolCall) -> object:
+        return gate.run(call, lambda **args: "sent", scope, timeout=RESUME_TIMEOUT)
+
+    return {
+        "gate.review": lambda call: gate.review(call, scope, timeout=RESUME_TIMEOUT),
+        "gate.run": run,
+        "LangChain wrap_tool_call (wait=True)": langchain,
+        "Haystack SignoffConfirmationStrategy.run": haystack,
+    }
+
+
+def async_waiters(gate: Gate) -> dict[str, Callable[[ToolCall], Awaitable[object]]]:
+    from agents import Agent, function_tool
+    from agents.items import ToolApprovalItem
+    from openai.types.responses import ResponseFunctionToolCall
+    from pydantic_ai import RunContext, ToolCallPart
+    from pydantic_ai.models.test import TestModel
+    from pydantic_ai.tools import DeferredToolRequests
+    from pydantic_ai.usage import RunUsage
+
+    from signoff.integrations.openai_agents import SignoffApproval
+    from signoff.integrations.openai_agents.interruptions import submit_all
+    from signoff.integrations.pydantic_ai import SignoffApprovals
+
+    scope = Scope(thread_id=THREAD)
+    capability = SignoffApprovals(gate=gate, wait=True)
+    approval = SignoffApproval(gate)
+
+    def send_email(to: str, subject: str, body: str) -> str:
+        """Send an email."""
+        return "sent"
+
+    agent: Any = Agent(name="mail", tools=[approval.gate_tool(function_tool(send_email))])
+
+    async def pydantic_ai(call: ToolCall) -> object:
+        ctx: Any = RunContext(deps=None, model=TestModel(), usage=RunUsage(), conversation_id=THREAD)
+        part = ToolCallPart(call.name, call.args, tool_call_id=str(call.id))
+        return await capability.handle_deferred_tool_calls(
+            ctx, requests=DeferredToolRequests(approvals=[part])
+        )
+
+    async def openai_agents(call: ToolCall) -> object:
+        raw = ResponseFunctionToolCall(
+            arguments=json.dumps(call.args), call_id=str(call.id), name=call.name, type="function_call"
+        )
+        item = ToolApprovalItem(agent=agent, raw_item=raw, tool_name=call.name)
+        return await submit_all(gate, agent, [item], scope, wait=True)
+
+    return {
+        "gate.areview": lambda call: gate.areview(call, scope, timeout=RESUME_TIMEOUT),
+        "Pydantic AI SignoffApprovals(wait=True)": pydantic_ai,
+        "OpenAI Agents submit_all(wait=True)": openai_agents,
+    }
+
+
+def one_wakeup(gate: Gate, waiter: Waiter, call: ToolCall) -> float:
+    """ms from decide() returning to the waiter returning."""
+    pending = gate.submit(call, Scope(thread_id=THREAD))
+    check(isinstance(pending, Pending), "send_email asks")
+    assert isinstance(pending, Pending)
+    resumed: list[int] = []
+
+    def wait() -> None:
+        waiter(call)
+        resumed.append(time.monotonic_ns())
+
+    thread = threading.Thread(target=wait, name="bench-adapter-waiter", daemon=True)
+    thread.start()
+    store: Store = gate.store  # type: ignore[assignment]
+    wait_until_watched(store, pending.request_id)
+    time.sleep(0.002)
+    store.decide(pending.request_id, Approve(), actor="alice", channel="bench")
+    decided = time.monotonic_ns()
+    thread.join(RESUME_TIMEOUT)
+    check(bool(resumed), f"the waiter resumed after {pending.request_id} was decided")
+    return (resumed[0] - decided) / 1e6
+
+
+WAKEUP_BASELINES = {
+    "LangChain wrap_tool_call (wait=True)": ("gate.review", "gate.run"),
+    "Haystack SignoffConfirmationStrategy.run": ("gate.review",),
+    "Pydantic AI SignoffApprovals(wait=True)": ("gate.areview",),
+    "OpenAI Agents submit_all(wait=True)": ("gate.areview",),
+}
+"""The gate's own waiting call each adapter's wake-up is compared with. The LangChain adapter runs
+the tool exactly once (`gate.run`: a lease and the result are recorded after the decision), so
+it is compared with `gate.run` as well as with `gate.review`."""
+
+
+def on_loop(loop: asyncio.AbstractEventLoop, coroutine: Callable[[ToolCall], Awaitable[object]]) -> Waiter:
+    """A waiter running `coroutine` on `loop` (one loop for the whole run, as in an app)."""
+
+    def wait(call: ToolCall) -> object:
+        return asyncio.run_coroutine_threadsafe(coroutine(call), loop).result(RESUME_TIMEOUT)  # type: ignore[arg-type]
+
+    return wait
+
+
+def measure_wakeups(report: Report, gate: Gate, sizes: Sizes) -> None:
+    progress("wake-ups through each adapter")
+    loop = asyncio.new_event_loop()
+    runner = threading.Thread(target=loop.run_forever, name="bench-adapter-loop", daemon=True)
+    runner.start()
+    try:
+        waiters: dict[str, Waiter] = dict(sync_waiters(gate))
+        waiters.update({label: on_loop(loop, coroutine) for label, coroutine in async_waiters(gate).items()})
+        samples = wakeup_samples(gate, waiters, sizes)
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        runner.join(10)
+        loop.close()
+    report_wakeups(report, samples)
+
+
+def wakeup_samples(gate: Gate, waiters: dict[str, Waiter], sizes: Sizes) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {label: [] for label in waiters}
+    labels = list(waiters)
+    for number in range(sizes.wakeup_warmups + sizes.wakeups):
+        for label in labels if number % 2 == 0 else reversed(labels):
+            call = ToolCall(name="send_email", args=EMAIL_ARGS, id=f"wake-{number}-{labels.index(label)}")
+            latency = one_wakeup(gate, waiters[label], call)
+            if number >= sizes.wakeup_warmups:
+                samples[label].append(latency)
+    return samples
+
+
+def metric_key(label: str) -> str:
+    return "_".join("".join(c if c.isalnum() else " " for c in label.lower()).split())
+
+
+def report_wakeups(report: Report, samples: dict[str, list[float]]) -> None:
+    section = "Wake-up, committed → resumed (in-process, SQLite)"
+    for label, latencies in samples.items():
+        details = {"samples": len(latencies), "p99_ms": percentile(latencies, 0.99)}
+        key = f"wakeup_{metric_key(label)}"
+        report.add(
+            Metric(section, f"{key}_p50", f"{label} p50", percentile(latencies, 0.5), "ms", details=details)
+        )
+        for baseline in WAKEUP_BASELINES.get(label, ()):
+            extra = percentile(latencies, 0.5) - percentile(samples[baseline], 0.5)
+            report.add(
+                Metric(
+                    section,
+                    f"{key}_minus_{metric_key(baseline)}_p50",
+                    f"{label} − {baseline}, p50",
+                    extra,
+                    "ms",
+                    Target("<=", WAKEUP_EXTRA_P50_TARGET_MS),
+                )
+            )
+
+
+# -- main -------------------------------------------------------------------------------------
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer iterations: a smoke check")
+    parser.add_argument("--output", type=Path, default=RESULTS_PATH, help="where to write the JSON results")
+    parser.add_argument("--only", choices=PARTS, action="append", help="measure only this part (repeatable)")
+    parser.add_argument(
+        "--compare",
+        metavar="REF",
+        help="hooks and gate only: this git ref's code against the work tree's, in alternating "
+        "child processes (one round each), medians per code and their ratio",
+    )
+    parser.add_argument("--role", choices=["round"], help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+PARTS = ("hooks", "gate", "wakeups")
+
+
+def measure(parts: set[str], sizes: Sizes, workdir: Path) -> Report:
+    report = Report()
+    store = SQLiteStore(workdir / "adapters.db")
+    try:
+        store.replace_rules(RuleSet.from_dict(RULES), actor="bench", channel="bench")
+        gate = Gate(store)
+        if "hooks" in parts:
+            measure_hooks(report, gate, sizes)
+        if "gate" in parts:
+            measure_gate(report, gate, sizes)
+        if "wakeups" in parts:
+            measure_wakeups(report, gate, sizes)
+    finally:
+        store.close()
+    return report
+
+
+def round_role(sizes: Sizes) -> int:
+    """A child of `--compare`: one round of the hooks and the gate; their values as JSON on stdout."""
+    with tempfile.TemporaryDirectory(prefix="signoff-bench-adapters-") as workdir:
+        report = measure({"hooks", "gate"}, replace(sizes, rounds=1), Path(workdir))
+    print(json.dumps([metric.to_dict() for metric in report.metrics]))
+    return 0
+
+
+def compare(ref: str, sizes: Sizes, workdir: Path) -> Report:
+    """Rounds alternating the two codes (A B, B A, ...), each in a fresh child process."""
+    (workdir / "compare").mkdir()
+    codes = {"now": ROOT / "src", ref: extract(ref, workdir / "compare").src}
+    runs: dict[str, dict[str, list[float]]] = {label: {} for label in codes}
+    shapes: dict[str, dict[str, Any]] = {}
+    labels = list(codes)
+    for number in range(sizes.rounds):
+        for label in labels if number % 2 == 0 else reversed(labels):
+            progress(f"compare: round {number + 1}/{sizes.rounds}, {label}")
+            command = [sys.executable, str(Path(__file__).resolve()), "--role", "round"]
+            if sizes is QUICK:
+                command.append("--quick")
+            env = {**os.environ, "PYTHONPATH": str(codes[label])}
+            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+            for metric in json.loads(done.stdout):
+                shapes.setdefault(metric["name"], metric)
+                runs[label].setdefault(metric["name"], []).append(metric["value"])
+    report = Report()
+    for name, shape in shapes.items():
+        if name not in runs[ref]:
+            continue
+        before = statistics.median(runs[ref][name])
+        after = statistics.median(runs["now"][name])
+        section = shape["section"]
+        report.add(Metric(section, f"{name}_before", f"{shape['label']} ({ref})", before, shape["unit"]))
+        report.add(Metric(section, f"{name}_after", f"{shape['label']} (now)", after, shape["unit"]))
+        if shape["unit"] == "ns":
+            report.add(Metric(section, f"{name}_after_over_before", "now / before", after / before, "x"))
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = parse_args(argv)
+    sizes = QUICK if options.quick else FULL
+    if options.role == "round":
+        return round_role(sizes)
+    parts = set(options.only or PARTS)
+    machine = machine_info(None)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="signoff-bench-adapters-") as workdir:
+        if options.compare:
+            report = compare(options.compare, sizes, Path(workdir))
+        else:
+            report = measure(parts, sizes, Path(workdir))
+    report.notes.append(
+        f"Hooks: {sizes.rounds} interleaved rounds of {sizes.calls} calls per side, medians; rules kept in "
+        "the store (the gate re-reads their version at most once a second). Ratios compare sides of "
+        "one run."
+    )
+    if "wakeups" in parts and not options.compare:
+        report.notes.append(
+            f"Wake-up: {sizes.wakeups} requests per mode ({sizes.wakeup_warmups} warm-ups dropped), modes "
+            "in turns; from decide() returning (committed) to the waiting mode returning."
+        )
+    report.notes.append(f"Finished in {time.monotonic() - started:.0f} s; results in {options.output}.")
+    mode = "quick" if options.quick else "full"
+    print_report(report, f"signoff adapter benchmarks ({mode} run, {machine['cpu_count']} cores)")
+    write_results(report, machine, options.quick, options.output)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

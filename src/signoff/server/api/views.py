@@ -1,0 +1,160 @@
+"""The JSON of everything but requests (identity, rules, audit, an agent's counters and run
+states), as `/openapi.json` documents it. These models only document (see `shown`); the routes
+send the dicts they build."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from ...decisions import DecisionType
+from ...identity import CredentialKind, Role
+from ...rules.effective import OnExpire
+from .request_views import Moment
+
+
+class UserView(BaseModel):
+    name: str
+    role: Role
+    display_name: str | None
+    email: str | None
+    disabled: bool
+    groups: list[str]
+
+
+class TokenView(BaseModel):
+    id: str
+    kind: CredentialKind
+    user: str
+    label: str | None
+    request_id: str | None
+    created_at: Moment
+    expires_at: Moment | None
+    revoked: bool
+
+
+class NewToken(TokenView):
+    token: str = Field(description="The secret: shown this once, never again.")
+
+
+class Revoked(BaseModel):
+    revoked: bool
+
+
+class GroupMember(BaseModel):
+    group: str
+    user: str
+
+
+class Removed(BaseModel):
+    removed: bool
+
+
+class Remembered(BaseModel):
+    remembered: bool
+
+
+class Count(BaseModel):
+    count: int
+
+
+class RulesView(BaseModel):
+    version: int = Field(description="Bumped by every change to the rules.")
+    rules: dict[str, Any] = Field(description="Every layer, as `signoff rules` reads and writes them.")
+
+
+class DeclaredRuleView(BaseModel):
+    created_by: str
+    tool: str
+    agent: str | None
+    app: str | None
+    rule: dict[str, Any] = Field(
+        description="The rule last sent (its settings that differ from the defaults)."
+    )
+    first_seen: Moment
+    last_seen: Moment
+    decides: Literal["server", "agent", "defaults"] = Field(
+        description="Whose rule decides who decides here."
+    )
+    server_when: str | None = Field(
+        description="The server's `when` condition, when its rules cover the tool."
+    )
+
+
+class Deleted(BaseModel):
+    deleted: bool
+
+
+class TraceStepView(BaseModel):
+    layer: str
+    key: str | None
+    said: str
+
+
+class ExplanationView(BaseModel):
+    tool: str
+    agent: str | None
+    app: str | None
+    ask: bool
+    allowed_decisions: list[DecisionType]
+    layer: str = Field(description="The layer whose word decided.")
+    trace: list[TraceStepView]
+    description: str | None
+    approvers: list[str]
+    quorum: int
+    deadline_seconds: float
+    on_expire: OnExpire
+    when: str | None
+
+
+class AuditEntryView(BaseModel):
+    seq: int
+    at: Moment
+    actor: str
+    channel: str
+    action: str
+    request_id: str | None
+    data: dict[str, Any] = Field(description="What the action carried; its keys depend on the action.")
+    prev_hash: str
+    hash: str
+
+
+class AuditPage(BaseModel):
+    items: list[AuditEntryView]
+    next_after: int | None = Field(description="`after=` for the next page; null on the last one.")
+
+
+class AuditProblemView(BaseModel):
+    seq: int = Field(description="The entry the problem is about (0: not about one entry).")
+    problem: str
+    request_id: str | None = None
+
+
+class AuditReportView(BaseModel):
+    ok: bool
+    entries: int
+    head_seq: int
+    requests: int
+    anchor: str | None
+    problems: list[AuditProblemView]
+    problems_left_out: int
+
+
+class AnchorView(BaseModel):
+    seq: int
+    hash: str
+    anchor: str = Field(description="SEQ:HASH, to keep where the database's writers cannot reach it.")
+
+
+class RunStateView(BaseModel):
+    thread_id: str
+    kind: str
+    created_by: str
+    state: str
+    created_at: Moment
+    updated_at: Moment
+
+
+class KeptRunState(BaseModel):
+    run_state: RunStateView | None
