@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from typing import Any
 
 import pytest
 
-from signoff import Backend, Gate, Outcome, Scope, Store, ToolCall
+from signoff import Approve, Backend, Gate, Outcome, Pending, Scope, Store, ToolCall, ToolEntry, WhenInput
 from signoff.outcome import not_required
 
 ARGS = {"query": "weather in Paris"}
@@ -48,3 +49,33 @@ def test_unasked_calls_without_ids_are_still_numbered_in_their_scope(backend: Ba
     assert ids[0] is not None and ids[1] is not None
     assert ids[0].endswith(":0") and ids[1].endswith(":1")
     assert ids[0].rsplit(":", 1)[0] == ids[1].rsplit(":", 1)[0]
+
+
+def large(call: WhenInput) -> bool:
+    return bool(call.args["amount"] > 1000)
+
+
+@pytest.mark.parametrize("when", [large, "args.amount > 1000"], ids=["python", "cel"])
+@pytest.mark.parametrize("refresh", [0.0, 3600.0], ids=["full-path", "fast-path"])
+def test_a_when_is_evaluated_per_call_on_the_fast_path(
+    backend: Backend, store: Store, refresh: float, when: Any
+) -> None:
+    gate = Gate(backend, rules_refresh=refresh)
+    gate.register_tool("transfer", ToolEntry(requires_approval=True, when=when))
+    scope = Scope(thread_id="when", agent="bank-bot")
+    small = {"amount": 5}
+    for index in range(2):  # the second round is answered from the rules in force
+        big = ToolCall(name="transfer", args={"amount": 5000 + index}, id=f"big{index}")
+        pending = gate.submit(big, scope)
+        assert isinstance(pending, Pending), "a `when` that says yes asks, whatever said no before"
+        store.decide(pending.request_id, Approve(), actor="alice")
+        reviewed = gate.review(big, scope)
+        assert reviewed.execute and reviewed.request_id == pending.request_id
+        assert asyncio.run(gate.areview(big, scope)).request_id == pending.request_id
+        call = ToolCall(name="transfer", args=small, id=f"small{index}")
+        assert gate.review(call, scope) == not_required("transfer", f"small{index}", small)
+        assert asyncio.run(gate.areview(call, scope)) == not_required("transfer", f"small{index}", small)
+    assert sorted(request.tool_call_id for request in store.list_requests(thread_id="when")) == [
+        "big0",
+        "big1",
+    ]

@@ -47,7 +47,18 @@ from .outcome import Outcome, Reply
 from .pending import Pending, Suspended
 from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
 from .requests import Execution, ExecutionStatus, Request, RequestStatus
-from .rules import AgentEntry, AppEntry, Defaults, Explanation, RuleSet, RuleSettings, ServiceEntry, ToolEntry
+from .rules import (
+    AgentEntry,
+    AppEntry,
+    Defaults,
+    DescriptionInput,
+    Explanation,
+    RuleSet,
+    RuleSettings,
+    ServiceEntry,
+    ToolEntry,
+    WhenInput,
+)
 from .store import Store, default_db_path, open_store
 
 __version__ = "0.1.0"
@@ -76,6 +87,7 @@ __all__ = [
     "DecisionNotAllowed",
     "DecisionRecord",
     "Defaults",
+    "DescriptionInput",
     "Edit",
     "Execution",
     "ExecutionError",
@@ -126,6 +138,7 @@ __all__ = [
     "ToolEntry",
     "ToolFailed",
     "UnattendedError",
+    "WhenInput",
     "__version__",
     "default_db_path",
     "idempotency_key",

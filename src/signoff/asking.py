@@ -5,13 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from ._util import utcnow
+from ._util import as_text, utcnow
 from .calls import Scope, ToolCall
 from .requests import NewRequest
+from .rules.callables import DescriptionInput
 from .rules.effective import RequestRule, Rule, RuleOrigin
 from .running import jsonable
-from .templates import render_description
+from .templates import redact_args, render_description
 from .validation import check_schema
+from .visible import visible
 
 
 def request_for_call(
@@ -25,13 +27,7 @@ def request_for_call(
         tool_call_id=call.id,
         tool_name=call.name,
         args=jsonable(call.args),
-        description=render_description(
-            rule.description,
-            tool_name=call.name,
-            args=call.args,
-            redact=rule.redact,
-            prefix=rule.description_prefix,
-        ),
+        description=card_text(call, scope, rule),
         deadline=utcnow() + rule.deadline,
         rule=rule.for_request(origin),
         tool_description=call.description,
@@ -42,6 +38,30 @@ def request_for_call(
         round=call.round,
         drafting=drafting,
     )
+
+
+def card_text(call: ToolCall, scope: Scope, rule: Rule) -> str:
+    """The card's description: the rule's template filled in, or what its callable wrote (given
+    the args redacted; shown as written, its hidden characters escaped, line breaks kept)."""
+    if not callable(rule.description):
+        return render_description(
+            rule.description,
+            tool_name=call.name,
+            args=call.args,
+            redact=rule.redact,
+            prefix=rule.description_prefix,
+        )
+    written = rule.description(
+        DescriptionInput(
+            args=redact_args(call.args, rule.redact),
+            tool=call.name,
+            agent=scope.agent,
+            app=scope.app,
+            requester=scope.requester,
+            prefix=rule.description_prefix,
+        )
+    )
+    return visible(as_text(written), newlines=True)
 
 
 def request_for_question(

@@ -32,11 +32,17 @@ def run(middleware: SignoffMiddleware, ledger: Ledger, *turns: Any) -> tuple[Any
 
 
 def test_a_python_when_and_description_apply_per_call(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    asked: list[str] = []
+
+    def in_etc(request: Any) -> bool:
+        asked.append(request.tool_call["id"])
+        return bool(request.tool_call["args"]["path"].startswith("/etc"))
+
     middleware = SignoffMiddleware(
         interrupt_on={
             "delete_file": {
                 "allowed_decisions": ["approve", "reject"],
-                "when": lambda request: request.tool_call["args"]["path"].startswith("/etc"),
+                "when": in_etc,
                 "description": lambda call, state, runtime: f"Delete {call['args']['path']}?",
             }
         },
@@ -53,6 +59,9 @@ def test_a_python_when_and_description_apply_per_call(tmp_path: Path, sqlite_sto
         {"name": "delete_file", "args": {"path": "/etc/passwd"}, "description": "Delete /etc/passwd?"}
     ]
     assert sqlite_store.find_request("t1", "c1") is None  # `when` said no: nobody is asked
+    card = sqlite_store.find_request("t1", "c2")
+    assert card is not None and card.description == "Delete /etc/passwd?"  # the signoff card too
+    assert sorted(asked) == ["c1", "c2"]  # once per call, as the stock middleware asks
     assert ledger.runs() == [] and len(model.seen) == 1
 
 

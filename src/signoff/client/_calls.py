@@ -18,6 +18,7 @@ from ..errors import RequestConflict
 from ..execution import Claim
 from ..identity import User
 from ..requests import Execution, NewRequest, Request, RequestStatus
+from ..rules.callables import refuse_callables_in
 from ..rules.model import LayerKind, RuleSet
 from ..store.run_state_ops import RunStateRecord
 from ._wire import (
@@ -292,6 +293,7 @@ def get_layer(kind: LayerKind, name: str) -> Call[dict[str, Any] | None]:
 
 
 def set_layer(kind: LayerKind, name: str, data: dict[str, Any]) -> Call[dict[str, Any]]:
+    refuse_callables_in(data, f"{kind}s.{name}" if kind != "defaults" else "defaults")
     return Call("PUT", _path("rules", kind, _layer_name(name)), lambda answer: answer.data, body=data)
 
 

@@ -1,5 +1,6 @@
 """When to ask: the rule layers, their resolution and its explanation."""
 
+from .callables import DescriptionInput, WhenInput
 from .effective import RequestRule, Rule
 from .keys import KeyIndex, parse_key
 from .model import (
@@ -18,6 +19,7 @@ __all__ = [
     "AgentEntry",
     "AppEntry",
     "Defaults",
+    "DescriptionInput",
     "Explanation",
     "KeyIndex",
     "RequestRule",
@@ -28,6 +30,7 @@ __all__ = [
     "ServiceEntry",
     "ToolEntry",
     "TraceStep",
+    "WhenInput",
     "parse_key",
     "validate_entry",
 ]

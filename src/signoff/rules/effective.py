@@ -9,6 +9,7 @@ from datetime import timedelta
 from typing import Any, Literal, TypeAlias
 
 from ..decisions import DECISION_TYPES, DecisionType
+from .callables import DescribeFn, WhenFn, shown
 
 DEFAULT_DESCRIPTION_PREFIX = "Tool execution requires approval"
 DEFAULT_DESCRIPTION = "{prefix}\n\nTool: {tool_name}\nArgs: {tool_args}"
@@ -30,9 +31,11 @@ class Rule:
 
     ask: bool
     allowed_decisions: tuple[DecisionType, ...] = DECISION_TYPES
-    description: str = DEFAULT_DESCRIPTION
+    description: str | DescribeFn = DEFAULT_DESCRIPTION
+    """A template, or (declared in code) a callable that writes the card."""
     description_prefix: str = DEFAULT_DESCRIPTION_PREFIX
-    when: str | None = None
+    when: str | WhenFn | None = None
+    """A CEL condition, or (declared in code) a callable."""
     approvers: tuple[str, ...] = ()
     deadline: timedelta = DEFAULT_DEADLINE
     on_expire: OnExpire = "reject"
@@ -48,8 +51,10 @@ class Rule:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def for_request(self, origin: RuleOrigin | None = None) -> RequestRule:
-        """What a stored request keeps of its rule, so later rule edits don't change it."""
+        """What a stored request keeps of its rule, so later rule edits don't change it. A callable
+        description is kept by its name: the request's description holds what it wrote."""
         kept = {item.name: getattr(self, item.name) for item in fields(RequestRule) if item.name != "origin"}
+        kept["description"] = shown(self.description)
         return RequestRule(**kept, origin=origin)
 
 

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_valida
 from .._util import format_duration, parse_duration
 from ..decisions import DECISION_TYPES, DecisionType
 from ..errors import ConfigError
+from .callables import DescribeFn, WhenFn, refuse_callables
 from .conditions import compile_condition
 from .effective import (
     DEFAULT_DEADLINE,
@@ -96,11 +97,14 @@ class _Strict(BaseModel):
 
 
 class RuleSettings(_Strict):
-    """What a rule entry may say beyond on/off. Unset fields come from the layer beneath."""
+    """What a rule entry may say beyond on/off. Unset fields come from the layer beneath.
+
+    In code, `when` and `description` may be Python callables (`signoff.rules.callables`); such a
+    rule set cannot be stored, written to a file or sent to a server."""
 
     allowed_decisions: list[DecisionType] | None = None
-    description: str | None = None
-    when: str | None = None
+    description: str | DescribeFn | None = None
+    when: str | WhenFn | None = None
     approvers: list[str] | None = None
     deadline: Duration | None = None
     on_expire: OnExpire | None = None
@@ -121,8 +125,8 @@ class RuleSettings(_Strict):
 
     @field_validator("when")
     @classmethod
-    def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
+    def _compiles(cls, value: str | WhenFn | None) -> str | WhenFn | None:
+        if isinstance(value, str):
             try:
                 compile_condition(value)
             except ConfigError as exc:
@@ -272,6 +276,7 @@ class RuleSet(_Strict):
         return cls.from_yaml(text)
 
     def to_dict(self) -> dict[str, Any]:
+        self.refuse_callables()
         # exclude_unset, not exclude_defaults: a value written explicitly can matter even when it
         # equals the default (a tool entry's `requires_approval: false` overrides its service).
         return self.model_dump(mode="json", exclude_unset=True)
@@ -281,6 +286,7 @@ class RuleSet(_Strict):
 
     def layers(self) -> list[tuple[LayerKind, str, dict[str, Any]]]:
         """One (kind, name, data) row per entry: how the store keeps a rule set."""
+        self.refuse_callables()
         rows: list[tuple[LayerKind, str, dict[str, Any]]] = []
         defaults = self.defaults.model_dump(mode="json", exclude_unset=True)
         if defaults:
@@ -295,6 +301,19 @@ class RuleSet(_Strict):
             for name, entry in entries.items():
                 rows.append((kind, name, entry.model_dump(mode="json", exclude_unset=True)))
         return rows
+
+    def refuse_callables(self) -> None:
+        """ConfigError naming the first entry whose `when` or `description` is a Python callable:
+        such rules live only in code."""
+        groups: tuple[tuple[LayerKind, Mapping[str, BaseModel]], ...] = (
+            ("tool", self.tools),
+            ("service", self.services),
+            ("agent", self.agents),
+            ("app", self.apps),
+        )
+        for kind, entries in groups:
+            for name, entry in entries.items():
+                _refuse_entry_callables(kind, name, entry)
 
     @classmethod
     def from_layers(cls, rows: list[tuple[str, str, dict[str, Any]]]) -> RuleSet:
@@ -318,13 +337,26 @@ def entry_model(kind: LayerKind) -> type[BaseModel]:
     return models[kind]
 
 
-def validate_entry(kind: LayerKind, data: dict[str, Any]) -> dict[str, Any]:
-    """Check one layer entry and return its canonical JSON form."""
+def validate_entry(kind: LayerKind, data: dict[str, Any], name: str = "") -> dict[str, Any]:
+    """Check one layer entry (to be stored: no callables) and return its canonical JSON form."""
     try:
         model = entry_model(kind).model_validate(data)
     except pydantic.ValidationError as exc:
         raise ConfigError(f"invalid {kind} settings: {_describe(exc)}") from None
+    _refuse_entry_callables(kind, name, model)
     return model.model_dump(mode="json", exclude_unset=True)
+
+
+def _refuse_entry_callables(kind: LayerKind, name: str, entry: BaseModel) -> None:
+    where = f"{kind}s.{name}" if kind != "defaults" else "defaults"
+    refuse_callables(entry, where)
+    switches: Mapping[str, ToolSwitch] = {}
+    if isinstance(entry, AgentEntry):
+        where, switches = f"{where}.interrupt_on", entry.interrupt_on
+    elif isinstance(entry, AppEntry):
+        where, switches = f"{where}.interrupt_overrides", entry.interrupt_overrides
+    for key, switch in switches.items():
+        refuse_callables(switch, f"{where}.{key}")
 
 
 def _describe(exc: pydantic.ValidationError) -> str:

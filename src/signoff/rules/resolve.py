@@ -7,7 +7,7 @@ For (tool, agent, app, args):
 3. start from the tool layer (service mode applied), overlay the agent's `interrupt_on` entry,
    then the app's `interrupt_overrides`: `false` turns off, `true` turns on with the settings
    beneath (all decisions if none), a mapping turns on with its fields; later layers win;
-4. a `when` condition (CEL) asks only if it is true.
+4. a `when` condition (CEL, or a Python callable in code) asks only if it is true.
 
 Everything but step 4 depends on (tool, agent, app) alone, so it is computed once per triple
 and cached; only the condition is evaluated per call.
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..decisions import DECISION_TYPES
+from .callables import WhenInput, call_when, python_name, shown
 from .conditions import evaluate_condition
 from .effective import Rule
 from .keys import KeyIndex, Match, literal_chars
@@ -71,12 +72,12 @@ class Explanation:
             "allowed_decisions": list(self.allowed_decisions),
             "layer": self.layer,
             "trace": [step.to_dict() for step in self.trace],
-            "description": self.rule.description if self.ask else None,
+            "description": shown(self.rule.description) if self.ask else None,
             "approvers": list(self.rule.approvers),
             "quorum": self.rule.quorum,
             "deadline_seconds": self.rule.deadline.total_seconds(),
             "on_expire": self.rule.on_expire,
-            "when": self.rule.when,
+            "when": shown(self.rule.when),
         }
 
 
@@ -124,11 +125,17 @@ class Resolver:
         static = self._cache.get((tool, agent, app)) or self.static(tool, agent, app)
         if not static.ask or static.rule.required or static.rule.when is None:
             return static
-        context = {"args": args or {}, "tool": tool, "agent": agent, "app": app, "requester": requester}
-        result = evaluate_condition(static.rule.when, context)
-        said = f"when `{static.rule.when}` is {str(result.value).lower()}"
-        if result.error:
-            said = f"when `{static.rule.when}` {result.error}"
+        when = static.rule.when
+        if callable(when):
+            result = call_when(
+                when, WhenInput(args=args or {}, tool=tool, agent=agent, app=app, requester=requester)
+            )
+            condition = python_name(when)
+        else:
+            context = {"args": args or {}, "tool": tool, "agent": agent, "app": app, "requester": requester}
+            result = evaluate_condition(when, context)
+            condition = f"`{when}`"
+        said = f"when {condition} {result.error or f'is {str(result.value).lower()}'}"
         step = TraceStep("when", None, said)
         if result.value:
             return replace(static, trace=(*static.trace, step))
@@ -271,5 +278,5 @@ def _overlay(switch: ToolSwitch, settings: dict[str, Any]) -> tuple[bool, str]:
     assert isinstance(switch, RuleSettings)
     fields_set = switch.fields_set()
     settings.update(fields_set)
-    shown = ", ".join(f"{name}={value}" for name, value in fields_set.items()) or "no fields"
-    return True, f"on with {shown}"
+    said = ", ".join(f"{name}={shown(value)}" for name, value in fields_set.items()) or "no fields"
+    return True, f"on with {said}"

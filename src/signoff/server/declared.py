@@ -10,6 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..identity import User
+from ..rules.callables import shown
 from ..rules.model import RequestRule
 from ..store.declared_ops import DeclaredRule
 
@@ -54,7 +55,7 @@ def declared_view(server: Server, declared: DeclaredRule) -> dict[str, Any]:
     decides = "agent" if server.settings.agent_rules == "allow" else "defaults"
     when = None
     if covered.ask:
-        decides, when = "server", covered.rule.when
+        decides, when = "server", shown(covered.rule.when)
     return {**declared.to_dict(), "decides": decides, "server_when": when}
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from .._util import new_id, to_iso, utcnow
 from ..errors import AlreadyDecided
 from ..requests import NewRequest, Request, RequestStatus
+from ..rules.callables import names_a_callable
 from ..templates import redact_args, render_description
 from .core import AuditNote, Json
 from .request_reads import RequestReads
@@ -82,13 +83,15 @@ class RequestCreation(RequestReads):
                 raise AlreadyDecided(f"request {request_id} is {request.status}, not drafting")
             merged = {**request.args, **(args or {})}
             status = RequestStatus.PENDING if ready else RequestStatus.DRAFTING
-            description = render_description(
-                request.rule.description,
-                tool_name=request.tool_name,
-                args=merged,
-                redact=request.rule.redact,
-                prefix=request.rule.description_prefix,
-            )
+            description = request.description
+            if not names_a_callable(request.rule.description):  # a callable's text stays as it wrote it
+                description = render_description(
+                    request.rule.description,
+                    tool_name=request.tool_name,
+                    args=merged,
+                    redact=request.rule.redact,
+                    prefix=request.rule.description_prefix,
+                )
             tx.run(
                 "update_draft",
                 id=request_id,

@@ -38,7 +38,7 @@ class SettingsOps(StoreCore):
         """Replace one layer entry (validated first). Returns its canonical form."""
         _check_kind(kind)
         name = _layer_name(kind, name)
-        canonical = validate_entry(kind, data)
+        canonical = validate_entry(kind, data, name)
         with self._transaction() as (tx, _):
             tx.run("upsert_layer", kind=kind, name=name, data=Json(canonical), now=utcnow())
             tx.run("bump_counter", name=RULES_COUNTER)

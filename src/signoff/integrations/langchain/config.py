@@ -1,13 +1,14 @@
 """`interrupt_on` as `HumanInTheLoopMiddleware` takes it, and the signoff scope of a run.
 
 Each entry becomes a code-declared tool default (the tool layer, `Gate.register_tool`), so the
-store's agent and app layers still apply on top. What a rule cannot hold, a Python `when` and a
-Python `description`, stays here and is applied per call.
+store's agent and app layers still apply on top. A callable `when` or `description` becomes the
+entry's own (see `.callables`): the gate applies it per call, and the description it writes is
+the signoff card.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,29 +16,16 @@ from langchain_core.runnables import RunnableConfig
 
 from signoff import Scope, ToolEntry
 
+from .callables import signoff_description, signoff_when
+
 ALL_DECISIONS = ("approve", "edit", "reject", "respond")
 STOCK_DESCRIPTION = "{prefix}\n\nTool: {tool_name}\nArgs: {tool_args}"
 
 
-@dataclass(frozen=True, kw_only=True)
-class CodeTool:
-    """One `interrupt_on` entry that asks: its tool-layer rule and its Python parts."""
-
-    name: str
-    entry: ToolEntry
-    allowed_decisions: tuple[str, ...]
-    describe: Callable[..., str] | None = None
-    """A callable `description(tool_call, state, runtime)`: the text of the interrupt payload."""
-    when: Callable[[Any], bool] | None = None
-    """A callable `when(ToolCallRequest)`: False lets the call through unasked (unless the app's
-    `hitl_required` lists the tool: nothing silences that)."""
-
-
 def parse_interrupt_on(
     interrupt_on: Mapping[str, bool | Mapping[str, Any]], description_prefix: str
-) -> tuple[dict[str, CodeTool], dict[str, ToolEntry]]:
-    """The asking entries, and every entry's tool-layer rule (`False` declares "don't ask")."""
-    asking: dict[str, CodeTool] = {}
+) -> dict[str, ToolEntry]:
+    """Every entry's tool-layer rule (`False` declares "don't ask")."""
     entries: dict[str, ToolEntry] = {}
     # The prefix becomes part of a template: a placeholder in it ({tool_name}...) is filled.
     template = STOCK_DESCRIPTION.replace("{prefix}", description_prefix)
@@ -54,22 +42,16 @@ def parse_interrupt_on(
                 "non-empty list of decision types (e.g. ['approve', 'reject']). Got config with keys "
                 f"{sorted(config.keys())} and allowed_decisions={allowed!r}."
             )
-        description = config.get("description")
-        when = config.get("when")
-        entry = ToolEntry(
-            requires_approval=True,
-            allowed_decisions=list(allowed),
-            description=description if isinstance(description, str) else template,
-        )
-        entries[name] = entry
-        asking[name] = CodeTool(
-            name=name,
-            entry=entry,
-            allowed_decisions=tuple(entry.allowed_decisions or ALL_DECISIONS),
-            describe=description if callable(description) else None,
-            when=when if callable(when) else None,
-        )
-    return asking, entries
+        settings: dict[str, Any] = {"allowed_decisions": list(allowed), "description": template}
+        description, when = config.get("description"), config.get("when")
+        if isinstance(description, str):
+            settings["description"] = description
+        elif callable(description):
+            settings["description"] = signoff_description(description)
+        if callable(when):
+            settings["when"] = signoff_when(when)
+        entries[name] = ToolEntry(requires_approval=True, **settings)
+    return entries
 
 
 def thread_of(config: RunnableConfig | None) -> str:

@@ -39,8 +39,9 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 from pydantic import BaseModel
 
-from signoff import Explanation, Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
+from signoff import Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
 
+from .callables import GatedCall, gating
 from .config import ScopeFields, parse_interrupt_on, thread_of
 from .decisions import ResumeDecisions
 from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
@@ -102,32 +103,34 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         self._schemas: dict[str, dict[str, Any]] = {}
         """Each tool's args schema as the model was last offered it: the requests' edit schema."""
         self.scope_fields = ScopeFields(agent=agent, app=app, requester=requester, unattended=unattended)
-        self._asking, entries = parse_interrupt_on(interrupt_on or {}, description_prefix)
-        for name, entry in entries.items():
+        for name, entry in parse_interrupt_on(interrupt_on or {}, description_prefix).items():
             self.gate.register_tool(name, entry)
 
     # -- which calls ask --------------------------------------------------------------------
 
-    def _asks(self, tool_call: LcToolCall, request: Callable[[], ToolCallRequest]) -> bool:
-        explanation = self._rules_ask(tool_call)
-        return explanation is not None and self._code_asks(tool_call, explanation, request)
+    def _asks(self, tool_call: LcToolCall, gated: Callable[[], GatedCall]) -> GatedCall | None:
+        """The call as gated if the rules (a Python `when` among them) ask about it, else None.
 
-    def _rules_ask(self, tool_call: LcToolCall) -> Explanation | None:
-        """The rules' answer if they ask about the call, else None."""
-        who = self.scope_fields  # the rules need who and where (the thread does not matter)
-        explanation = self.gate.explain(
-            tool_call["name"], agent=who.agent, app=who.app, args=tool_call["args"], requester=who.requester
-        )
-        return explanation if explanation.ask else None
+        The rules need who and where, not the thread: no Scope is built. A call whose rule says
+        no before any `when` is answered without its LangChain objects; otherwise the `when`
+        (CEL or Python) is evaluated for this call, inside its gating context."""
+        who = self.scope_fields
+        name = tool_call["name"]
+        resolver = self.gate.resolver()
+        if not resolver.static(name, who.agent, who.app).ask:
+            return None
+        call = gated()
+        with gating(call):
+            asks = resolver.explain(name, who.agent, who.app, tool_call["args"], who.requester).ask
+        return call if asks else None
 
-    def _code_asks(
-        self, tool_call: LcToolCall, explanation: Explanation, request: Callable[[], ToolCallRequest]
-    ) -> bool:
-        """Whether a call the rules ask about still asks after the entry's Python `when`."""
-        code = self._asking.get(tool_call["name"])
-        if code is None or code.when is None or explanation.rule.required:
-            return True
-        return bool(code.when(request()))
+    def _submit(self, gated: GatedCall, scope: Scope, round: str) -> Found:
+        with gating(gated):
+            return self.gate.submit(self._signoff_call(gated.tool_call, round=round), scope)
+
+    async def _asubmit(self, gated: GatedCall, scope: Scope, round: str) -> Found:
+        with gating(gated):
+            return await self.gate.asubmit(self._signoff_call(gated.tool_call, round=round), scope)
 
     def _signoff_call(
         self, tool_call: LcToolCall, request: ToolCallRequest | None = None, *, round: str | None = None
@@ -177,14 +180,14 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         if isinstance(turn, dict) or turn is None:
             return turn
         gated, scope, round = turn
-        found = {key(call): self.gate.submit(self._signoff_call(call, round=round), scope) for call in gated}
-        while pending := [call for call in gated if isinstance(found[key(call)], Pending)]:
-            decisions = self._ask(pending, found, state, runtime, scope.thread_id)
+        found = {key(call.tool_call): self._submit(call, scope, round) for call in gated}
+        while pending := [call for call in gated if isinstance(found[key(call.tool_call)], Pending)]:
+            decisions = self._ask([call.tool_call for call in pending], found, scope.thread_id)
             if decisions is not None:
                 decisions[0].apply(decisions[1])
             for call in pending:
-                found[key(call)] = self.gate.submit(self._signoff_call(call, round=round), scope)
-        return self._settle(gated, found)
+                found[key(call.tool_call)] = self._submit(call, scope, round)
+        return self._settle([call.tool_call for call in gated], found)
 
     async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         if self.wait:
@@ -195,18 +198,18 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         gated, scope, round = turn
         found: dict[str, Found] = {}
         for call in gated:
-            found[key(call)] = await self.gate.asubmit(self._signoff_call(call, round=round), scope)
-        while pending := [call for call in gated if isinstance(found[key(call)], Pending)]:
-            decisions = self._ask(pending, found, state, runtime, scope.thread_id)
+            found[key(call.tool_call)] = await self._asubmit(call, scope, round)
+        while pending := [call for call in gated if isinstance(found[key(call.tool_call)], Pending)]:
+            decisions = self._ask([call.tool_call for call in pending], found, scope.thread_id)
             if decisions is not None:
                 await asyncio.to_thread(decisions[0].apply, decisions[1])
             for call in pending:
-                found[key(call)] = await self.gate.asubmit(self._signoff_call(call, round=round), scope)
-        return self._settle(gated, found)
+                found[key(call.tool_call)] = await self._asubmit(call, scope, round)
+        return self._settle([call.tool_call for call in gated], found)
 
     def _turn(
         self, state: AgentState[Any], runtime: Runtime[Any]
-    ) -> tuple[list[LcToolCall], Scope, str] | dict[str, Any] | None:
+    ) -> tuple[list[GatedCall], Scope, str] | dict[str, Any] | None:
         """The gated calls of the model's last message, the scope and the turn's round; or the
         update when none asks."""
         last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
@@ -214,10 +217,10 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             config = _run_config()
             thread_id = thread_of(config)
             gated = [
-                call
+                asked
                 for call in last.tool_calls
-                if (asked := self._rules_ask(call)) is not None
-                and self._code_asks(call, asked, partial(_model_turn_request, call, state, runtime, config))
+                if (asked := self._asks(call, partial(_model_turn_call, call, state, runtime, config)))
+                is not None
             ]
             if gated:
                 return gated, self.scope_fields.scope_in(thread_id), round_of(last)
@@ -225,16 +228,11 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
 
     def _ask(
-        self,
-        pending: list[LcToolCall],
-        found: Mapping[str, Found],
-        state: AgentState[Any],
-        runtime: Runtime[Any],
-        thread_id: str,
+        self, pending: list[LcToolCall], found: Mapping[str, Found], thread_id: str
     ) -> tuple[ResumeDecisions, Any] | None:
         """Interrupt for the undecided calls; with `accept_resume_decisions`, the resume value
         (checked by LangGraph before it is saved) and what it decides."""
-        payload = self._payload(pending, found, state, runtime, thread_id)
+        payload = self._payload(pending, found, thread_id)
         if not self.accept_resume_decisions:
             interrupt(payload)
             return None
@@ -244,12 +242,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         return decisions, interrupt(payload, response_schema=decisions.schema())
 
     def _payload(
-        self,
-        pending: list[LcToolCall],
-        found: Mapping[str, Found],
-        state: AgentState[Any],
-        runtime: Runtime[Any],
-        thread_id: str,
+        self, pending: list[LcToolCall], found: Mapping[str, Found], thread_id: str
     ) -> dict[str, Any]:
         """The stock `HITLRequest` for the undecided calls, plus where signoff keeps them."""
         action_requests: list[dict[str, Any]] = []
@@ -259,9 +252,9 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             waiting = found[key(call)]
             assert isinstance(waiting, Pending)
             request = waiting.request
-            code = self._asking.get(call["name"])
-            described = code.describe(call, state, runtime) if code and code.describe else request.description
-            action_requests.append({"name": call["name"], "args": call["args"], "description": described})
+            action_requests.append(
+                {"name": call["name"], "args": call["args"], "description": request.description}
+            )
             review_configs.append(
                 {"action_name": call["name"], "allowed_decisions": list(request.rule.allowed_decisions)}
             )
@@ -304,7 +297,8 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
     ) -> ToolMessage | Command[Any]:
         tool_call = request.tool_call
         thread_id = thread_of(request.runtime.config)
-        if not self._gated_here(request):
+        gated = self._gated_here(request)
+        if gated is None:
             return handler(request)
         scope = self.scope_fields.scope_in(thread_id)
         produced: list[ToolMessage | Command[Any]] = []
@@ -313,7 +307,10 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             produced.append(handler(request.override(tool_call={**tool_call, "args": args})))
             return stored_form(produced[-1])
 
-        reply = self.gate.run(self._signoff_call(tool_call, request), run_tool, scope, suspend=not self.wait)
+        with gating(gated):
+            reply = self.gate.run(
+                self._signoff_call(tool_call, request), run_tool, scope, suspend=not self.wait
+            )
         return self._result(tool_call, reply, produced)
 
     async def awrap_tool_call(
@@ -323,7 +320,8 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
     ) -> ToolMessage | Command[Any]:
         tool_call = request.tool_call
         thread_id = thread_of(request.runtime.config)
-        if not self._gated_here(request):
+        gated = self._gated_here(request)
+        if gated is None:
             return await handler(request)
         scope = self.scope_fields.scope_in(thread_id)
         produced: list[ToolMessage | Command[Any]] = []
@@ -332,16 +330,18 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             produced.append(await handler(request.override(tool_call={**tool_call, "args": args})))
             return stored_form(produced[-1])
 
-        reply = await self.gate.arun(
-            self._signoff_call(tool_call, request), run_tool, scope, suspend=not self.wait
-        )
+        with gating(gated):
+            reply = await self.gate.arun(
+                self._signoff_call(tool_call, request), run_tool, scope, suspend=not self.wait
+            )
         return self._result(tool_call, reply, produced)
 
-    def _gated_here(self, request: ToolCallRequest) -> bool:
+    def _gated_here(self, request: ToolCallRequest) -> GatedCall | None:
+        """The call as gated if this node gates it, else None."""
         if self.wait:
-            return self._asks(request.tool_call, lambda: request)
+            return self._asks(request.tool_call, partial(_tools_node_call, request))
         decided: dict[str, str] = (request.state or {}).get(DECIDED_KEY) or {}
-        return key(request.tool_call) in decided
+        return _tools_node_call(request) if key(request.tool_call) in decided else None
 
     def _result(
         self, tool_call: LcToolCall, reply: Reply, produced: list[ToolMessage | Command[Any]]
@@ -384,6 +384,23 @@ def _run_config() -> RunnableConfig:
         return get_config()
     except RuntimeError:
         return {}
+
+
+def _tools_node_call(request: ToolCallRequest) -> GatedCall:
+    return GatedCall(
+        tool_call=request.tool_call, state=request.state, runtime=request.runtime, request=lambda: request
+    )
+
+
+def _model_turn_call(
+    tool_call: LcToolCall, state: AgentState[Any], runtime: Runtime[Any], config: RunnableConfig
+) -> GatedCall:
+    return GatedCall(
+        tool_call=tool_call,
+        state=state,
+        runtime=runtime,
+        request=partial(_model_turn_request, tool_call, state, runtime, config),
+    )
 
 
 def _model_turn_request(
