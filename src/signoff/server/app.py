@@ -78,6 +78,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
     install_error_handlers(app)
     for module in (requests, agents, executions, rules, audit, identity, run_states):
         add_routes(app, module.router)
+    add_routes(app, executions.per_request)
     add_routes(app, health.router)
     install_docs(app)
 

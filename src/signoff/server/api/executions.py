@@ -1,21 +1,30 @@
-"""`/v1/executions`: executions by status, above all the ones in doubt, for people to look at."""
+"""Executions: `/v1/executions` (by status, above all the ones in doubt, for people to look at)
+and one request's, `/v1/requests/{id}/execution` (read it; claim, renew, finish or reset it)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from fastapi import Request as HttpRequest
+from fastapi.responses import Response
 
-from ...requests import ExecutionStatus
-from ..access import CurrentUser, request_view
+from ...errors import InvalidInput, RequestConflict
+from ...requests import ExecutionStatus, Request, RequestStatus
+from ...store import Store
+from ..access import Caller, CurrentCaller, CurrentUser, managed_request, request_view, visible_request
 from ..context import server_of
 from ..errors import API_ERRORS
-from ..executions import visible_executions
-from .request_views import ExecutionPage
-from .shown import ShownAs
+from ..executions import rerun_as, visible_executions
+from ..idempotency import DOCUMENTED as IDEMPOTENT
+from ..idempotency import Answer, answer_once
+from .models import ExecutionBody
+from .request_views import ExecutionActionAnswer, ExecutionPage, ExecutionView
+from .shown import ShownAs, shown_as
 
 router = APIRouter(prefix="/v1/executions", tags=["executions"], responses=API_ERRORS)
+per_request = APIRouter(prefix="/v1/requests", tags=["requests"], responses=API_ERRORS)
 
 
 @router.get("", summary="Executions in one status (default: in doubt), newest request first")
@@ -48,3 +57,69 @@ def list_executions(
         ],
         "next_cursor": next_cursor,
     }
+
+
+@per_request.get("/{request_id}/execution", summary="The execution record (null before any)")
+def get_execution(
+    request_id: str, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any] | None, ShownAs(ExecutionView | None)]:
+    store = server_of(http).store
+    visible_request(store, request_id, caller.user, channel=caller.channel)
+    execution = store.get_execution(request_id)
+    return execution.to_dict() if execution is not None else None
+
+
+@per_request.post(
+    "/{request_id}/execution",
+    summary="Claim, renew, finish or reset the execution",
+    response_model=None,
+    responses=shown_as(ExecutionActionAnswer),
+    openapi_extra=IDEMPOTENT,
+)
+async def execution(
+    request_id: str, body: ExecutionBody, http: HttpRequest, caller: CurrentCaller
+) -> Response:
+    """`claim` (the agent, before running the tool: `claimed` with a token, or the state someone
+    else left), `renew` the lease, `finish` with the result, or `reset` an in_doubt or failed run
+    (a person, so that the next replay runs it again)."""
+    store = server_of(http).store
+    return await answer_once(http, caller, lambda: Answer(_execution(store, request_id, body, caller)))
+
+
+def _execution(store: Store, request_id: str, body: ExecutionBody, caller: Caller) -> dict[str, Any]:
+    user = caller.user
+    lease = timedelta(seconds=body.lease_seconds)
+    if body.action == "reset":
+        return {"execution": rerun_as(store, request_id, user, channel=caller.channel).to_dict()}
+    managed_request(store, request_id, user, what="run", channel=caller.channel)
+    if body.action == "claim":
+        request = store.get_request(request_id)
+        if not _may_run(request):
+            raise RequestConflict(
+                f"request {request_id} is {request.status}; only approved or edited calls run "
+                "(or expired ones whose rule approves at expiry)"
+            )
+        claim = store.claim_execution(request_id, lease=lease, idempotent=body.idempotent, owner=body.owner)
+        return {"kind": claim.kind, "token": claim.token, "execution": _execution_record(claim.execution)}
+    if not body.token:
+        raise InvalidInput(f"{body.action} needs the claim's token")
+    if body.action == "renew":
+        return {"renewed": store.renew_lease(request_id, body.token, lease=lease)}
+    if body.succeeded is None:
+        raise InvalidInput("finish needs succeeded: true or false")
+    finished = store.finish_execution(
+        request_id, body.token, succeeded=body.succeeded, result=body.result, error=body.error
+    )
+    return {"execution": _execution_record(finished)}
+
+
+def _may_run(request: Request) -> bool:
+    if request.status is RequestStatus.EXPIRED:
+        return request.rule.on_expire == "approve"
+    return request.status in (RequestStatus.APPROVED, RequestStatus.EDITED)
+
+
+def _execution_record(execution: Any) -> dict[str, Any]:
+    record: dict[str, Any] = execution.to_dict()
+    record["owner"] = execution.owner
+    return record

@@ -1,9 +1,9 @@
-"""`/v1/requests`: ask, list, read, decide, cancel, stream drafts, long-poll, executions."""
+"""`/v1/requests`: ask, list, read, decide, cancel, stream drafts, long-poll. A request's
+execution (`/v1/requests/{id}/execution`) is in `executions`."""
 
 from __future__ import annotations
 
 import time
-from datetime import timedelta
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -23,7 +23,6 @@ from ...templates import render_description
 from ...validation import check_schema
 from ...visible import check_name
 from ..access import (
-    Caller,
     CurrentCaller,
     CurrentUser,
     authenticate,
@@ -35,18 +34,15 @@ from ..access import (
 from ..context import Server, server_of
 from ..deciding import decide_as
 from ..errors import API_ERRORS, EXPIRED
-from ..executions import rerun_as
 from ..idempotency import DOCUMENTED as IDEMPOTENT
 from ..idempotency import Answer, answer_once
 from ..refusals import audit_refusal
 from ..request_rules import governed_rule
 from .bodies import documented, read_body
-from .models import CancelBody, DecisionBody, DraftBody, ExecutionBody, NewRequestBody
+from .models import CancelBody, DecisionBody, DraftBody, NewRequestBody
 from .request_views import (
     DecisionView,
     DeliveryView,
-    ExecutionActionAnswer,
-    ExecutionView,
     RequestPage,
     RequestView,
 )
@@ -351,69 +347,3 @@ def request_deliveries(
     store = server_of(http).store
     visible_request(store, request_id, caller.user, channel=caller.channel)
     return [delivery.to_dict() for delivery in store.deliveries_for(request_id)]
-
-
-@router.get("/{request_id}/execution", summary="The execution record (null before any)")
-def get_execution(
-    request_id: str, http: HttpRequest, caller: CurrentCaller
-) -> Annotated[dict[str, Any] | None, ShownAs(ExecutionView | None)]:
-    store = server_of(http).store
-    visible_request(store, request_id, caller.user, channel=caller.channel)
-    execution = store.get_execution(request_id)
-    return execution.to_dict() if execution is not None else None
-
-
-@router.post(
-    "/{request_id}/execution",
-    summary="Claim, renew, finish or reset the execution",
-    response_model=None,
-    responses=shown_as(ExecutionActionAnswer),
-    openapi_extra=IDEMPOTENT,
-)
-async def execution(
-    request_id: str, body: ExecutionBody, http: HttpRequest, caller: CurrentCaller
-) -> Response:
-    """`claim` (the agent, before running the tool: `claimed` with a token, or the state someone
-    else left), `renew` the lease, `finish` with the result, or `reset` an in_doubt or failed run
-    (a person, so that the next replay runs it again)."""
-    store = server_of(http).store
-    return await answer_once(http, caller, lambda: Answer(_execution(store, request_id, body, caller)))
-
-
-def _execution(store: Store, request_id: str, body: ExecutionBody, caller: Caller) -> dict[str, Any]:
-    user = caller.user
-    lease = timedelta(seconds=body.lease_seconds)
-    if body.action == "reset":
-        return {"execution": rerun_as(store, request_id, user, channel=caller.channel).to_dict()}
-    managed_request(store, request_id, user, what="run", channel=caller.channel)
-    if body.action == "claim":
-        request = store.get_request(request_id)
-        if not _may_run(request):
-            raise RequestConflict(
-                f"request {request_id} is {request.status}; only approved or edited calls run "
-                "(or expired ones whose rule approves at expiry)"
-            )
-        claim = store.claim_execution(request_id, lease=lease, idempotent=body.idempotent, owner=body.owner)
-        return {"kind": claim.kind, "token": claim.token, "execution": _execution_record(claim.execution)}
-    if not body.token:
-        raise InvalidInput(f"{body.action} needs the claim's token")
-    if body.action == "renew":
-        return {"renewed": store.renew_lease(request_id, body.token, lease=lease)}
-    if body.succeeded is None:
-        raise InvalidInput("finish needs succeeded: true or false")
-    finished = store.finish_execution(
-        request_id, body.token, succeeded=body.succeeded, result=body.result, error=body.error
-    )
-    return {"execution": _execution_record(finished)}
-
-
-def _may_run(request: Request) -> bool:
-    if request.status is RequestStatus.EXPIRED:
-        return request.rule.on_expire == "approve"
-    return request.status in (RequestStatus.APPROVED, RequestStatus.EDITED)
-
-
-def _execution_record(execution: Any) -> dict[str, Any]:
-    record: dict[str, Any] = execution.to_dict()
-    record["owner"] = execution.owner
-    return record
