@@ -1,7 +1,9 @@
 """signoff for Haystack agents (`pip install signoff[haystack]`; haystack-ai >= 3.4, < 4).
 
-- `SignoffConfirmationStrategy`: a `ConfirmationStrategy` for Haystack's `ConfirmationHook` whose
-  rules are signoff's; `run` waits for the decision, `run_async` waits as a coroutine.
+- `SignoffConfirmationStrategy`: a `ConfirmationStrategy` whose rules are signoff's; `run` waits
+  for the decision, `run_async` waits as a coroutine.
+- `SignoffConfirmationHook`: Haystack's `ConfirmationHook`, telling the strategy the model turn; use
+  it for the strategy (under the stock hook an unattended run's cap counts calls, not turns).
 - `SignoffConfirmationUI`: a `ConfirmationUI` for Haystack's own `BlockingConfirmationStrategy`
   and policies; the person decides in signoff.
 - `SignoffPauseHook` + `resume`: a durable pause (the process may exit) and its continuation.
@@ -10,6 +12,7 @@ The run's scope comes from `hook_context["signoff"]` (see `context`).
 """
 
 from .context import SCOPE_KEY
+from .hook import SignoffConfirmationHook
 from .pause import AWAITING_APPROVAL, PENDING_KEY, SignoffPauseHook, waiting_requests
 from .resume import resume, resume_async
 from .strategy import SignoffConfirmationStrategy
@@ -19,6 +22,7 @@ __all__ = [
     "AWAITING_APPROVAL",
     "PENDING_KEY",
     "SCOPE_KEY",
+    "SignoffConfirmationHook",
     "SignoffConfirmationStrategy",
     "SignoffConfirmationUI",
     "SignoffPauseHook",

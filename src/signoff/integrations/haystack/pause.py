@@ -24,13 +24,13 @@ from haystack.components.agents.state.state_utils import replace_values
 from haystack.core.serialization import component_to_dict, default_from_dict, default_to_dict
 from haystack.dataclasses import ChatMessage
 from haystack.dataclasses import ToolCall as HaystackToolCall
-from haystack.hooks.human_in_the_loop import ConfirmationHook
 from haystack.tools.tool import Tool
 from haystack.utils.deserialization import deserialize_component_inplace
 
 from signoff import Gate, Outcome, Pending
 
-from .._rounds import turn_round
+from .hook import SignoffConfirmationHook
+from .rounds import round_of
 from .strategy import SignoffConfirmationStrategy
 
 AWAITING_APPROVAL = "awaiting_approval"
@@ -80,7 +80,7 @@ class SignoffPauseHook:
     ) -> list[tuple[HaystackToolCall, SignoffConfirmationStrategy, Any, Any]]:
         """The message's calls a strategy covers: (tool call, strategy, signoff call, scope)."""
         by_name = {tool.name: tool for tool in tools}
-        round = _round_of(message)
+        round = round_of(message)
         gated = []
         for tool_call in message.tool_calls:
             tool = by_name.get(tool_call.tool_name)
@@ -116,7 +116,7 @@ class SignoffPauseHook:
         if any(isinstance(item, Pending) for item in found):
             _pause(state, message, found)
             return
-        ConfirmationHook(dict(self.confirmation_strategies)).run(state)
+        SignoffConfirmationHook(dict(self.confirmation_strategies)).run(state)
 
     async def run_async(self, state: State) -> None:
         message = _pending_message(state)
@@ -130,7 +130,7 @@ class SignoffPauseHook:
         if any(isinstance(item, Pending) for item in found):
             _pause(state, message, found)
             return
-        await ConfirmationHook(dict(self.confirmation_strategies)).run_async(state)
+        await SignoffConfirmationHook(dict(self.confirmation_strategies)).run_async(state)
 
     def to_dict(self) -> dict[str, Any]:
         return default_to_dict(
@@ -153,14 +153,6 @@ class SignoffPauseHook:
             for key, strategy in serialized.items()
         }
         return default_from_dict(cls, data)
-
-
-def _round_of(message: ChatMessage) -> str:
-    """The model turn's round: the reply's id if its generator gave one, else its calls' ids."""
-    reply_id = (message.meta or {}).get("id")
-    return turn_round(
-        reply_id if isinstance(reply_id, str) else None, (c.id or "" for c in message.tool_calls)
-    )
 
 
 def _pending_message(state: State) -> ChatMessage | None:

@@ -1,6 +1,6 @@
 """`SignoffConfirmationStrategy`: a Haystack `ConfirmationStrategy` whose rules are signoff's.
 
-    hook = ConfirmationHook(confirmation_strategies={"*": SignoffConfirmationStrategy()})
+    hook = SignoffConfirmationHook({"*": SignoffConfirmationStrategy()})
     agent = Agent(chat_generator=..., tools=[...], hooks={"before_tool": [hook]})
     agent.run(messages, hook_context={"signoff": {"thread_id": "ticket-42", "requester": "alice"}})
 
@@ -10,6 +10,10 @@ at once. A gated call becomes a request keyed by (thread_id, the model's tool_ca
 waits for the decision (push, not polling) until the rule's deadline, then takes the rule's
 `on_expire` outcome; `run_async` waits as a coroutine, holding no thread. The decision comes back
 as Haystack's own `ToolExecutionDecision`, with the texts `BlockingConfirmationStrategy` writes.
+
+Use `SignoffConfirmationHook` (Haystack's `ConfirmationHook`, naming the model turn) rather than the
+stock hook: with it a turn's calls are one round of an unattended run's auto-resume cap; under the
+stock hook, which never shows a strategy the turn, each call counts as a round.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, open_backe
 
 from .context import ScopeDefaults, fields_from_context, scope_from_context
 from .decisions import execution_decision
+from .rounds import asking_round
 
 RulesSpec = RuleSet | dict[str, Any] | str | Path | None
 
@@ -95,7 +100,12 @@ class SignoffConfirmationStrategy:
         if unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context):
             return unasked
         call, scope = self.plan(
-            tool_name, tool_description, tool_params, tool_call_id, confirmation_strategy_context
+            tool_name,
+            tool_description,
+            tool_params,
+            tool_call_id,
+            confirmation_strategy_context,
+            round=asking_round.get(),
         )
         return self.decision(self.gate.review(call, scope, timeout=self.timeout))
 
@@ -111,7 +121,12 @@ class SignoffConfirmationStrategy:
         if unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context):
             return unasked
         call, scope = self.plan(
-            tool_name, tool_description, tool_params, tool_call_id, confirmation_strategy_context
+            tool_name,
+            tool_description,
+            tool_params,
+            tool_call_id,
+            confirmation_strategy_context,
+            round=asking_round.get(),
         )
         outcome = await self.gate.areview(call, scope, timeout=self.timeout)
         if outcome.decision == "edit":  # the note reads the request again
@@ -164,8 +179,8 @@ class SignoffConfirmationStrategy:
         thread_required: bool = False,
         round: str | None = None,
     ) -> tuple[ToolCall, Scope]:
-        """The signoff call and scope; `round` names the model turn (Haystack's own hook does not
-        say which turn a call is of, so under it each call is a round of its own)."""
+        """The signoff call and scope; `round` names the model turn (None: the call is a round of
+        its own, as under Haystack's stock hook, which does not say which turn a call is of)."""
         call = ToolCall(
             name=tool_name,
             args=dict(tool_params),
