@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.integrations.processes import SRC, run, run_phase
 
 pytest.importorskip("haystack")
 
@@ -36,7 +38,6 @@ EMAIL = {"to": "alice", "body": "hi"}
 CONTEXT: dict[str, Any] = {"signoff": {"thread_id": "t1"}}
 USER = [ChatMessage.from_user("mail alice")]
 SCRIPT = Path(__file__).with_name("hs_process.py")
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
 @tool
@@ -130,17 +131,7 @@ def test_an_agent_with_the_hooks_round_trips_through_haystack_serialization(
     assert SignoffConfirmationUI.from_dict(ui.to_dict()).defaults.requester == "alice"
 
 
-def run(*args: str, env: dict[str, str]) -> str:
-    done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def phase(name: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = json.loads(
-        run(sys.executable, str(SCRIPT), name, str(folder), env=env).splitlines()[-1]
-    )
-    return out
+phase = partial(run_phase, SCRIPT)
 
 
 @pytest.mark.slow

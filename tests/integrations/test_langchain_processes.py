@@ -3,14 +3,14 @@ the CLI from another process, a third process resumes, the tool runs once; a rep
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from tests.integrations.processes import SRC, run, run_phase
 
 pytest.importorskip("langgraph.checkpoint.sqlite")
 
@@ -20,20 +20,9 @@ from ..conftest import drop_pg_schema, url_for
 from .lc_support import Ledger
 
 SCRIPT = Path(__file__).with_name("lc_process.py")
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def run(*args: str, env: dict[str, str]) -> str:
-    done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def phase(name: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = json.loads(
-        run(sys.executable, str(SCRIPT), name, str(folder), env=env).splitlines()[-1]
-    )
-    return out
+phase = partial(run_phase, SCRIPT)
 
 
 @pytest.mark.slow

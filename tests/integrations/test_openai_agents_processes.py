@@ -4,34 +4,23 @@ gated tool runs once, and a replay of the resume runs nothing again."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
+from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pytest
+
+from tests.integrations.processes import SRC, run, run_phase
 
 pytest.importorskip("agents")
 
 from .oa_support import Ledger
 
 SCRIPT = Path(__file__).with_name("oa_process.py")
-SRC = str(Path(__file__).resolve().parents[2] / "src")
 
 
-def run(*args: str, env: dict[str, str]) -> str:
-    done = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-def phase(name: str, folder: Path, env: dict[str, str]) -> dict[str, Any]:
-    out: dict[str, Any] = json.loads(
-        run(sys.executable, str(SCRIPT), name, str(folder), env=env).splitlines()[-1]
-    )
-    return out
+phase = partial(run_phase, SCRIPT)
 
 
 @pytest.mark.slow
