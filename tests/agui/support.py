@@ -107,6 +107,7 @@ def stream_events(
 ) -> Iterator[BaseEvent]:
     """The run's events as they come, each parsed back into its `ag_ui.core` model."""
     headers = {"Authorization": f"Bearer {token}"} if token else {}
+    headers.update(kwargs.pop("headers", {}))
     with (
         httpx.Client(
             base_url=server.url, headers=headers, timeout=httpx.Timeout(30, read=60), **kwargs

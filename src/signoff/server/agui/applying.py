@@ -4,17 +4,18 @@ the API's own code (`deciding.decide_as`, channel `agui`)."""
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ag_ui.core import RunAgentInput
 
 from ..._util import utcnow
 from ...decision_checks import check_decision
-from ...decisions import Decision, decision_to_dict, parse_decision
+from ...decisions import Decision, Edit, decision_to_dict, parse_decision
 from ...errors import NotAnApprover, RequestConflict, RequestExpired, RequestNotFound, SignoffError
 from ...identity import User
 from ...requests import Request
 from ...store import Store
+from ...templates import REDACTED
 from ..access import can_see
 from ..context import Server
 from ..deciding import REFUSED, decide_as
@@ -85,11 +86,20 @@ def check_answers(store: Store, answers: list[Answer], user: User) -> list[Check
 
 
 def _decision(answer: Answer, request: Request) -> Decision:
+    """The answer's decision for this request. An edit's redacted args came to the person
+    masked: sent back masked, they keep their original values (as the inbox's edit form does)."""
     assert answer.payload is not None
     try:
-        return parse_decision(answer.payload, tool_name=request.tool_name)
+        decision = parse_decision(answer.payload, tool_name=request.tool_name)
     except SignoffError as exc:
         raise type(exc)(f"{answer.where}: {exc.message}") from None
+    if isinstance(decision, Edit) and request.rule.redact:
+        args = dict(decision.args)
+        for key in request.rule.redact:
+            if args.get(key) == REDACTED and key in request.args:
+                args[key] = request.args[key]
+        decision = replace(decision, args=args)
+    return decision
 
 
 async def apply_answers(
