@@ -123,8 +123,9 @@ class AguiRun:
             self.done.add(request.id)
             yield self._encode(result_event(request))
         for request in await server.run(open_requests, server.store, self.user):
-            for text in self._show(request):
-                yield text
+            texts = self._show(request)
+            if texts:  # a call's three events in one write
+                yield "".join(texts)
         async for text in self._hold(subscription):
             yield text
 
