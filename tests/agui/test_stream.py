@@ -246,3 +246,25 @@ def test_a_person_sees_only_what_they_may_decide(world: World) -> None:
         events = run(world.server, token, run_body())
         assert types(events) == ["RUN_STARTED", "RUN_FINISHED"]
     assert len(interrupts(run(world.server, world.alice, run_body()))) == 1
+
+
+def test_a_request_decided_while_the_run_is_open_leaves_its_interrupt(world: World) -> None:
+    pending = ask(world.store)
+    draft = ask(world.store, drafting=True)
+    seen: list[object] = []
+
+    def elsewhere() -> None:
+        while not any(isinstance(event, ToolCallStartEvent) for event in seen[2:]):
+            time.sleep(0.01)
+        world.store.decide(pending.id, Approve(), actor="alice", channel="web")
+        time.sleep(0.3)
+        world.store.update_draft(draft.id, ready=True, actor="bot")
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    for event in stream_events(world.server, world.alice, run_body()):
+        seen.append(event)
+    thread.join(10)
+    call_id = f"{pending.tool_call_id}~{pending.id}"
+    assert results(seen)[call_id]["status"] == "approved"  # type: ignore[arg-type]
+    assert [item.metadata["signoff"]["request_id"] for item in interrupts(seen)] == [draft.id]  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ RUN_ERROR when the token or session no longer holds.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ from ...identity import User
 from ...requests import Request, RequestStatus
 from ..access import identify
 from ..context import Server
-from ..events import CALLER_CHECK_SECONDS, KEEPALIVE_SECONDS, Subscription
+from ..events import CALLER_CHECK_SECONDS, KEEPALIVE_SECONDS, Event, Subscription
 from .answers import history_calls, parse_answers
 from .applying import apply_answers, check_answers, closed_since
 from .args_text import ArgsStream, args_text
@@ -195,19 +196,37 @@ class AguiRun:
         return out
 
     async def _hold(self, subscription: Subscription) -> AsyncIterator[str]:
-        """Follow the feed while drafts are open or, with `wait`, while nothing is; then finish."""
+        """Follow the feed while drafts are open or, with `wait`, while nothing is; then finish.
+        What changed meanwhile is taken first, so the interrupt lists what is open now."""
         clock = asyncio.get_running_loop().time
         started = clock()
         wait_until = started + self.options.wait
         drafts_until = started + self.options.draft_wait
         next_check = started + CALLER_CHECK_SECONDS
         next_keepalive = started + KEEPALIVE_SECONDS
+        queue = subscription.queue
+        got: list[Event | None] = []
         while True:
+            arrived = [*got, *(queue.get_nowait() for _ in range(queue.qsize()))]
+            got = []
+            if arrived:
+                if not await self._still_there(subscription):
+                    yield self._error(CREDENTIAL_GONE, NotAuthenticated.__name__)
+                    return
+                next_check = clock() + CALLER_CHECK_SECONDS
+                texts = [
+                    text for item in arrived if item is not None for text in self._on_change(item.request)
+                ]
+                if texts:
+                    yield "".join(texts)
+                if None in arrived:  # the server is stopping
+                    break
+            if subscription.overflowed:
+                break
             now = clock()
             if self.drafts:
                 if now >= drafts_until:
-                    for draft in list(self.drafts.values()):
-                        yield self._encode(end_event(draft.request))
+                    yield "".join(self._encode(end_event(draft.request)) for draft in self.drafts.values())
                     self.drafts.clear()
                     break
                 until = drafts_until
@@ -223,20 +242,11 @@ class AguiRun:
             if now >= next_keepalive:
                 yield ": keepalive\n\n"
                 next_keepalive = now + KEEPALIVE_SECONDS
-            try:
+            with contextlib.suppress(TimeoutError):
                 item = await asyncio.wait_for(
-                    subscription.queue.get(), max(min(until, next_check, next_keepalive) - now, 0.0)
+                    queue.get(), max(min(until, next_check, next_keepalive) - now, 0.0)
                 )
-            except TimeoutError:
-                continue
-            if item is None or subscription.overflowed:
-                break
-            if not await self._still_there(subscription):
-                yield self._error(CREDENTIAL_GONE, NotAuthenticated.__name__)
-                return
-            next_check = clock() + CALLER_CHECK_SECONDS
-            for text in self._on_change(item.request):
-                yield text
+                queue.put_nowait(item)  # taken with the rest at the top of the loop
         yield self._encode(self._finished())
 
     async def _still_there(self, subscription: Subscription) -> bool:
