@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from signoff.server import ServerSettings
-from signoff.store import SQLiteStore
+from signoff.store import SQLiteStore, Store
 
 from ..live import LiveServer
 
@@ -16,7 +16,7 @@ from ..live import LiveServer
 @dataclass
 class World:
     server: LiveServer
-    store: SQLiteStore
+    store: Store
     alice: str
     bot: str
 
@@ -27,3 +27,12 @@ def world(sqlite_store: SQLiteStore) -> Iterator[World]:
         alice = server.user("alice")
         bot = server.user("bot", "agent")
         yield World(server, sqlite_store, alice, bot)
+
+
+@pytest.fixture
+def any_world(store: Store) -> Iterator[World]:
+    """`world` on SQLite and on PostgreSQL."""
+    with LiveServer(store, ServerSettings(sweep_interval=0.2)) as server:
+        alice = server.user("alice")
+        bot = server.user("bot", "agent")
+        yield World(server, store, alice, bot)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -55,3 +56,25 @@ def test_round_trip(world: World, answer: Any, status: RequestStatus, way: str) 
     assert not interrupts(second)
     if status is RequestStatus.EDITED:
         assert decided.final_args == (answer.get("editedArgs") or answer.get("args"))
+
+
+def test_both_stores_list_decide_and_stream_drafts(any_world: World) -> None:
+    """Listing by visibility, deciding and following a draft, on SQLite and PostgreSQL."""
+    world = any_world
+    mine = ask(world.store, approvers=("alice",))
+    ask(world.store, approvers=("carol",))
+    draft = ask(world.store, args={"to": "x"}, drafting=True)
+    timer = threading.Timer(
+        0.5, lambda: world.store.update_draft(draft.id, args={"to": "bob"}, ready=True, actor="bot")
+    )
+    timer.start()
+    first = run(world.server, world.alice, run_body())
+    timer.join()
+    found = [item.metadata["signoff"]["request_id"] for item in interrupts(first)]
+    assert found == [mine.id, draft.id]
+    resume = [
+        {"interruptId": item.id, "status": "resolved", "payload": "approved"} for item in interrupts(first)
+    ]
+    second = run(world.server, world.alice, run_body(messages=history(first), resume=resume))
+    assert {result["status"] for result in results(second).values()} == {"approved"}
+    assert world.store.get_request(draft.id).final_args == {"to": "bob"}
