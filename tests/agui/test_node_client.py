@@ -57,4 +57,9 @@ def test_http_agent_round_trip(world: World) -> None:
     assert decided.final_args == edited
     assert decided.decision is not None
     assert decided.decision.channel == "agui"
-    assert world.store.get_request(second.id).status is RequestStatus.PENDING
+    # The useHumanInTheLoop way: the call left for the page, answered by a tool message.
+    assert seen["leftForPage"] == [second_id]
+    (page_result,) = seen["pageResults"]
+    assert page_result["toolCallId"] == second_id
+    assert page_result["content"]["status"] == "rejected"
+    assert world.store.get_request(second.id).status is RequestStatus.REJECTED
