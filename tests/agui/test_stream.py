@@ -8,6 +8,7 @@ import time
 from datetime import timedelta
 
 import httpx
+import pytest
 from ag_ui.core import (
     RunErrorEvent,
     RunStartedEvent,
@@ -268,3 +269,14 @@ def test_a_request_decided_while_the_run_is_open_leaves_its_interrupt(world: Wor
     call_id = f"{pending.tool_call_id}~{pending.id}"
     assert results(seen)[call_id]["status"] == "approved"  # type: ignore[arg-type]
     assert [item.metadata["signoff"]["request_id"] for item in interrupts(seen)] == [draft.id]  # type: ignore[arg-type]
+
+
+def test_a_run_holds_the_newest_requests_up_to_its_cap(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    from signoff.server.agui import visible
+
+    monkeypatch.setattr(visible, "PAGE", 2)
+    monkeypatch.setattr(visible, "MAX_CALLS", 3)
+    asked = [ask(world.store, approvers=("carol",) if index == 3 else ()) for index in range(6)]
+    events = run(world.server, world.alice, run_body())
+    shown = [item.metadata["signoff"]["request_id"] for item in interrupts(events)]
+    assert shown == [asked[1].id, asked[2].id, asked[4].id, asked[5].id][-3:]

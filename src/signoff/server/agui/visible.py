@@ -13,7 +13,9 @@ from ..access import listing_filter
 
 PAGE = 500
 MAX_CALLS = 1000
-"""At most this many requests in one run (the oldest first); the rest come in later runs."""
+"""At most this many requests in one run: the newest, shown oldest first."""
+MAX_PAGES = 20
+"""Listing pages read at most, for a caller (an admin) who sees far more than they may decide."""
 
 
 def decidable(request: Request, user: User, now: datetime) -> bool:
@@ -28,12 +30,12 @@ def decidable(request: Request, user: User, now: datetime) -> bool:
 
 
 def open_requests(store: Store, user: User) -> list[Request]:
-    """The drafting and pending requests `user` may decide, oldest first (at most MAX_CALLS),
-    read with the same visibility filter as every listing."""
+    """The drafting and pending requests `user` may decide (the newest MAX_CALLS), oldest
+    first, read with the same visibility filter as every listing."""
     now = utcnow()
     found: list[Request] = []
     cursor: str | None = None
-    while True:
+    for _ in range(MAX_PAGES):
         page = store.list_requests(
             status=["pending", "drafting"], limit=PAGE, cursor=cursor, **listing_filter(user)
         )
@@ -41,5 +43,4 @@ def open_requests(store: Store, user: User) -> list[Request]:
         if len(page) < PAGE or len(found) >= MAX_CALLS:
             break
         cursor = page[-1].id
-    found.reverse()
-    return found[-MAX_CALLS:] if len(found) > MAX_CALLS else found
+    return found[:MAX_CALLS][::-1]
