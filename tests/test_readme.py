@@ -44,6 +44,7 @@ CHECKED = {
     ("text", "First start:"): "test_the_quick_start_server_prints_what_the_readme_shows",
     ("python", "@gate.guard"): "test_the_library_example_runs_as_written",
     ("python", "Client("): "test_the_client_example_works_against_a_server",
+    ("js", "@ag-ui/client"): "test_the_agui_example_runs_against_a_server",
     ("yaml", "hitl_required"): "test_the_rules_example_means_what_the_readme_says",
     ("bash", "signoff users add"): "test_the_identity_commands_run",
     ("bash", "examples/${framework}_agent.py"): "test_the_framework_examples_run_as_the_readme_says",
@@ -291,6 +292,52 @@ def test_the_client_example_works_against_a_server(sqlite_server: LiveServer) ->
         assert not gate.explain("read_file").ask
     finally:
         gate.store.close()
+
+
+def test_the_agui_example_runs_against_a_server(sqlite_server: LiveServer, tmp_path: Path) -> None:
+    """The HttpAgent snippet, its address and token filled in, run by Node with the pinned npm
+    packages of tests/agui/node: it prints each pending request and approves them all."""
+    import shutil
+
+    node_modules = ROOT / "tests" / "agui" / "node" / "node_modules"
+    if shutil.which("node") is None or not (node_modules / "@ag-ui" / "client").is_dir():
+        pytest.skip("needs node and `npm ci` in tests/agui/node (.ci/run does both)")
+    pytest.importorskip("ag_ui", reason="the AG-UI endpoint needs the agui extra")
+    from datetime import timedelta
+
+    from signoff._util import utcnow
+    from signoff.requests import NewRequest, RequestStatus
+
+    token = sqlite_server.user("alice")
+    store = sqlite_server.store
+    asked = [
+        store.create_request(
+            NewRequest(
+                thread_id="t",
+                tool_call_id=f"call_{index}",
+                tool_name=tool,
+                args={"n": index},
+                description=f"Run {tool}",
+                deadline=utcnow() + timedelta(hours=1),
+                actor="bot",
+            )
+        )[0]
+        for index, tool in enumerate(["send_email", "pay"])
+    ]
+    block = readme_block("js", "@ag-ui/client")
+    for placeholder in ("http://127.0.0.1:8765", "so_tok_…"):
+        assert block.count(placeholder) == 1
+    script = tmp_path / "readme.mjs"
+    script.write_text(
+        block.replace("http://127.0.0.1:8765", sqlite_server.url).replace("so_tok_…", token), encoding="utf-8"
+    )
+    (tmp_path / "node_modules").symlink_to(node_modules)
+    done = subprocess.run(
+        ["node", str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["send_email - Run send_email", "pay - Run pay"]
+    assert [store.get_request(request.id).status for request in asked] == [RequestStatus.APPROVED] * 2
 
 
 # -- rules --------------------------------------------------------------------------------------

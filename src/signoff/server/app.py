@@ -26,7 +26,7 @@ from starlette.responses import Response
 from .. import __version__
 from ..errors import StoreUnavailable
 from ..store import Store
-from . import health
+from . import agui, health
 from .access import CallerCache
 from .api import agents, audit, executions, identity, requests, rules, run_states
 from .context import Server, ServerSettings
@@ -80,6 +80,7 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
         add_routes(app, module.router)
     add_routes(app, executions.per_request)
     add_routes(app, health.router)
+    add_routes(app, agui.router)
     install_docs(app)
 
     @app.get("/metrics", tags=["meta"], summary="Prometheus metrics", response_class=PlainTextResponse)
