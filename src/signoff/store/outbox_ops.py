@@ -83,7 +83,7 @@ class Attempt:
     target: str
     message: str
     attempt: int
-    result: AttemptResult
+    outcome: AttemptResult
     error: str | None
     attempted_at: datetime
 
@@ -93,7 +93,7 @@ class Attempt:
             "target": self.target,
             "message": self.message,
             "attempt": self.attempt,
-            "result": self.result,
+            "result": self.outcome,
             "error": self.error,
             "at": self.attempted_at.isoformat(),
             "outbox_id": self.outbox_id,
@@ -208,7 +208,7 @@ class OutboxOps(StoreCore):
                 target=outcome.target,
                 message=message,
                 attempt=attempts,
-                result=outcome.result,
+                outcome=outcome.result,
                 error=outcome.error,
                 now=now,
             )
