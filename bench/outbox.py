@@ -14,8 +14,8 @@ asyncio HTTP/1.1 server answering 204).
    another thread with `store.decide`. Latency from `decide()` returning (committed) to the
    channel's `update` call and to the webhook's POST being answered, on CLOCK_MONOTONIC.
 2. Webhook deliveries per second: N requests created first (each writes a `request.created`
-   row for one webhook), then the worker started; from its start to the receiver having
-   answered all N (each id once).
+   row for one webhook), then the worker started; from its having started to the receiver
+   having answered all N (each id once).
 3. The same with a second webhook whose receiver never answers (each POST waits for its
    timeout): the healthy webhook's rate, beside the rate of (2).
 """
@@ -212,8 +212,8 @@ def measure_rate(workdir: Path, sizes: Sizes, *, with_hung: bool) -> tuple[float
             for index in range(sizes.deliveries):
                 store.create_request(new_request(index))
         count_url = url.replace("/hook", "/count")
-        started = time.monotonic()
         with Running(store, ChannelRegistry(), settings(webhook_timeout=2.0, batch=400)):
+            started = time.monotonic()  # the worker is running: its start-up is not the rate
             done = wait_for(lambda: count(count_url)["unique"] >= sizes.deliveries, 300, every=0.1)
             elapsed = time.monotonic() - started
         final = count(count_url)

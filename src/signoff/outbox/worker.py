@@ -149,13 +149,16 @@ class DeliveryWorker:
             full=full,
         )
         surplus = []
+        requests = await asyncio.to_thread(self.store.get_requests, list({row.request_id for row in rows}))
         for row in rows:
             lane = lane_of(row)
             if self._held[lane] >= self._bound(lane):
                 surplus.append(row)
                 continue
             self._held[lane] += 1
-            task = asyncio.create_task(self._deliver(row, lane), name=f"signoff-outbox-{row.id}")
+            task = asyncio.create_task(
+                self._deliver(row, lane, requests.get(row.request_id)), name=f"signoff-outbox-{row.id}"
+            )
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
         if surplus:
@@ -187,13 +190,13 @@ class DeliveryWorker:
 
     # -- one row -------------------------------------------------------------------------------
 
-    async def _deliver(self, row: OutboxRow, lane: str) -> None:
+    async def _deliver(self, row: OutboxRow, lane: str, request: Request | None) -> None:
         try:
             semaphore = self._lanes.setdefault(lane, asyncio.Semaphore(self._concurrency(lane)))
             async with semaphore:
                 context: dict[str, Any] = {}
                 try:
-                    outcome = await self._attempt(row, context)
+                    outcome = await self._attempt(row, context, request)
                 except Postponed:
                     await self._postpone(row)
                     return
@@ -231,10 +234,13 @@ class DeliveryWorker:
             self.store.postpone_outbox, row, self.name, until=utcnow() + self.settings.postpone
         )
 
-    async def _attempt(self, row: OutboxRow, context: dict[str, Any]) -> Outcome:
+    async def _attempt(self, row: OutboxRow, context: dict[str, Any], request: Request | None) -> Outcome:
+        """One try. `request` as read when the row was claimed (an update reads it again: it
+        renders the final state, which may be newer)."""
         target = row.target or ""
         try:
-            request = await asyncio.to_thread(self.store.get_request, row.request_id)
+            if request is None or (row.message != "notice" and row.channel != WEBHOOK):
+                request = await asyncio.to_thread(self.store.get_request, row.request_id)
         except RequestNotFound:
             return _skipped(row, target, "the request is gone")
         context["thread"] = request.thread_id
@@ -378,6 +384,11 @@ class DeliveryWorker:
         )
 
     def _log(self, row: OutboxRow, outcome: Outcome, context: dict[str, Any], recorded: bool) -> None:
+        level = logging.INFO if outcome.result in ("sent", "skipped") else logging.WARNING
+        if outcome.state == "dead":
+            level = logging.ERROR
+        if not log.isEnabledFor(level):
+            return
         fields = {
             "thread": context.get("thread"),
             "request": row.request_id,
@@ -393,9 +404,6 @@ class DeliveryWorker:
         text = " ".join(f"{key}={value}" for key, value in fields.items() if value is not None)
         if outcome.error:
             text += f" error={outcome.error!r}"
-        level = logging.INFO if outcome.result in ("sent", "skipped") else logging.WARNING
-        if outcome.state == "dead":
-            level = logging.ERROR
         log.log(level, "approval dispatched: %s", text, extra={"signoff": fields})
 
 
