@@ -509,7 +509,10 @@ UPDATE outbox SET state = 'pending', next_at = :now, claimed_by = NULL, claimed_
 WHERE id = :id AND state = 'dead';
 
 -- name: outbox_counts
-SELECT channel, state, count(*) AS n FROM outbox GROUP BY channel, state;
+-- what is waiting and what was given up (both read through their partial indexes)
+SELECT channel, state, count(*) AS n FROM outbox WHERE state = 'pending' GROUP BY channel, state
+UNION ALL
+SELECT channel, state, count(*) AS n FROM outbox WHERE state = 'dead' GROUP BY channel, state;
 
 -- name: latest_notified_pending
 SELECT r.id FROM outbox o JOIN requests r ON r.id = o.request_id
