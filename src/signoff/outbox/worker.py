@@ -311,6 +311,8 @@ class DeliveryWorker:
         locale = _locale(self.channels, row.channel)
         request_url = f"{self.base_url}/requests/{request.id}"
         if row.message == "notice":
+            if request.is_terminal:  # it ended before its notice could go: its update says nothing new
+                return _skipped(row, target, f"the request was already {request.status.value}")
             link = await self._handle(request, recipient, context)
             notice = build_notice(
                 request, approver=recipient, link=link, request_url=request_url, locale=locale
