@@ -318,3 +318,22 @@ def test_an_execution_is_followed_up_and_its_events_sent(server: LiveServer, cha
     assert follow.follow_up is not None
     assert follow.follow_up.text == "❌ send_email failed: SMTP said no"
     assert follow.ref == chat.recorded[0].ref
+
+
+def test_a_draft_is_announced_when_it_becomes_pending(people: Store) -> None:
+    new = NewRequest(
+        thread_id="thread-9",
+        tool_call_id="d1",
+        tool_name="send_email",
+        args={"to": "bob@example.com"},
+        description="Send a mail",
+        deadline=utcnow() + timedelta(hours=1),
+        rule=RequestRule(approvers=("alice",), channels=("chat",)),
+        drafting=True,
+    )
+    request_id = people.create_request(new)[0].id
+    assert people.outbox_for(request_id) == []
+    people.update_draft(request_id, args={"subject": "hi"}, ready=True)
+    assert [(row.message, row.channel, row.recipient) for row in people.outbox_for(request_id)] == [
+        ("notice", "chat", "alice")
+    ]
