@@ -4,7 +4,7 @@ built-in value of each setting that no layer sets."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import timedelta
 from typing import Any, Literal, TypeAlias
 
@@ -20,6 +20,14 @@ DEFAULT_MODIFY_TEMPLATE = (
 DEFAULT_FEEDBACK_TEMPLATE = "With user feedback: {feedback}"
 DEFAULT_EXPIRE_MESSAGE = "The approval request expired."
 DEFAULT_DEADLINE = timedelta(hours=24)
+INBOX_CHANNEL = "inbox"
+"""The web inbox: where every request shows. A rule's `channels` default to it alone."""
+DEFAULT_CHANNELS: tuple[str, ...] = (INBOX_CHANNEL,)
+REQUESTER = "requester"
+"""The approver that names the user the agent acts for (`Scope.requester`; seed 004)."""
+REQUESTER_UNKNOWN = "requester:unknown"
+"""What `requester` becomes on a request that has no requester: a principal nobody has, so
+that nobody decides it (it expires) rather than anybody."""
 
 OnExpire: TypeAlias = Literal["reject", "approve", "fail"]
 UnattendedMode: TypeAlias = Literal["approve", "reject", "fail"]
@@ -37,6 +45,8 @@ class Rule:
     when: str | WhenFn | None = None
     """A CEL condition, or (declared in code) a callable."""
     approvers: tuple[str, ...] = ()
+    channels: tuple[str, ...] = DEFAULT_CHANNELS
+    """Where the approvers are told: the web inbox, and configured channels by name."""
     deadline: timedelta = DEFAULT_DEADLINE
     on_expire: OnExpire = "reject"
     expire_message: str = DEFAULT_EXPIRE_MESSAGE
@@ -91,6 +101,7 @@ class RequestRule:
 
     allowed_decisions: tuple[DecisionType, ...] = DECISION_TYPES
     approvers: tuple[str, ...] = ()
+    channels: tuple[str, ...] = DEFAULT_CHANNELS
     quorum: int = 1
     on_expire: OnExpire = "reject"
     expire_message: str = DEFAULT_EXPIRE_MESSAGE
@@ -118,6 +129,15 @@ class RequestRule:
         if isinstance(origin, dict):
             values["origin"] = RuleOrigin(**{key: origin[key] for key in _ORIGIN_FIELDS if key in origin})
         return cls(**values)
+
+    def for_requester(self, requester: str | None) -> RequestRule:
+        """The rule as one request keeps it: `requester` among the approvers becomes the user the
+        agent acts for (or, with none, `REQUESTER_UNKNOWN`, whom nobody is)."""
+        if REQUESTER not in self.approvers:
+            return self
+        person = requester or REQUESTER_UNKNOWN
+        named = tuple(dict.fromkeys(person if name == REQUESTER else name for name in self.approvers))
+        return replace(self, approvers=named)
 
     def snapshot(self) -> dict[str, Any]:
         """The fields that differ from the defaults (stored with every request, so kept small)."""

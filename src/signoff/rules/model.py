@@ -13,6 +13,7 @@ A `RuleSet` is what a YAML file holds and what the store keeps, one row per laye
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -78,6 +79,8 @@ __all__ = [  # with, re-exported, what moved to `effective` (the server, tests a
     "validate_entry",
 ]
 
+CHANNEL_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+"""A channel's name in a rule (the same shape `signoff.channels.registry` requires)."""
 DEFAULT_MAX_AUTO_RESUME = 10
 ENV_MAX_AUTO_RESUME = "SIGNOFF_UNATTENDED_MAX_AUTO_RESUME"
 
@@ -106,6 +109,10 @@ class RuleSettings(_Strict):
     description: str | DescribeFn | None = None
     when: str | WhenFn | None = None
     approvers: list[str] | None = None
+    """Who may decide: user names, `group:NAME`, or `requester` (the user the agent acts for)."""
+    channels: list[str] | None = None
+    """Where the approvers are told: `inbox` (the web inbox, the default) and the names of
+    channels the server is configured with (`signoff serve --channels`)."""
     deadline: Duration | None = None
     on_expire: OnExpire | None = None
     expire_message: str | None = None
@@ -122,6 +129,30 @@ class RuleSettings(_Strict):
         if value is None:
             return None
         return [kind for kind in DECISION_TYPES if kind in value or kind == "approve"]
+
+    @field_validator("channels")
+    @classmethod
+    def _channel_names(cls, value: list[str] | None) -> list[str] | None:
+        if value is None:
+            return None
+        if not value:
+            raise ValueError("name at least one channel (inbox is the web inbox)")
+        for name in value:
+            if not CHANNEL_NAME.match(name):
+                raise ValueError(
+                    f"channel {name!r}: a channel's name is lower-case letters, digits, '-' and '_', "
+                    "starting with a letter"
+                )
+        if len(set(value)) != len(value):
+            raise ValueError(f"a channel is named twice: {value!r}")
+        return value
+
+    @field_validator("approvers")
+    @classmethod
+    def _approver_names(cls, value: list[str] | None) -> list[str] | None:
+        if value is not None and any(not name or not name.strip() for name in value):
+            raise ValueError("an approver cannot be empty")
+        return value
 
     @field_validator("when")
     @classmethod

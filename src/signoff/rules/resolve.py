@@ -22,7 +22,7 @@ from typing import Any
 from ..decisions import DECISION_TYPES
 from .callables import WhenInput, call_when, python_name, shown
 from .conditions import evaluate_condition
-from .effective import Rule
+from .effective import DEFAULT_CHANNELS, INBOX_CHANNEL, REQUESTER, Rule
 from .keys import KeyIndex, Match, literal_chars
 from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
 
@@ -74,6 +74,7 @@ class Explanation:
             "trace": [step.to_dict() for step in self.trace],
             "description": shown(self.rule.description) if self.ask else None,
             "approvers": list(self.rule.approvers),
+            "channels": list(self.rule.channels),
             "quorum": self.rule.quorum,
             "deadline_seconds": self.rule.deadline.total_seconds(),
             "on_expire": self.rule.on_expire,
@@ -220,7 +221,8 @@ class Resolver:
             description_prefix=(agent[0].description_prefix if agent is not None else None)
             or defaults.description_prefix,
             when=settings.get("when"),
-            approvers=tuple(settings.get("approvers") or ()),
+            approvers=_approvers(settings),
+            channels=tuple(settings.get("channels") or DEFAULT_CHANNELS),
             deadline=settings.get("deadline") or defaults.deadline,
             on_expire=settings.get("on_expire") or defaults.on_expire,
             expire_message=settings.get("expire_message") or defaults.expire_message,
@@ -280,3 +282,14 @@ def _overlay(switch: ToolSwitch, settings: dict[str, Any]) -> tuple[bool, str]:
     settings.update(fields_set)
     said = ", ".join(f"{name}={shown(value)}" for name, value in fields_set.items()) or "no fields"
     return True, f"on with {said}"
+
+
+def _approvers(settings: dict[str, Any]) -> tuple[str, ...]:
+    """The rule's approvers; a rule that tells people on a channel other than the inbox and
+    names nobody is decided by the requester (seed 004: only the user the agent acts for)."""
+    named = tuple(settings.get("approvers") or ())
+    if named:
+        return named
+    if any(channel != INBOX_CHANNEL for channel in settings.get("channels") or ()):
+        return (REQUESTER,)
+    return ()

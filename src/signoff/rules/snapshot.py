@@ -14,9 +14,10 @@ from ..decisions import DECISION_TYPES
 from ..errors import ConfigError
 from ..visible import check_name
 from .effective import OnExpire, OriginSource, RequestRule, RuleOrigin, UnattendedMode
+from .model import CHANNEL_NAME
 
 MAX_QUORUM = 100
-LIST_FIELDS = ("allowed_decisions", "approvers", "redact")
+LIST_FIELDS = ("allowed_decisions", "approvers", "channels", "redact")
 TEXT_FIELDS = (
     "expire_message",
     "reject_template",
@@ -65,6 +66,9 @@ def parse_snapshot(data: Any, *, what: str = "rule") -> RequestRule:
                 f"{what}.allowed_decisions must name approve, edit, reject or respond, each once: "
                 f"{list(decisions)!r}"
             )
+    for channel in values.get("channels", ()):
+        if not CHANNEL_NAME.match(channel):
+            raise ConfigError(f"{what}.channels entry {channel!r} is not a channel's name")
     for principal in values.get("approvers", ()):
         check_name(principal, f"{what}.approvers entry")
     return RequestRule(**values)

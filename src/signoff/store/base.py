@@ -9,6 +9,7 @@ audit entry commit together; waiters are woken after the commit.
 
 from __future__ import annotations
 
+from .address_ops import AddressOps
 from .audit_ops import AuditOps
 from .declared_ops import DeclaredRuleOps
 from .execution_ops import ExecutionOps
@@ -18,6 +19,7 @@ from .report_ops import ReportOps
 from .request_ops import RequestOps
 from .run_state_ops import RunStateOps
 from .settings_ops import SettingsOps
+from .webhook_ops import WebhookOps
 
 
 class Store(
@@ -30,5 +32,7 @@ class Store(
     ReportOps,
     DeclaredRuleOps,
     RunStateOps,
+    AddressOps,
+    WebhookOps,
 ):
     """Base class of the store backends. Use `open_store(url)` to get one."""

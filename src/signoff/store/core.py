@@ -170,7 +170,8 @@ class StoreCore(ABC):
     def _insert_request_audited(
         self, params: dict[str, Any], approvers: list[str], note: AuditNote
     ) -> dict[str, Any] | None:
-        """Insert a request with its approvers and audit entry; None if its key already exists."""
+        """Insert a request with its approvers, audit entry and outbox rows (`params["notices"]`,
+        and its webhooks' `request.created`, when it is pending); None if its key already exists."""
         with self._transaction() as (tx, changes):
             row = tx.one("insert_request", **params)
             if row is None:
@@ -178,17 +179,29 @@ class StoreCore(ABC):
             for principal in approvers:
                 tx.send("insert_approver", request_id=row["id"], principal=principal)
             tx.send("append_audit", **note.params())
+            if params["status"] == "pending":
+                for notice in params["notices"].value:
+                    tx.send(
+                        "enqueue_notice", request_id=row["id"], event=note.action, now=params["now"], **notice
+                    )
+                tx.send(
+                    "enqueue_event", request_id=row["id"], event=note.action, message=None, now=params["now"]
+                )
             changes.request_ids.add(row["id"])
             return row
 
     def _finish_request_audited(self, params: dict[str, Any], note: AuditNote) -> dict[str, Any] | None:
         """Compare-and-set a pending request (before its deadline) to its decision, with the audit
-        entry; None if it was no longer pending."""
+        entry and the outbox rows it causes (each notice's update, the webhooks' event); None if
+        it was no longer pending."""
         with self._transaction() as (tx, changes):
             row = tx.one("finish_request", **params)
             if row is None:
                 return None
             tx.send("append_audit", **note.params())
+            tx.send(
+                "enqueue_event", request_id=row["id"], event=note.action, message="update", now=params["now"]
+            )
             changes.request_ids.add(row["id"])
             return row
 

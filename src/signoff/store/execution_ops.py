@@ -15,10 +15,11 @@ from .._util import utcnow
 from ..errors import RequestConflict, RequestNotFound
 from ..execution import Claim, current_owner, owner_is_alive, why_dead
 from ..requests import Execution, ExecutionStatus
-from .core import Json, StoreCore, Tx
+from .core import Json, Tx
+from .outbox_ops import OutboxOps
 
 
-class ExecutionOps(StoreCore):
+class ExecutionOps(OutboxOps):
     def get_execution(self, request_id: str) -> Execution | None:
         with self._read() as tx:
             row = tx.one("get_execution", request_id=request_id)
@@ -141,6 +142,7 @@ class ExecutionOps(StoreCore):
             request_id=request_id,
             data={"attempt": attempt, "host": owner["host"], "pid": owner["pid"]},
         )
+        self._enqueue_event(tx, request_id, "execution.started", None)
         row = tx.one("get_execution", request_id=request_id)
         assert row is not None
         return Claim("claimed", _execution(row), owner["token"])
@@ -181,6 +183,7 @@ class ExecutionOps(StoreCore):
                 request_id=request_id,
                 data={"error": error} if error else {},
             )
+            self._enqueue_event(tx, request_id, "execution.finished", "follow_up")
             changes.request_ids.add(request_id)
             row = tx.one("get_execution", request_id=request_id)
             assert row is not None

@@ -10,10 +10,11 @@ from ..decision_checks import already_closed
 from ..errors import AlreadyDecided
 from ..requests import LOCAL_CREATOR, Request
 from .core import Json, Tx
+from .outbox_ops import OutboxOps
 from .request_reads import RequestReads
 
 
-class RequestClosing(RequestReads):
+class RequestClosing(RequestReads, OutboxOps):
     def expire(self, request_id: str) -> Request | None:
         """Expire one request if its deadline has passed and it is still open; else None."""
         now = utcnow()
@@ -56,6 +57,7 @@ class RequestClosing(RequestReads):
                 request_id=request.id,
                 data={"deadline": to_iso(request.deadline), "on_expire": request.rule.on_expire},
             )
+            self._enqueue_event(tx, request.id, "request.expired", "update", now)
 
     def cancel(
         self, request_id: str, *, actor: str, channel: str = "api", reason: str | None = None
@@ -82,6 +84,7 @@ class RequestClosing(RequestReads):
                 request_id=request_id,
                 data={"reason": reason},
             )
+            self._enqueue_event(tx, request_id, "request.cancelled", "update", now)
             changes.request_ids.add(request_id)
             row = tx.one("get_request", id=request_id)
             assert row is not None

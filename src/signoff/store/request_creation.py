@@ -3,6 +3,7 @@ arguments are still streaming in."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -12,16 +13,21 @@ from ..requests import NewRequest, Request, RequestStatus
 from ..rules.callables import names_a_callable
 from ..templates import redact_args, render_description
 from .core import AuditNote, Json
+from .outbox_ops import OutboxOps
 from .request_reads import RequestReads
 
 
-class RequestCreation(RequestReads):
+class RequestCreation(RequestReads, OutboxOps):
     def create_request(self, new: NewRequest) -> tuple[Request, bool]:
         """Get or create by (creator, thread_id, tool_call_id): each creator (`new.actor`) has its
         own thread ids. Returns the request and whether it is new."""
         request_id = new_id("req")
         now = utcnow()
         status = RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING
+        rule = new.rule.for_requester(new.requester)
+        if rule is not new.rule:
+            new = replace(new, rule=rule)
+        notices = self._notices(rule.channels, rule.approvers) if status is RequestStatus.PENDING else []
         params = {
             "id": request_id,
             "thread_id": new.thread_id,
@@ -42,6 +48,7 @@ class RequestCreation(RequestReads):
             "now": now,
             "deadline": new.deadline,
             "created_by": new.actor,
+            "notices": Json(notices),
         }
         note = AuditNote(
             "request.created",
@@ -108,6 +115,9 @@ class RequestCreation(RequestReads):
                 request_id=request_id,
                 data={"args": redact_args(merged, request.rule.redact)},
             )
+            if ready:
+                notices = self._notices(request.rule.channels, request.rule.approvers)
+                self._enqueue_notices(tx, request_id, notices, utcnow())
             changes.request_ids.add(request_id)
             updated = tx.one("get_request", id=request_id)
             assert updated is not None

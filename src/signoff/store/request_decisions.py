@@ -122,6 +122,7 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
             self._audit(
                 tx, "request.decided", actor=actor, channel=channel, request_id=request_id, data=audit
             )
+            self._enqueue_event(tx, request_id, "request.decided", "update", now)
             return self._locked(tx, request_id)
 
 

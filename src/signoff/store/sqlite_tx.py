@@ -24,6 +24,9 @@ JSON_COLUMNS = frozenset(
         "owner",
         "result",
         "data",
+        "ref",
+        "events",
+        "secrets",
     }
 )
 TIME_COLUMNS = frozenset(
@@ -38,6 +41,9 @@ TIME_COLUMNS = frozenset(
         "expires_at",
         "used_at",
         "revoked_at",
+        "next_at",
+        "claimed_until",
+        "attempted_at",
     }
 )
 

@@ -293,6 +293,16 @@ WITH inserted AS (
            encode(sha256(convert_to(CAST(head.seq + 1 AS text) || '|' || head.hash || '|' || :payload, 'UTF8')),
                   'hex')
     FROM inserted, (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
+), noticed AS (
+    -- the outbox rows of a pending request: its notices (store/outbox_ops.py) and its webhooks' event
+    INSERT INTO outbox (request_id, event, message, channel, recipient, target, next_at, created_at, updated_at)
+    SELECT inserted.id, :action, 'notice', notice.channel, notice.recipient, NULL, :now, :now, :now
+    FROM inserted, jsonb_to_recordset(CAST(:notices AS jsonb)) AS notice (channel text, recipient text)
+    WHERE inserted.status = 'pending'
+    UNION ALL
+    SELECT inserted.id, :action, 'event', 'webhook', NULL, w.id, :now, :now, :now
+    FROM inserted, webhooks w
+    WHERE inserted.status = 'pending' AND NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
 )
 SELECT id FROM inserted;
 
@@ -308,6 +318,15 @@ WITH finished AS (
            encode(sha256(convert_to(CAST(head.seq + 1 AS text) || '|' || head.hash || '|' || :payload, 'UTF8')),
                   'hex')
     FROM finished, (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
+), queued AS (
+    -- the decision's outbox rows: each notice's update, and the webhooks' event
+    INSERT INTO outbox (request_id, event, message, channel, recipient, target, parent_id, next_at, created_at, updated_at)
+    SELECT o.request_id, :action, 'update', o.channel, o.recipient, o.target, o.id, :now, :now, :now
+    FROM finished JOIN outbox o ON o.request_id = finished.id AND o.message = 'notice'
+    UNION ALL
+    SELECT finished.id, :action, 'event', 'webhook', NULL, w.id, NULL, :now, :now, :now
+    FROM finished, webhooks w
+    WHERE NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
 )
 SELECT id FROM finished;
 
@@ -449,3 +468,123 @@ WHERE created_by = :created_by AND thread_id = :thread_id;
 
 -- name: delete_run_state
 DELETE FROM run_states WHERE created_by = :created_by AND thread_id = :thread_id;
+
+-- name: set_address
+INSERT INTO user_addresses (user_name, kind, address) VALUES (:user_name, :kind, :address)
+ON CONFLICT (user_name, kind) DO UPDATE SET address = excluded.address;
+
+-- name: remove_address
+DELETE FROM user_addresses WHERE user_name = :user_name AND kind = :kind;
+
+-- name: addresses_of
+SELECT kind, address FROM user_addresses WHERE user_name = :user_name ORDER BY kind;
+
+-- name: address_owner
+SELECT user_name FROM user_addresses WHERE kind = :kind AND address = :address;
+
+-- name: address_of
+SELECT address FROM user_addresses WHERE user_name = :user_name AND kind = :kind;
+
+-- name: members_of
+SELECT user_name FROM group_members WHERE group_name = :group_name ORDER BY user_name;
+
+-- name: insert_webhook
+INSERT INTO webhooks (id, url, events, secrets, inbound, actor, description, created_at)
+VALUES (:id, :url, :events, :secrets, :inbound, :actor, :description, :now);
+
+-- name: list_webhooks
+SELECT * FROM webhooks ORDER BY created_at, id;
+
+-- name: get_webhook
+SELECT * FROM webhooks WHERE id = :id;
+
+-- name: delete_webhook
+DELETE FROM webhooks WHERE id = :id;
+
+-- name: set_webhook_secrets
+UPDATE webhooks SET secrets = :secrets WHERE id = :id;
+
+-- name: enqueue_notice
+INSERT INTO outbox (request_id, event, message, channel, recipient, next_at, created_at, updated_at)
+VALUES (:request_id, :event, 'notice', :channel, :recipient, :now, :now, :now);
+
+-- name: enqueue_event
+-- An event of a request: the message (an update, a follow-up) for each notice it had, and the
+-- event for every webhook that wants it.
+INSERT INTO outbox (request_id, event, message, channel, recipient, target, parent_id, next_at, created_at, updated_at)
+SELECT request_id, :event, CAST(:message AS text), channel, recipient, target, id, :now, :now, :now
+FROM outbox WHERE request_id = :request_id AND message = 'notice' AND CAST(:message AS text) IS NOT NULL
+UNION ALL
+SELECT CAST(:request_id AS text), :event, 'event', 'webhook', NULL, w.id, NULL, :now, :now, :now
+FROM webhooks w WHERE NOT w.disabled AND w.events @> jsonb_build_array(CAST(:event AS text));
+
+-- name: any_due_outbox
+SELECT 1 AS due FROM outbox WHERE state = 'pending' AND next_at <= :now
+  AND (claimed_until IS NULL OR claimed_until < :now) LIMIT 1;
+
+-- name: claim_outbox
+-- Due rows nobody holds (or whose holder's lease ran out: it died), oldest first, at most
+-- :per_lane of each lane (a channel, a webhook) and none of the lanes in :full, so that one
+-- slow lane's rows never take the whole batch. SKIP LOCKED: rows another server is claiming
+-- are left to it.
+WITH candidates AS (
+    SELECT id, channel, target, next_at FROM outbox
+    WHERE state = 'pending' AND next_at <= :now AND (claimed_until IS NULL OR claimed_until < :now)
+      AND CASE WHEN channel = 'webhook' THEN 'webhook:' || target ELSE 'channel:' || channel END <> ALL(CAST(:full AS text[]))
+    ORDER BY next_at, id LIMIT :scan
+    FOR UPDATE SKIP LOCKED
+), chosen AS (
+    SELECT id FROM (
+        SELECT id, next_at, row_number() OVER (PARTITION BY CASE WHEN channel = 'webhook' THEN 'webhook:' || target ELSE 'channel:' || channel END ORDER BY next_at, id) AS place
+        FROM candidates
+    ) ranked
+    WHERE place <= :per_lane ORDER BY next_at, id LIMIT :limit
+)
+UPDATE outbox SET claimed_by = :worker, claimed_until = :lease, updated_at = :now
+WHERE id IN (SELECT id FROM chosen)
+RETURNING *;
+
+-- name: postpone_outboxes
+UPDATE outbox SET next_at = :next_at, claimed_by = NULL, claimed_until = NULL, updated_at = :now
+WHERE id = ANY(CAST(:ids AS bigint[])) AND claimed_by = :worker;
+
+-- name: get_outbox
+SELECT * FROM outbox WHERE id = :id;
+
+-- name: finish_outbox
+UPDATE outbox SET state = :state, attempts = :attempts, next_at = :next_at, target = :target,
+                  ref = COALESCE(CAST(:ref AS jsonb), ref), body = COALESCE(CAST(:body AS text), body), last_error = :last_error,
+                  claimed_by = NULL, claimed_until = NULL, updated_at = :now
+WHERE id = :id AND claimed_by = :worker;
+
+-- name: insert_attempt
+INSERT INTO delivery_attempts (request_id, outbox_id, channel, target, message, attempt, outcome, error, attempted_at)
+VALUES (:request_id, :outbox_id, :channel, :target, :message, :attempt, :outcome, :error, :now);
+
+-- name: attempts_for
+SELECT id, request_id, outbox_id, channel, target, message, attempt, outcome, error, attempted_at
+FROM delivery_attempts WHERE request_id = :request_id ORDER BY id;
+
+-- name: outbox_for
+SELECT * FROM outbox WHERE request_id = :request_id ORDER BY id;
+
+-- name: dead_letters
+SELECT * FROM outbox WHERE state = 'dead' ORDER BY updated_at DESC, id DESC LIMIT :limit;
+
+-- name: retry_outbox
+UPDATE outbox SET state = 'pending', next_at = :now, claimed_by = NULL, claimed_until = NULL,
+                  updated_at = :now
+WHERE id = :id AND state = 'dead';
+
+-- name: outbox_counts
+-- what is waiting and what was given up (both read through their partial indexes)
+SELECT channel, state, count(*) AS n FROM outbox WHERE state = 'pending' GROUP BY channel, state
+UNION ALL
+SELECT channel, state, count(*) AS n FROM outbox WHERE state = 'dead' GROUP BY channel, state;
+
+-- name: latest_notified_pending
+-- the newest pending request the person was sent a notice of on the channel; with none pending,
+-- the newest of any (so that a reply after expiry is told so)
+SELECT r.id FROM outbox o JOIN requests r ON r.id = o.request_id
+WHERE o.channel = :channel AND o.recipient = :recipient AND o.message = 'notice'
+ORDER BY CASE WHEN r.status = 'pending' THEN 0 ELSE 1 END, r.created_at DESC, r.id DESC LIMIT 1;

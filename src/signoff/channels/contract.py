@@ -1,0 +1,150 @@
+"""The one contract every channel implements (DESIGN §9): Slack, WeCom, Feishu, the text
+fallback and email are each a `Channel`.
+
+A channel does four things, and nothing else:
+
+- `send(notice, target)`: show a request's notice to one person's address on the platform;
+  returns the platform's reference to the message (Slack `channel` + `ts`, a WeCom
+  `response_code`, a mail's `Message-ID`), kept with the outbox row;
+- `update(notice, target, ref)`: turn that message into the request's final state ("✅ Approved
+  by alice", no live buttons); `notice.final` says how it ended;
+- `follow_up(message, target, ref)`: a message after it (the execution's result), threaded
+  under the first where the platform can;
+- `verify(body, headers)`: check an inbound callback (signature, freshness, decryption) and
+  parse it into an `Inbound`: a person's action on a request, or a reply the platform needs
+  (a URL challenge). A forged or stale callback raises `BadSignature` (401), one that cannot be
+  read `BadCallback` (400); nothing is decided then.
+
+The outbox worker calls the first three, retrying what fails (`DeliveryError(retry=...)`) with
+backoff; the inbound route calls `verify` and then decides through the server's normal checks
+(who the platform user is, whether they are an approver, the first decision wins), so a channel
+never decides anything itself. Channels are built from `ChannelConfig` by their kind's factory
+(see `registry`).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from ..errors import InvalidInput, NotAuthenticated
+from .notice import FollowUp, Notice
+
+MessageRef: TypeAlias = dict[str, Any]
+"""What a platform calls a sent message, as JSON (stored with the outbox row and handed back
+to `update` and `follow_up`). Each channel decides its keys: `{"channel": "D1", "ts": "17.1"}`."""
+
+InboundKind = Literal["decide", "reply"]
+
+
+class BadSignature(NotAuthenticated):
+    """The callback's signature does not verify, or its timestamp is outside the window."""
+
+
+class BadCallback(InvalidInput):
+    """The callback cannot be read."""
+
+    status_code = 400
+
+
+class DeliveryError(Exception):
+    """A send, update or follow-up that did not work. `retry=False` dead-letters the row at
+    once (the platform said no for good: an unknown user, a revoked token); otherwise it is
+    tried again later, after `retry_after` seconds when the platform said how long."""
+
+    def __init__(self, message: str, *, retry: bool = True, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry = retry
+        self.retry_after = retry_after
+
+
+@dataclass(frozen=True, kw_only=True)
+class Inbound:
+    """A verified callback. For `kind == "decide"`: `sender` is the platform's id of the person
+    (looked up in the people's addresses of `address_kind`), the request is named by
+    `request_id` or by `handle` (the id the channel put on its buttons), or by neither, meaning
+    "that person's latest pending request on this platform" (the text fallback);
+    `decision` is a decision payload as the API takes it (`{"type": "reject", "message": ...}`).
+    For `kind == "reply"` (a challenge, a help text), `reply` is the body to answer with and
+    nothing is decided. `delivery_id` is the platform's id of the callback when it has one
+    (an idempotency key: the same callback delivered twice decides once)."""
+
+    kind: InboundKind = "decide"
+    sender: str | None = None
+    request_id: str | None = None
+    handle: str | None = None
+    decision: dict[str, Any] | None = None
+    reply: Any = None
+    delivery_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Whatever else the channel needs to answer (a Slack `response_url`, a WeCom `ResponseCode`)."""
+
+
+InboundResult = Literal["decided", "refused", "expired", "unknown_sender", "unknown_request", "invalid"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class InboundOutcome:
+    """What came of an `Inbound` decision, for the channel to answer its platform with
+    (`Channel.answer`): `result`, and `message`, the words for the person ("Approved.", "You are
+    not an approver of this request.", "请求已过期 / the request expired")."""
+
+    result: InboundResult
+    message: str
+    request_id: str | None = None
+
+
+class Channel(ABC):
+    """One configured channel. Subclasses set `kind`, and `address_kind` when a person's
+    address for it is not simply `kind` (a text fallback on WeChat: `text:wechat`)."""
+
+    kind: ClassVar[str]
+    """The channel's type: slack, wecom, feishu, email, text, webhook."""
+    timeout: float = 10.0
+    """Seconds one send, update or follow-up may take before it counts as failed (and retried)."""
+    concurrency: int = 8
+    """How many of this channel's deliveries may be under way at once: a slow platform queues
+    its own rows and never holds up other channels."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    @property
+    def address_kind(self) -> str:
+        """Which of a person's addresses this channel sends to (`signoff users set-address`)."""
+        return self.kind
+
+    @abstractmethod
+    async def send(self, notice: Notice, target: str) -> MessageRef:
+        """Show `notice` to the person whose address here is `target`; the message's reference."""
+
+    async def update(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
+        """Turn the sent message into `notice.final`. By default a new message says it (for
+        platforms that cannot edit what they sent); returns a new reference, or None."""
+        return await self.send(notice, target)
+
+    async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
+        """Send `message` after the notice (under it where the platform threads). Default: nothing."""
+        return None
+
+    def verify(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        """Check and parse an inbound callback (headers' names lower-case). Raises `BadSignature`
+        or `BadCallback`. Channels without callbacks (email: its links are handles) keep this."""
+        raise BadCallback(f"channel {self.name} takes no callbacks")
+
+    def answer(self, inbound: Inbound, outcome: InboundOutcome | None) -> tuple[int, Any]:
+        """The HTTP status and JSON body to answer the callback with: `inbound.reply` for a
+        reply, else `{"ok": ..., "message": ...}`. Platforms with their own answer shapes
+        (Slack's ephemeral message, WeCom's encrypted reply) override this."""
+        if outcome is None:
+            return 200, inbound.reply
+        return 200, {"ok": outcome.result == "decided", "message": outcome.message}
+
+    async def close(self) -> None:  # noqa: B027 - most channels hold nothing to close
+        """Release what the channel holds (HTTP clients, connections)."""
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name!r}>"

@@ -1,0 +1,160 @@
+"""What channels render: a request's `Notice` (while it is open, and once it has ended) and a
+`FollowUp` after it ran. Built from the request the way the inbox's cards show it (`Card`:
+redacted args, long values cut, only the decisions the rule allows, how it ended), so a chat
+card never shows more than the inbox would."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..requests import Execution, Request
+from .texts import BUTTONS, BY, EXECUTION, FINAL, QUESTION, TITLE, VALID_FOR, Locale, span_words
+
+
+@dataclass(frozen=True, kw_only=True)
+class FinalState:
+    """How a request ended: `status` (approved, edited, rejected, responded, expired,
+    cancelled), by whom (`actor`, None for expiry), on which channel, and the words said."""
+
+    status: str
+    actor: str | None
+    channel: str | None
+    said: str | None
+    at: datetime | None
+    text: str
+    """In the notice's language: '✅ Approved by alice', '⌛ 已过期'."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Notice:
+    """One request as one person is shown it on one channel."""
+
+    request_id: str
+    thread_id: str
+    kind: str
+    """`tool` (a call to approve) or `input` (a question: `gate.ask`)."""
+    tool: str
+    title: str
+    """'AI wants to run: send_email' / 'AI 想执行：send_email' (a question: 'The AI asks you')."""
+    description: str
+    args: dict[str, Any]
+    """The redacted args, long values cut (`truncated` then says so)."""
+    arg_rows: list[tuple[str, str]]
+    """(name, value as text) per shown argument: text as it is, anything else as JSON."""
+    truncated: bool
+    decisions: tuple[str, ...]
+    """The decisions the rule allows, in button order (approve, edit, respond, reject)."""
+    buttons: dict[str, str]
+    """A label per allowed decision, in the notice's language."""
+    args_schema: dict[str, Any] | None
+    """For an edit form (a Slack modal): the tool's JSON Schema."""
+    answer_schema: dict[str, Any] | None
+    deadline: datetime
+    valid_for: str
+    """'⚠️ Valid for 24 hours' / '⚠️ 24 小时内有效', from when the notice was made."""
+    approver: str | None
+    """The signoff user this notice is for (None for a channel that is not a person's)."""
+    link: str | None
+    """A handle link opening this request's card for `approver` without signing in (expiring;
+    GET shows it, only a POST decides); None where no person is named."""
+    request_url: str
+    """The request's page in the inbox (needs signing in)."""
+    agent: str | None
+    requester: str | None
+    locale: Locale
+    final: FinalState | None = None
+    """How the request ended; None while it is open (then the buttons are live)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def open(self) -> bool:
+        return self.final is None
+
+
+@dataclass(frozen=True, kw_only=True)
+class FollowUp:
+    """A message after the notice: the execution's result (seed 004's follow-up message)."""
+
+    request_id: str
+    tool: str
+    status: str
+    """The execution's status: succeeded, failed (or in_doubt)."""
+    text: str
+    """'✅ send_email ran' / '❌ send_email 执行失败', with the error when it failed."""
+    locale: Locale
+
+
+def build_notice(
+    request: Request,
+    *,
+    approver: str | None,
+    link: str | None,
+    request_url: str,
+    locale: Locale = "en",
+    now: datetime | None = None,
+) -> Notice:
+    """The notice for `request` as `approver` sees it; ended requests carry their `final` state."""
+    from ..server.inbox.cards import Card  # the server's package imports the channels' registry
+
+    card = Card(request=request, mode="link", details_link=False)
+    tool = request.tool_name
+    seconds = (request.deadline - (now or request.created_at)).total_seconds()
+    return Notice(
+        request_id=request.id,
+        thread_id=request.thread_id,
+        kind=request.kind,
+        tool=tool,
+        title=QUESTION[locale] if request.kind == "input" else TITLE[locale].format(tool=tool),
+        description=card.description_text,
+        args=request.shown_args(),
+        arg_rows=card.arg_rows,
+        truncated=card.truncated,
+        decisions=card.actions,
+        buttons={kind: BUTTONS[locale][kind] for kind in card.actions},
+        args_schema=request.args_schema,
+        answer_schema=request.answer_schema,
+        deadline=request.deadline,
+        valid_for=VALID_FOR[locale].format(span=span_words(seconds, locale)),
+        approver=approver,
+        link=link,
+        request_url=request_url,
+        agent=request.agent,
+        requester=request.requester,
+        locale=locale,
+        final=final_state(request, locale) if request.is_terminal else None,
+    )
+
+
+def final_state(request: Request, locale: Locale = "en") -> FinalState:
+    """How an ended request ended, in `locale`'s words."""
+    from ..server.inbox.cards import Card
+
+    card = Card(request=request, mode="link", details_link=False)
+    status = request.status.value
+    resolution = request.resolution or {}
+    actor: str | None = None
+    channel: str | None = None
+    if request.decision is not None:
+        actor, channel = request.decision.actor, request.decision.channel
+    elif status == "cancelled":
+        actor, channel = resolution.get("actor"), resolution.get("channel")
+    state = FINAL[locale][status]
+    text = BY[locale].format(state=state, who=actor) if actor else state
+    return FinalState(
+        status=status,
+        actor=actor,
+        channel=channel,
+        said=card.said,
+        at=request.decided_at or request.updated_at,
+        text=text,
+    )
+
+
+def build_follow_up(request: Request, execution: Execution, locale: Locale = "en") -> FollowUp:
+    status = execution.status.value
+    words = EXECUTION[locale].get(status, "{tool}: " + status).format(tool=request.tool_name)
+    if execution.error:
+        words = f"{words}: {execution.error}"
+    return FollowUp(request_id=request.id, tool=request.tool_name, status=status, text=words, locale=locale)

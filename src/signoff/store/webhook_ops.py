@@ -1,0 +1,182 @@
+"""Outbound webhooks: which events each wants, and its signing secrets.
+
+A secret (`whsec_…`, Standard Webhooks) is shown once, when made; it is kept as it is, because
+signing needs it (a hash could only check, not sign): anyone who can read the database can sign
+as signoff, as with any HMAC sender. It is never listed or sent back. During a rotation a
+webhook has several secrets, newest first, and every one of them signs each delivery, so a
+receiver that knows either accepts it.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from .._util import new_id, utcnow
+from ..errors import InvalidInput, NotFound
+from .core import Json, StoreCore
+
+EVENTS = (
+    "request.created",
+    "request.decided",
+    "request.expired",
+    "request.cancelled",
+    "execution.started",
+    "execution.finished",
+)
+SECRET_PREFIX = "whsec_"
+SECRET_BYTES = 32
+MAX_SECRETS = 3
+"""Secrets kept at once: the newest and, during rotations, those before it."""
+
+
+def new_webhook_secret() -> str:
+    return SECRET_PREFIX + base64.b64encode(secrets.token_bytes(SECRET_BYTES)).decode()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Webhook:
+    id: str
+    url: str
+    events: tuple[str, ...]
+    secrets: tuple[str, ...]
+    """Newest first. Never shown: see `to_dict`."""
+    inbound: bool
+    actor: str | None
+    """For inbound decisions: the person they are made as."""
+    description: str | None
+    created_at: datetime
+    disabled: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "url": self.url,
+            "events": list(self.events),
+            "inbound": self.inbound,
+            "actor": self.actor,
+            "description": self.description,
+            "secrets": len(self.secrets),
+            "created_at": self.created_at.isoformat(),
+            "disabled": self.disabled,
+        }
+
+    def __repr__(self) -> str:
+        return f"Webhook(id={self.id!r}, url={self.url!r}, events={self.events!r})"
+
+
+def _webhook(row: dict[str, Any]) -> Webhook:
+    return Webhook(
+        id=row["id"],
+        url=row["url"],
+        events=tuple(row["events"]),
+        secrets=tuple(row["secrets"]),
+        inbound=bool(row["inbound"]),
+        actor=row["actor"],
+        description=row["description"],
+        created_at=row["created_at"],
+        disabled=bool(row["disabled"]),
+    )
+
+
+def check_events(events: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(events)) or EVENTS
+    unknown = [event for event in chosen if event not in EVENTS]
+    if unknown:
+        raise InvalidInput(f"unknown event(s) {', '.join(unknown)}: the events are {', '.join(EVENTS)}")
+    return chosen
+
+
+def check_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise InvalidInput(f"a webhook's URL must be http(s)://host/…, not {url!r}")
+    return url
+
+
+class WebhookOps(StoreCore):
+    def add_webhook(
+        self,
+        url: str,
+        *,
+        events: list[str] | tuple[str, ...] = (),
+        inbound_as: str | None = None,
+        description: str | None = None,
+        actor: str,
+        channel: str = "cli",
+    ) -> tuple[Webhook, str]:
+        """A new webhook (every event unless `events` names some) and its secret, shown once.
+        `inbound_as`: it may also send signed decisions, made as that person."""
+        chosen = check_events(events)
+        check_url(url)
+        secret = new_webhook_secret()
+        webhook_id = new_id("whk")
+        with self._transaction() as (tx, _):
+            if inbound_as is not None:
+                user = tx.one("get_user", name=inbound_as)
+                if user is None:
+                    raise InvalidInput(f"no user named {inbound_as!r}")
+                if user["role"] == "agent":
+                    raise InvalidInput(f"{inbound_as} is an agent; decisions are made as a person")
+            tx.run(
+                "insert_webhook",
+                id=webhook_id,
+                url=url,
+                events=Json(list(chosen)),
+                secrets=Json([secret]),
+                inbound=inbound_as is not None,
+                actor=inbound_as,
+                description=description,
+                now=utcnow(),
+            )
+            self._audit(
+                tx,
+                "webhook.added",
+                actor=actor,
+                channel=channel,
+                data={"id": webhook_id, "url": url, "events": list(chosen), "inbound_as": inbound_as},
+            )
+        webhook = self.get_webhook(webhook_id)
+        assert webhook is not None
+        return webhook, secret
+
+    def list_webhooks(self) -> list[Webhook]:
+        with self._read() as tx:
+            return [_webhook(row) for row in tx.all("list_webhooks")]
+
+    def get_webhook(self, webhook_id: str) -> Webhook | None:
+        with self._read() as tx:
+            row = tx.one("get_webhook", id=webhook_id)
+        return _webhook(row) if row is not None else None
+
+    def remove_webhook(self, webhook_id: str, *, actor: str, channel: str = "cli") -> None:
+        with self._transaction() as (tx, _):
+            if tx.run("delete_webhook", id=webhook_id) != 1:
+                raise NotFound(f"no webhook {webhook_id!r}")
+            self._audit(tx, "webhook.removed", actor=actor, channel=channel, data={"id": webhook_id})
+
+    def rotate_webhook_secret(
+        self, webhook_id: str, *, keep_old: bool = True, actor: str, channel: str = "cli"
+    ) -> str:
+        """A new secret (returned, shown once) that signs from now on. `keep_old`: the previous
+        ones sign too until the next rotation with `keep_old=False` (the receiver switches over
+        meanwhile); else they stop at once."""
+        with self._transaction() as (tx, _):
+            row = tx.one("get_webhook", id=webhook_id)
+            if row is None:
+                raise NotFound(f"no webhook {webhook_id!r}")
+            secret = new_webhook_secret()
+            kept = list(row["secrets"])[: MAX_SECRETS - 1] if keep_old else []
+            tx.run("set_webhook_secrets", id=webhook_id, secrets=Json([secret, *kept]))
+            self._audit(
+                tx,
+                "webhook.rotated",
+                actor=actor,
+                channel=channel,
+                data={"id": webhook_id, "kept_old": len(kept)},
+            )
+        return secret
