@@ -248,5 +248,6 @@ def _refuse_decided_audit(store: Store) -> None:
             "RETURN NEW; END $$"
         )
         connection.execute(
-            "CREATE TRIGGER refuse_decided BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse_decided()"
+            "CREATE TRIGGER refuse_decided BEFORE INSERT ON audit_log "
+            "FOR EACH ROW EXECUTE FUNCTION refuse_decided()"
         )

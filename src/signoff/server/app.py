@@ -28,9 +28,10 @@ from ..channels.registry import ChannelRegistry
 from ..errors import StoreUnavailable
 from ..outbox.worker import DeliveryWorker
 from ..store import Store
-from . import health
+from . import channel_routes, health
 from .access import CallerCache
 from .api import agents, audit, executions, identity, requests, rules, run_states
+from .api import channels as channel_api
 from .context import Server, ServerSettings
 from .docs import install_docs
 from .errors import install_error_handlers
@@ -98,10 +99,11 @@ def create_app(
     app.state.outbox = worker
     app.add_middleware(Door, max_body=settings.max_body)
     install_error_handlers(app)
-    for module in (requests, agents, executions, rules, audit, identity, run_states):
+    for module in (requests, agents, executions, rules, audit, identity, run_states, channel_api):
         add_routes(app, module.router)
     add_routes(app, executions.per_request)
     add_routes(app, health.router)
+    add_routes(app, channel_routes.router)
     install_docs(app)
 
     @app.get("/metrics", tags=["meta"], summary="Prometheus metrics", response_class=PlainTextResponse)

@@ -119,6 +119,10 @@ def outbox_row(row: dict[str, Any]) -> OutboxRow:
     return OutboxRow(**{**row, "id": int(row["id"]), "parent_id": _int(row["parent_id"])})
 
 
+def attempt_of(row: dict[str, Any]) -> Attempt:
+    return Attempt(**{**row, "id": int(row["id"]), "outbox_id": _int(row["outbox_id"])})
+
+
 def _int(value: Any) -> int | None:
     return int(value) if value is not None else None
 
@@ -239,7 +243,7 @@ class OutboxOps(StoreCore):
     def delivery_attempts(self, request_id: str) -> list[Attempt]:
         with self._read() as tx:
             rows = tx.all("attempts_for", request_id=request_id)
-        return [Attempt(**{**row, "id": int(row["id"]), "outbox_id": _int(row["outbox_id"])}) for row in rows]
+        return [attempt_of(row) for row in rows]
 
     def dead_letters(self, *, limit: int = 100) -> list[OutboxRow]:
         with self._read() as tx:
