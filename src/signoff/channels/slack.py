@@ -72,6 +72,13 @@ FOR_GOOD = frozenset(
 )
 """Slack errors that sending again will not mend: the row is dead-lettered at once."""
 
+NO_FORM: dict[Locale, str] = {
+    "en": "This form opens in signoff: use “Open in signoff” on the message.",
+    "zh": "请点消息上的“在 signoff 中打开”来填写。",
+}
+"""Said when a modal cannot be opened because the server took the callback without the
+Slack channel's own handler (`handle_callback`)."""
+
 
 class SlackChannel(Channel):
     kind = "slack"
@@ -250,6 +257,8 @@ class SlackChannel(Channel):
         """Slack's answer: nothing for a click (a refusal goes as an ephemeral message, after
         the ack), `response_action` for a modal: errors to show in it, or clear to close it."""
         if outcome is None:
+            if inbound.extra.get("open"):  # a modal needs the server: see `handle_callback`
+                self.later(self.ephemeral(inbound, NO_FORM[self.locale]))
             return 200, inbound.reply
         if inbound.extra.get("type") == "view_submission":
             if outcome.result == "decided":
@@ -261,6 +270,13 @@ class SlackChannel(Channel):
         if outcome.result != "decided":
             self.later(self.ephemeral(inbound, outcome.message))
         return 200, None
+
+    async def handle_callback(self, server: Any, body: bytes, headers: Mapping[str, str]) -> tuple[int, Any]:
+        """The whole interaction (modals included): see `slack_interactions.handle`."""
+        from .slack_interactions import handle
+
+        answered: tuple[int, Any] = await handle(server, self, body, headers)
+        return answered
 
 
 def _metadata(notice: Notice, target: str) -> dict[str, Any]:
