@@ -105,7 +105,11 @@ def wait_until(check: Callable[[], object], timeout: float = 15.0) -> None:
 
 
 @contextmanager
-def slack_server(store: Store, settings: ServerSettings = QUICK) -> Iterator[SlackSetup]:
+def slack_server(
+    store: Store, settings: ServerSettings = QUICK, *, install_handler: bool = True
+) -> Iterator[SlackSetup]:
+    """A live server with a Slack channel; `install_handler=False` leaves its callbacks to the
+    shared route alone (without `SlackChannel.handle_callback`)."""
     for name, user_id in PEOPLE.items():
         store.add_user(name, role="member", actor="test")
         store.set_address(name, "slack", user_id, actor="test")
@@ -116,6 +120,7 @@ def slack_server(store: Store, settings: ServerSettings = QUICK) -> Iterator[Sla
         registry = ChannelRegistry()
         registry.add(channel)
         live = LiveServer(store, settings, channels=registry)
-        install(live.app)
+        if install_handler:
+            install(live.app)
         with live:
             yield SlackSetup(live, fake, channel)

@@ -9,10 +9,14 @@ import contextlib
 import threading
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 
 from signoff import AlreadyDecided, Reject
+from signoff._util import utcnow
+from signoff.requests import NewRequest
+from signoff.rules.effective import RequestRule
 from signoff.store import Store
 
 from .slack_live import SlackSetup, slack_server, wait_until
@@ -235,8 +239,6 @@ def test_expiry_and_cancel_turn_the_messages_final(slack: SlackSetup) -> None:
 
 
 def test_the_executions_result_is_a_reply_in_the_thread(slack: SlackSetup) -> None:
-    from datetime import timedelta
-
     request_id = slack.ask()
     slack.sent_to("U-ALICE")
     slack.post(click(request_id, "approve", "U-ALICE"))
@@ -258,3 +260,58 @@ def test_bad_input_gets_clear_answers(slack: SlackSetup) -> None:
     assert slack.post(click("req_missing", "approve", "U-ALICE")).status_code == 200
     [ephemeral] = slack.fake.wait_for("chat.postEphemeral")
     assert ephemeral.body["user"] == "U-ALICE" and "no such request" in ephemeral.body["text"].lower()
+
+
+def test_a_modal_submitted_after_someone_else_decided_shows_why_in_the_modal(slack: SlackSetup) -> None:
+    request_id = slack.ask(approvers=("alice", "carol"))
+    slack.sent_to("U-ALICE")
+    slack.post(click(request_id, "reject", "U-ALICE"))
+    [opened] = slack.fake.wait_for("views.open")
+    assert slack.post(click(request_id, "approve", "U-CAROL", channel="D-CAROL")).status_code == 200
+    late = slack.post(submission(opened.body["view"], {"message": "no"})).json()
+    assert late == {"response_action": "errors", "errors": {"message": "Already approved by carol."}}
+    assert slack.store.get_request(request_id).status.value == "approved"
+
+
+def test_a_question_is_answered_in_a_modal(slack: SlackSetup) -> None:
+    new = NewRequest(
+        thread_id="thread-q",
+        tool_call_id="q1",
+        tool_name="ask_human",
+        kind="input",
+        args={"question": "Which region?"},
+        description="Which region should the cluster run in?",
+        deadline=utcnow() + timedelta(hours=1),
+        rule=RequestRule(approvers=("alice",), channels=("slack",)),
+    )
+    request_id = slack.store.create_request(new)[0].id
+    [question] = slack.sent_to("U-ALICE")
+    assert question["blocks"][0]["text"]["text"] == "The AI asks you"
+    assert "signoff.respond" in [b["action_id"] for b in question["blocks"][-1]["elements"]]
+    slack.post(click(request_id, "respond", "U-ALICE"))
+    [opened] = slack.fake.wait_for("views.open")
+    view = opened.body["view"]
+    assert view["callback_id"] == "signoff.respond" and list(input_blocks(view)) == ["message"]
+    empty = slack.post(submission(view, {"message": "  "})).json()
+    assert empty == {"response_action": "errors", "errors": {"message": "Write an answer first"}}
+    assert slack.post(submission(view, {"message": "eu-west-1"})).json() == {"response_action": "clear"}
+    answered = slack.store.get_request(request_id)
+    assert answered.status.value == "responded"
+    assert answered.decision is not None and answered.decision.decision.message == "eu-west-1"  # type: ignore[union-attr]
+
+
+def test_through_the_shared_route_alone_approve_works_and_a_modal_points_to_signoff(
+    sqlite_store: Store,
+) -> None:
+    with slack_server(sqlite_store, install_handler=False) as slack:
+        request_id = slack.ask()
+        slack.sent_to("U-ALICE")
+        slack.post(click(request_id, "edit", "U-ALICE"))
+        [ephemeral] = slack.fake.wait_for("chat.postEphemeral")
+        assert "Open in signoff" in ephemeral.body["text"]
+        assert slack.fake.of("views.open") == []
+        assert slack.post(click(request_id, "approve", "U-ALICE")).status_code == 200
+        assert slack.store.get_request(request_id).status.value == "approved"
+        assert slack.fake.wait_for("chat.update")[0].body["text"].endswith("✅ Approved by alice")
+        assert slack.post(b"payload=%7Bnot+json").status_code == 400
+        assert slack.post(click(request_id, "approve", "U-ALICE"), secret="wrong").status_code == 401
