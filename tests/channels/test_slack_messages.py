@@ -179,3 +179,22 @@ def test_an_update_without_a_message_is_given_up(sqlite_store: Store, slack: Sla
     with pytest.raises(DeliveryError) as error:
         asyncio.run(slack.update(notice_of(sqlite_store, request_id), "U1", {}))
     assert not error.value.retry
+
+
+def test_many_args_stay_within_slacks_block_limit(
+    sqlite_store: Store, fake: FakeSlack, slack: SlackChannel
+) -> None:
+    new = NewRequest(
+        thread_id="thread-2",
+        tool_call_id="call-2",
+        tool_name="bulk",
+        args={f"arg{n}": n for n in range(60)},
+        description="Many",
+        deadline=utcnow() + timedelta(hours=1),
+    )
+    request_id = sqlite_store.create_request(new)[0].id
+    asyncio.run(slack.send(notice_of(sqlite_store, request_id), "U1"))
+    blocks = fake.of("chat.postMessage")[0].body["blocks"]
+    sections = [block for block in blocks if block["type"] == "section" and "fields" in block]
+    assert [len(section["fields"]) for section in sections] == [10, 10, 10, 10]
+    assert "left out" in blocks[2 + len(sections)]["elements"][0]["text"]

@@ -44,11 +44,14 @@ MODAL_DECISIONS = {"edit": EDIT_VIEW, "reject": REJECT_VIEW, "respond": RESPOND_
 """Decisions whose button opens a modal first (approve decides at once)."""
 
 HEADER_MAX, SECTION_MAX, FIELD_MAX, FIELDS_PER_SECTION, INITIAL_MAX = 150, 3000, 2000, 10, 3000
+MAX_ARGS = 40
+"""Arguments shown in a message (four sections of ten: Slack allows 50 blocks); the rest are on
+the request's page, and the message says some are left out."""
 
 WORDS: dict[Locale, dict[str, str]] = {
     "en": {
         "open": "Open in signoff",
-        "cut": "Some values are cut here; the request's page shows them whole.",
+        "cut": "Some values are cut or left out here; the request's page shows them all.",
         "requested": "Asked by {who}",
         "edit_title": "Edit the arguments",
         "edit_submit": "Approve with these",
@@ -69,7 +72,7 @@ WORDS: dict[Locale, dict[str, str]] = {
     },
     "zh": {
         "open": "在 signoff 中打开",
-        "cut": "部分内容已截断，请在请求页面查看完整内容。",
+        "cut": "部分内容已截断或省略，请在请求页面查看完整内容。",
         "requested": "发起人：{who}",
         "edit_title": "修改参数",
         "edit_submit": "按修改后批准",
@@ -115,8 +118,8 @@ def message_blocks(notice: Notice) -> list[Block]:
         blocks.append(
             SectionBlock(text=MarkdownTextObject(text=cut(escape(notice.description), SECTION_MAX)))
         )
-    blocks.extend(_arg_sections(notice.arg_rows))
-    if notice.truncated:
+    blocks.extend(_arg_sections(notice.arg_rows[:MAX_ARGS]))
+    if notice.truncated or len(notice.arg_rows) > MAX_ARGS:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=words["cut"])]))
     if notice.final is None:
         blocks.append(ContextBlock(elements=[MarkdownTextObject(text=escape(_context(notice)))]))
