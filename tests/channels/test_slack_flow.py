@@ -260,6 +260,9 @@ def test_bad_input_gets_clear_answers(slack: SlackSetup) -> None:
     assert slack.post(click("req_missing", "approve", "U-ALICE")).status_code == 200
     [ephemeral] = slack.fake.wait_for("chat.postEphemeral")
     assert ephemeral.body["user"] == "U-ALICE" and "no such request" in ephemeral.body["text"].lower()
+    assert slack.post(click("req_missing", "dance", "U-ALICE")).status_code == 200
+    [_, other] = slack.fake.wait_for("chat.postEphemeral", 2)
+    assert other.body["channel"] == "D-ALICE" and "only answers its own request buttons" in other.body["text"]
 
 
 def test_a_modal_submitted_after_someone_else_decided_shows_why_in_the_modal(slack: SlackSetup) -> None:

@@ -92,15 +92,13 @@ class SlackChannel(Channel):
         api_url: str = DEFAULT_API_URL,
         locale: Locale = "en",
         timeout: float = 10.0,
-        clock: Any = None,
     ) -> None:
         super().__init__(name)
         self.timeout = timeout
         self.locale: Locale = locale
         self.api_url = api_url if api_url.endswith("/") else api_url + "/"
         self._token = bot_token
-        self._verifier = SignatureVerifier(signing_secret, **({"clock": clock} if clock else {}))
-        self._now = clock.now if clock is not None else time.time
+        self._verifier = SignatureVerifier(signing_secret)
         self._client: WebClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -239,7 +237,7 @@ class SlackChannel(Channel):
         if not stamp or not signature:
             raise BadSignature("the Slack callback has no X-Slack-Signature / X-Slack-Request-Timestamp")
         try:
-            age = abs(self._now() - int(stamp))
+            age = abs(time.time() - int(stamp))
         except ValueError:
             raise BadSignature(f"the Slack callback's timestamp {stamp[:20]!r} is not a number") from None
         if age > WINDOW_SECONDS:
@@ -259,6 +257,8 @@ class SlackChannel(Channel):
         if outcome is None:
             if inbound.extra.get("open"):  # a modal needs the server: see `handle_callback`
                 self.later(self.ephemeral(inbound, NO_FORM[self.locale]))
+            if inbound.extra.get("type") == "unknown" and inbound.extra.get("slack_channel"):
+                self.later(self.ephemeral(inbound, inbound.reply["text"]))
             return 200, inbound.reply
         if inbound.extra.get("type") == "view_submission":
             if outcome.result == "decided":

@@ -76,7 +76,7 @@ async def handle(
         return 200, None
     if inbound.extra.get("type") == "view_submission":
         return await _submitted_form(server, channel, inbound)
-    return 200, inbound.reply
+    return channel.answer(inbound, None)
 
 
 async def callback(name: str, http: HttpRequest) -> Response:

@@ -60,9 +60,12 @@ def read_form(body: bytes) -> dict[str, Any] | None:
     return payload
 
 
-def unknown(locale: Locale, sender: str | None = None) -> Inbound:
+def unknown(locale: Locale, sender: str | None = None, slack_channel: str | None = None) -> Inbound:
+    """What is not ours: the answer says so (a slash command shows it; for a click on a message,
+    `slack_channel` says where to post it as an ephemeral)."""
     reply = {"response_type": "ephemeral", "text": UNKNOWN[locale]}
-    return Inbound(kind="reply", reply=reply, sender=sender, extra={"type": "unknown"})
+    extra = {"type": "unknown", "slack_channel": slack_channel}
+    return Inbound(kind="reply", reply=reply, sender=sender, extra=extra)
 
 
 def parse_interaction(payload: dict[str, Any], locale: Locale) -> Inbound:
@@ -94,7 +97,7 @@ def _block_action(payload: dict[str, Any], sender: str | None, locale: Locale) -
     request_id = _text(action.get("value"))
     decision = action_id.removeprefix(ACTION_PREFIX) if action_id.startswith(ACTION_PREFIX) else None
     if not request_id or not sender or decision is None:
-        return unknown(locale, sender)
+        return unknown(locale, sender, extra["slack_channel"])
     if decision == "approve":
         return Inbound(
             sender=sender,
@@ -107,7 +110,7 @@ def _block_action(payload: dict[str, Any], sender: str | None, locale: Locale) -
         return Inbound(
             kind="reply", reply=None, sender=sender, request_id=request_id, extra={**extra, "open": decision}
         )
-    return unknown(locale, sender)
+    return unknown(locale, sender, extra["slack_channel"])
 
 
 def _view_submission(payload: dict[str, Any], sender: str | None, locale: Locale) -> Inbound:
