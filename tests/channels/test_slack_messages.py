@@ -198,3 +198,13 @@ def test_many_args_stay_within_slacks_block_limit(
     sections = [block for block in blocks if block["type"] == "section" and "fields" in block]
     assert [len(section["fields"]) for section in sections] == [10, 10, 10, 10]
     assert "left out" in blocks[2 + len(sections)]["elements"][0]["text"]
+
+
+def test_a_notice_sent_again_by_the_same_process_is_not_posted_twice(
+    sqlite_store: Store, fake: FakeSlack, slack: SlackChannel
+) -> None:
+    notice = notice_of(sqlite_store, ask(sqlite_store))
+    first = asyncio.run(slack.send(notice, "U1"))
+    assert asyncio.run(slack.send(notice, "U1")) == first
+    assert asyncio.run(slack.send(notice, "U2")) != first
+    assert [call.body["channel"] for call in fake.of("chat.postMessage")] == ["U1", "U2"]

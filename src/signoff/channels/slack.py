@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
 from functools import partial
 from typing import Any
@@ -48,6 +49,8 @@ from .texts import Locale
 log = logging.getLogger("signoff.channels.slack")
 
 DEFAULT_API_URL = "https://slack.com/api/"
+REMEMBERED = 10_000
+"""How many sent messages a channel remembers (see `SlackChannel._sent`)."""
 WINDOW_SECONDS = 5 * 60
 """How old (or how far ahead) a callback's timestamp may be: Slack's own replay window."""
 FOR_GOOD = frozenset(
@@ -101,6 +104,9 @@ class SlackChannel(Channel):
         self._verifier = SignatureVerifier(signing_secret)
         self._client: WebClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._sent: OrderedDict[tuple[str, str], MessageRef] = OrderedDict()
+        """The messages this process posted, by (request, target): one notice per person is
+        never posted twice, should the outbox try a send again that worked (its result lost)."""
 
     @classmethod
     def from_config(cls, config: ChannelConfig) -> SlackChannel:
@@ -143,6 +149,9 @@ class SlackChannel(Channel):
     # -- sending ------------------------------------------------------------------------------
 
     async def send(self, notice: Notice, target: str) -> MessageRef:
+        key = (notice.request_id, target)
+        if key in self._sent:
+            return dict(self._sent[key])
         data = await self.call(
             "chat.postMessage",
             channel=target,
@@ -155,8 +164,11 @@ class SlackChannel(Channel):
         ref = {"channel": str(data.get("channel") or target), "ts": str(data.get("ts") or "")}
         if not ref["ts"]:
             raise DeliveryError("Slack chat.postMessage answered without the message's ts")
+        self._sent[key] = ref
+        while len(self._sent) > REMEMBERED:
+            self._sent.popitem(last=False)
         self._log_sent("send", notice.request_id, notice.thread_id, target, ref)
-        return ref
+        return dict(ref)
 
     async def update(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
         if not ref.get("channel") or not ref.get("ts"):
