@@ -318,3 +318,23 @@ def test_through_the_shared_route_alone_approve_works_and_a_modal_points_to_sign
         assert slack.fake.wait_for("chat.update")[0].body["text"].endswith("✅ Approved by alice")
         assert slack.post(b"payload=%7Bnot+json").status_code == 400
         assert slack.post(click(request_id, "approve", "U-ALICE"), secret="wrong").status_code == 401
+
+
+def test_a_form_block_kit_cannot_show_points_to_signoff(slack: SlackSetup) -> None:
+    key = "k" * 300  # a block id holds 255 characters
+    new = NewRequest(
+        thread_id="thread-k",
+        tool_call_id="k1",
+        tool_name="odd",
+        args={key: "v"},
+        description="An odd tool",
+        deadline=utcnow() + timedelta(hours=1),
+        args_schema={"type": "object", "properties": {key: {"type": "string"}}},
+        rule=RequestRule(approvers=("alice",), channels=("slack",), allowed_decisions=("approve", "edit")),
+    )
+    request_id = slack.store.create_request(new)[0].id
+    slack.sent_to("U-ALICE")
+    assert slack.post(click(request_id, "edit", "U-ALICE")).status_code == 200
+    [ephemeral] = slack.fake.wait_for("chat.postEphemeral")
+    assert "Open in signoff" in ephemeral.body["text"]
+    assert slack.fake.of("views.open") == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -208,3 +209,14 @@ def test_a_notice_sent_again_by_the_same_process_is_not_posted_twice(
     assert asyncio.run(slack.send(notice, "U1")) == first
     assert asyncio.run(slack.send(notice, "U2")) != first
     assert [call.body["channel"] for call in fake.of("chat.postMessage")] == ["U1", "U2"]
+
+
+def test_a_message_block_kit_refuses_is_given_up(
+    sqlite_store: Store, fake: FakeSlack, slack: SlackChannel
+) -> None:
+    notice = notice_of(sqlite_store, ask(sqlite_store, allowed_decisions=("approve",)))
+    too_long = replace(notice, buttons={"approve": "A" * 100})  # Slack's buttons hold 75 characters
+    with pytest.raises(DeliveryError) as error:
+        asyncio.run(slack.send(too_long, "U1"))
+    assert not error.value.retry and "cannot be built" in error.value.message
+    assert fake.of("chat.postMessage") == []

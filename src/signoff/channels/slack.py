@@ -36,7 +36,7 @@ from typing import Any
 from urllib.error import URLError
 
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.errors import SlackApiError, SlackClientError, SlackObjectFormationError
 from slack_sdk.signature import SignatureVerifier
 
 from .contract import BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
@@ -79,8 +79,8 @@ NO_FORM: dict[Locale, str] = {
     "en": "This form opens in signoff: use “Open in signoff” on the message.",
     "zh": "请点消息上的“在 signoff 中打开”来填写。",
 }
-"""Said when a modal cannot be opened because the server took the callback without the
-Slack channel's own handler (`handle_callback`)."""
+"""Said when a modal cannot be opened: the server took the callback without the Slack
+channel's own handler (`handle_callback`), or Block Kit cannot show the request's form."""
 
 
 class SlackChannel(Channel):
@@ -156,7 +156,7 @@ class SlackChannel(Channel):
             "chat.postMessage",
             channel=target,
             text=fallback_text(notice),
-            blocks=[block.to_dict() for block in message_blocks(notice)],
+            blocks=_blocks(notice),
             unfurl_links=False,
             unfurl_media=False,
             metadata=_metadata(notice, target),
@@ -178,7 +178,7 @@ class SlackChannel(Channel):
             channel=ref["channel"],
             ts=ref["ts"],
             text=fallback_text(notice),
-            blocks=[block.to_dict() for block in message_blocks(notice)],
+            blocks=_blocks(notice),
             metadata=_metadata(notice, target),
         )
         self._log_sent("update", notice.request_id, notice.thread_id, target, ref)
@@ -289,6 +289,14 @@ class SlackChannel(Channel):
 
         answered: tuple[int, Any] = await handle(server, self, body, headers)
         return answered
+
+
+def _blocks(notice: Notice) -> list[dict[str, Any]]:
+    """The message's blocks as JSON; one Block Kit refuses is given up (sending again won't help)."""
+    try:
+        return [block.to_dict() for block in message_blocks(notice)]
+    except SlackObjectFormationError as exc:
+        raise DeliveryError(f"the Slack message cannot be built: {exc}", retry=False) from None
 
 
 def _metadata(notice: Notice, target: str) -> dict[str, Any]:

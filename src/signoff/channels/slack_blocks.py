@@ -259,7 +259,7 @@ def field_input(field: FormField, locale: Locale) -> InputBlock:
         initial=field.raw,
         multiline=field.kind in ("textarea", "json"),
         optional=not field.required or field.hidden_value,
-        hint=" · ".join(hints) or None,
+        hint=cut(" · ".join(hints), 2000) or None,
     )
 
 

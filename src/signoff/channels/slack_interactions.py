@@ -29,6 +29,7 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi import Request as HttpRequest
 from fastapi.routing import APIRoute
+from slack_sdk.errors import SlackObjectFormationError
 from starlette.responses import JSONResponse, Response
 
 from .._util import utcnow
@@ -44,7 +45,7 @@ from ..server.inbox.schema_form import FieldProblems, FormField, field_problems,
 from ..server.refusals import ANONYMOUS, audit_refusal
 from ..templates import REDACTED
 from .contract import BadCallback, BadSignature, Inbound, InboundOutcome
-from .slack import SlackChannel
+from .slack import NO_FORM, SlackChannel
 from .slack_blocks import COMMENT_BLOCK, EDIT_VIEW, MESSAGE_BLOCK, form_view, reject_view
 from .texts import EXPIRED_REPLY, Locale
 
@@ -111,15 +112,21 @@ async def _open_modal(server: Server, channel: SlackChannel, inbound: Inbound) -
     request = checked
     ref = {"channel": inbound.extra.get("slack_channel"), "ts": inbound.extra.get("ts")}
     locale = channel.locale
-    if decision == "reject":
-        view = reject_view(tool=request.tool_name, request_id=request.id, ref=ref, locale=locale)
-    else:
-        fields = slack_edit_fields(request) if decision == "edit" else slack_answer_fields(request)
-        view = form_view(
-            decision, fields, tool=request.tool_name, request_id=request.id, ref=ref, locale=locale
-        )
+    try:
+        if decision == "reject":
+            view = reject_view(tool=request.tool_name, request_id=request.id, ref=ref, locale=locale)
+        else:
+            fields = slack_edit_fields(request) if decision == "edit" else slack_answer_fields(request)
+            view = form_view(
+                decision, fields, tool=request.tool_name, request_id=request.id, ref=ref, locale=locale
+            )
+        shown = view.to_dict()
+    except SlackObjectFormationError as exc:  # a schema Block Kit cannot show (a 300-character key)
+        log_inbound(channel, inbound, request.id, "modal_failed", thread=request.thread_id, why=str(exc))
+        channel.later(channel.ephemeral(inbound, NO_FORM[locale]))
+        return
     log_inbound(channel, inbound, request.id, f"modal:{decision}", thread=request.thread_id)
-    channel.later(_views_open(channel, inbound, view.to_dict()))
+    channel.later(_views_open(channel, inbound, shown))
 
 
 async def _views_open(channel: SlackChannel, inbound: Inbound, view: dict[str, Any]) -> None:
