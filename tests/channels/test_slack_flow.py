@@ -338,3 +338,13 @@ def test_a_form_block_kit_cannot_show_points_to_signoff(slack: SlackSetup) -> No
     [ephemeral] = slack.fake.wait_for("chat.postEphemeral")
     assert "Open in signoff" in ephemeral.body["text"]
     assert slack.fake.of("views.open") == []
+
+
+def test_a_modal_slack_would_not_open_is_said_to_the_clicker(slack: SlackSetup) -> None:
+    request_id = slack.ask()
+    slack.sent_to("U-ALICE")
+    slack.fake.failures["views.open"] = ["expired_trigger_id"]
+    assert slack.post(click(request_id, "reject", "U-ALICE")).status_code == 200
+    [ephemeral] = slack.fake.wait_for("chat.postEphemeral")
+    assert "could not be opened" in ephemeral.body["text"] and "expired_trigger_id" in ephemeral.body["text"]
+    assert slack.store.get_request(request_id).status.value == "pending"
