@@ -89,14 +89,18 @@ def test_a_click_by_someone_not_an_approver_is_refused_in_an_ephemeral_and_audit
     assert [(entry.actor, entry.channel) for entry in refusals] == [("bob", "slack")]  # type: ignore[attr-defined]
 
 
-def test_a_slack_user_signoff_does_not_know_is_refused_and_audited(slack: SlackSetup) -> None:
+def test_a_slack_user_signoff_does_not_know_is_refused_and_audited_click_or_modal(slack: SlackSetup) -> None:
     request_id = slack.ask()
     slack.sent_to("U-ALICE")
     assert slack.post(click(request_id, "approve", "U-STRANGER")).status_code == 200
     [ephemeral] = slack.fake.wait_for("chat.postEphemeral")
     assert ephemeral.body["user"] == "U-STRANGER" and "not linked" in ephemeral.body["text"]
-    [refused] = audit(slack.store, action="callback.refused")
-    assert refused.data["sender"] == "U-STRANGER"  # type: ignore[attr-defined]
+    assert slack.post(click(request_id, "reject", "U-STRANGER")).status_code == 200
+    [_, again] = slack.fake.wait_for("chat.postEphemeral", 2)
+    assert again.body["text"] == ephemeral.body["text"]
+    assert slack.fake.of("views.open") == []
+    refused = audit(slack.store, action="callback.refused")
+    assert [entry.data["sender"] for entry in refused] == ["U-STRANGER", "U-STRANGER"]  # type: ignore[attr-defined]
     assert slack.store.get_request(request_id).status.value == "pending"
 
 

@@ -49,8 +49,6 @@ from .slack import NO_FORM, SlackChannel
 from .slack_blocks import COMMENT_BLOCK, EDIT_VIEW, MESSAGE_BLOCK, form_view, reject_view
 from .texts import EXPIRED_REPLY, Locale
 
-NOT_LINKED = "Your Slack account is not linked to a signoff user."
-
 
 async def handle(
     server: Server, channel: SlackChannel, body: bytes, headers: Mapping[str, str]
@@ -142,15 +140,8 @@ def _approver_request(server: Server, channel: SlackChannel, inbound: Inbound) -
     where the approver check refused)."""
     store = server.store
     user = store.user_at(channel.address_kind, inbound.sender) if inbound.sender else None
-    if user is None:
-        store.record(
-            CALLBACK_REFUSED,
-            actor=ANONYMOUS,
-            channel=channel.name,
-            request_id=inbound.request_id,
-            data={"reason": "unknown sender", "sender": inbound.sender, "kind": channel.address_kind},
-        )
-        return _refused(channel, inbound, "unknown_sender", NOT_LINKED)
+    if user is None:  # the shared path audits an unknown sender and says so
+        return act(server, channel, replace(inbound, kind="decide", decision=None))
     assert inbound.request_id is not None
     try:
         request = store.get_request_for(inbound.request_id, user, channel=channel.name)
