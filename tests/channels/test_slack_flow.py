@@ -352,3 +352,16 @@ def test_a_modal_slack_would_not_open_is_said_to_the_clicker(slack: SlackSetup) 
     [ephemeral] = slack.fake.wait_for("chat.postEphemeral")
     assert "could not be opened" in ephemeral.body["text"] and "expired_trigger_id" in ephemeral.body["text"]
     assert slack.store.get_request(request_id).status.value == "pending"
+
+
+def test_slack_errors_reach_the_delivery_log_retried_or_dead_lettered(slack: SlackSetup) -> None:
+    slack.fake.failures["chat.postMessage"] = ["ratelimited"]
+    limited = slack.ask("c-limited")
+    wait_until(lambda: [a.outcome for a in slack.store.delivery_attempts(limited)] == ["retrying", "sent"])
+    first, second = slack.store.delivery_attempts(limited)
+    assert "ratelimited" in (first.error or "") and second.target == "U-ALICE"
+    slack.fake.failures["chat.postMessage"] = ["channel_not_found"]
+    gone = slack.ask("c-gone", approvers=("carol",))
+    wait_until(lambda: any(row.state == "dead" for row in slack.store.outbox_for(gone)))
+    [attempt] = slack.store.delivery_attempts(gone)
+    assert attempt.outcome == "failed" and "channel_not_found" in (attempt.error or "")
