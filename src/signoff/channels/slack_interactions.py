@@ -103,7 +103,7 @@ def install(app: FastAPI) -> None:
 
 async def _open_modal(server: Server, channel: SlackChannel, inbound: Inbound) -> None:
     decision = str(inbound.extra["open"])
-    checked = await server.run(_approver_request, server, channel, inbound)
+    checked = await server.write(_approver_request, server, channel, inbound)  # refusals are audited
     if isinstance(checked, InboundOutcome):
         channel.later(channel.ephemeral(inbound, checked.message))
         return
