@@ -68,7 +68,7 @@ def test_the_message_shows_title_description_args_and_a_button_per_allowed_decis
     assert call.headers["authorization"] == f"Bearer {TOKEN}"
     body = call.body
     assert body["channel"] == "U123"
-    assert body["text"] == "AI wants to run: send_email: Send a mail to <bob>"
+    assert body["text"] == "AI wants to run: send_email: Send a mail to &lt;bob&gt;"
     assert body["metadata"] == {
         "event_type": "signoff_request",
         "event_payload": {"request_id": request_id, "target": "U123"},
@@ -135,11 +135,11 @@ def test_the_final_state_replaces_the_buttons(
 
 def test_the_follow_up_is_a_reply_in_the_messages_thread(fake: FakeSlack, slack: SlackChannel) -> None:
     message = FollowUp(
-        request_id="r1", tool="send_email", status="succeeded", text="✅ send_email ran", locale="en"
+        request_id="r1", tool="send_email", status="failed", text="❌ failed: <!here>", locale="en"
     )
     ref = asyncio.run(slack.follow_up(message, "U123", {"channel": "D123", "ts": "17.5"}))
     [call] = fake.of("chat.postMessage")
-    assert call.body == {"channel": "D123", "text": "✅ send_email ran", "thread_ts": "17.5"}
+    assert call.body == {"channel": "D123", "text": "❌ failed: &lt;!here&gt;", "thread_ts": "17.5"}
     assert ref is not None and ref["channel"] == "D123"
 
 

@@ -42,7 +42,7 @@ from slack_sdk.signature import SignatureVerifier
 from .contract import BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
-from .slack_blocks import MESSAGE_BLOCK, fallback_text, message_blocks
+from .slack_blocks import MESSAGE_BLOCK, SECTION_MAX, cut, escape, fallback_text, message_blocks
 from .slack_payloads import parse_interaction, read_form, unknown
 from .texts import Locale
 
@@ -186,7 +186,8 @@ class SlackChannel(Channel):
 
     async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
         """The execution's result, as a reply in the message's thread (a new message without one)."""
-        arguments: dict[str, Any] = {"channel": ref.get("channel") or target, "text": message.text}
+        text = cut(escape(message.text), SECTION_MAX)
+        arguments: dict[str, Any] = {"channel": ref.get("channel") or target, "text": text}
         if ref.get("ts"):
             arguments["thread_ts"] = ref["ts"]
         data = await self.call("chat.postMessage", **arguments)

@@ -104,10 +104,10 @@ def cut(text: str, limit: int) -> str:
 
 
 def fallback_text(notice: Notice) -> str:
-    """The message's plain `text` (notifications, screen readers): title, then the outcome or
-    the description."""
+    """The message's `text` (notifications, screen readers): title, then the outcome or the
+    description; escaped too, as Slack reads it as mrkdwn (`<!channel>` would notify)."""
     said = notice.final.text if notice.final is not None else notice.description
-    return cut(f"{notice.title}: {said}", SECTION_MAX)
+    return cut(escape(f"{notice.title}: {said}"), SECTION_MAX)
 
 
 def message_blocks(notice: Notice) -> list[Block]:
