@@ -219,7 +219,7 @@ class SlackChannel(Channel):
             return
         try:
             await asyncio.wait_for(
-                self.call("chat.postEphemeral", channel=channel, user=user, text=text), self.timeout
+                self.call("chat.postEphemeral", channel=channel, user=user, text=escape(text)), self.timeout
             )
         except (DeliveryError, TimeoutError) as exc:
             log.warning("slack ephemeral to %s in %s not sent: %s", user, channel, exc)
