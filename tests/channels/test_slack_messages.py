@@ -5,6 +5,7 @@ retry-later and give-up."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
@@ -220,3 +221,33 @@ def test_a_message_block_kit_refuses_is_given_up(
         asyncio.run(slack.send(too_long, "U1"))
     assert not error.value.retry and "cannot be built" in error.value.message
     assert fake.of("chat.postMessage") == []
+
+
+def test_the_modals_block_kit_in_chinese(sqlite_store: Store) -> None:
+    from signoff.channels.slack_blocks import form_view, reject_view
+    from signoff.channels.slack_interactions import slack_edit_fields
+
+    request = sqlite_store.get_request(ask(sqlite_store))
+    ref = {"channel": "D1", "ts": "1.5"}
+    reject = reject_view(tool="send_email", request_id=request.id, ref=ref, locale="zh").to_dict()
+    assert (reject["type"], reject["callback_id"]) == ("modal", "signoff.reject")
+    assert (reject["title"]["text"], reject["submit"]["text"], reject["close"]["text"]) == (
+        "拒绝",
+        "拒绝",
+        "取消",
+    )
+    assert json.loads(reject["private_metadata"]) == {"request_id": request.id, "channel": "D1", "ts": "1.5"}
+    prompt, reason = reject["blocks"]
+    assert prompt["text"]["text"] == "拒绝 *send_email*？AI 会收到你的原因。"
+    assert reason["label"]["text"] == "原因（可选）" and reason["element"]["multiline"] is True
+    edit = form_view(
+        "edit", slack_edit_fields(request), tool="send_email", request_id=request.id, ref=ref, locale="zh"
+    ).to_dict()
+    assert (edit["title"]["text"], edit["submit"]["text"]) == ("修改参数", "按修改后批准")
+    inputs = [block for block in edit["blocks"] if block["type"] == "input"]
+    assert [block["block_id"] for block in inputs] == ["arg", "comment"]  # no schema: the args as JSON
+    whole = inputs[0]
+    assert whole["element"]["multiline"] is True and whole["hint"]["text"] == "JSON"
+    assert json.loads(whole["element"]["initial_value"])["password"] == "***"
+    assert "hunter2" not in json.dumps(edit)
+    assert inputs[1]["label"]["text"] == "给 AI 的备注（可选）" and inputs[1]["optional"] is True
