@@ -247,7 +247,7 @@ def test_the_modals_block_kit_in_chinese(sqlite_store: Store) -> None:
     inputs = [block for block in edit["blocks"] if block["type"] == "input"]
     assert [block["block_id"] for block in inputs] == ["arg", "comment"]  # no schema: the args as JSON
     whole = inputs[0]
-    assert whole["element"]["multiline"] is True and whole["hint"]["text"] == "JSON"
+    assert whole["label"]["text"] == "参数（JSON）" and whole["hint"]["text"] == "JSON"
     assert json.loads(whole["element"]["initial_value"])["password"] == "***"
     assert "hunter2" not in json.dumps(edit)
     assert inputs[1]["label"]["text"] == "给 AI 的备注（可选）" and inputs[1]["optional"] is True

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from slack_sdk.models.blocks import (
@@ -63,6 +64,7 @@ WORDS: dict[Locale, dict[str, str]] = {
         "reason": "Reason (optional)",
         "comment": "Comment for the AI (optional)",
         "answer": "Your answer",
+        "whole_args": "Arguments (JSON)",
         "json": "JSON",
         "hidden": "Hidden; leave it empty to keep the value",
         "reject_prompt": "Reject *{tool}*? The AI is told your reason.",
@@ -84,6 +86,7 @@ WORDS: dict[Locale, dict[str, str]] = {
         "reason": "原因（可选）",
         "comment": "给 AI 的备注（可选）",
         "answer": "你的回复",
+        "whole_args": "参数（JSON）",
         "json": "JSON",
         "hidden": "已隐藏；留空则保留原值",
         "reject_prompt": "拒绝 *{tool}*？AI 会收到你的原因。",
@@ -229,6 +232,8 @@ def form_view(
             SectionBlock(text=MarkdownTextObject(text=words["edit_prompt"].format(tool=escape(tool))))
         )
     for field in fields:
+        if field.key is None:  # one field for the whole value: its label in the modal's language
+            field = replace(field, label=words["whole_args"] if decision == "edit" else words["answer"])
         blocks.append(field_input(field, locale))
     if decision == "respond" and not fields:
         blocks.append(_text_input(MESSAGE_BLOCK, words["answer"], multiline=True))
