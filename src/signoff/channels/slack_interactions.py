@@ -1,0 +1,263 @@
+"""A Slack interaction, start to end, with the server at hand (`SlackChannel.handle_callback`).
+
+Slack sends every click and every modal submission to the one Interactivity Request URL and
+wants an answer within 3 seconds. What happens:
+
+1. the signature is checked first (`SlackChannel.verify`): a forged or stale callback is a 401
+   and an audit row, an unreadable one a 400; nothing else is read then;
+2. approve, and a submitted reject, decide through the server's shared path
+   (`channel_routes.act`: the Slack user mapped to a person by their `slack` address, the
+   approver check, the first decision wins, audited); a refused click is answered with an
+   ephemeral message only the clicker sees, after the ack;
+3. edit, answer and reject first open a modal (`views.open`, after the ack, while the 3-second
+   trigger lasts), but only for an approver of a request still open: anyone else gets the
+   ephemeral refusal, audited, and no modal;
+4. a submitted edit (or answer) is read against the request's schema with the inbox's own form
+   rules (strings as typed, everything else as JSON; redacted values left empty are kept):
+   what breaks it is shown in the modal next to its field (`response_action: errors`), and
+   nothing is decided until it fits.
+
+Each inbound action is one structured log line (`channel_routes.log_inbound`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi import Request as HttpRequest
+from fastapi.routing import APIRoute
+from slack_sdk.errors import SlackObjectFormationError
+from starlette.responses import JSONResponse, Response
+
+from .._util import utcnow
+from ..decision_checks import refuse_if_closed
+from ..errors import SignoffError
+from ..requests import Request
+from ..server.channel_routes import CALLBACK_REFUSED, act, log_inbound
+from ..server.channel_routes import callback as shared_callback
+from ..server.context import Server, server_of
+from ..server.inbox.cards import refusal_text
+from ..server.inbox.decision_form import answer_fields, edit_fields
+from ..server.inbox.schema_form import FieldProblems, FormField, field_problems, read_fields
+from ..server.refusals import ANONYMOUS, audit_refusal
+from ..templates import REDACTED
+from .contract import BadCallback, BadSignature, Inbound, InboundOutcome
+from .slack import NO_FORM, SlackChannel
+from .slack_blocks import COMMENT_BLOCK, EDIT_VIEW, MESSAGE_BLOCK, form_view, reject_view
+from .texts import EXPIRED_REPLY, Locale
+
+
+async def handle(
+    server: Server, channel: SlackChannel, body: bytes, headers: Mapping[str, str]
+) -> tuple[int, Any]:
+    try:
+        inbound = channel.verify(body, headers)
+    except (BadSignature, BadCallback) as exc:
+        log_inbound(channel, None, None, "refused", why=exc.message)
+        if isinstance(exc, BadSignature):
+            await server.run(
+                audit_refusal,
+                server.store,
+                exc,
+                actor=ANONYMOUS,
+                channel=channel.name,
+                action=CALLBACK_REFUSED,
+            )
+        raise
+    if inbound.kind == "decide":
+        outcome = await server.write(act, server, channel, inbound)
+        return channel.answer(inbound, outcome)
+    if inbound.extra.get("open"):
+        await _open_modal(server, channel, inbound)
+        return 200, None
+    if inbound.extra.get("type") == "view_submission":
+        return await _submitted_form(server, channel, inbound)
+    return channel.answer(inbound, None)
+
+
+async def callback(name: str, http: HttpRequest) -> Response:
+    """`POST /channels/{name}/callback` for a channel that handles its callbacks whole
+    (`handle_callback`: Slack's modals need the server); any other channel's goes the shared way."""
+    server = server_of(http)
+    channel = server.channels.get(name)
+    handler = getattr(channel, "handle_callback", None)
+    if handler is None:
+        return await shared_callback(name, http)
+    headers = {key.lower(): value for key, value in http.headers.items()}
+    status, payload = await handler(server, await http.body(), headers)
+    return Response(status_code=status) if payload is None else JSONResponse(payload, status)
+
+
+def install(app: FastAPI) -> None:
+    """Answer `POST /channels/{name}/callback` with `callback`, ahead of the shared route (until
+    the shared route hands channels with `handle_callback` their callbacks itself)."""
+    route = APIRoute("/channels/{name}/callback", callback, methods=["POST"], include_in_schema=False)
+    app.router.routes.insert(0, route)
+
+
+# -- a modal to open --------------------------------------------------------------------------
+
+
+async def _open_modal(server: Server, channel: SlackChannel, inbound: Inbound) -> None:
+    decision = str(inbound.extra["open"])
+    checked = await server.write(_approver_request, server, channel, inbound)  # refusals are audited
+    if isinstance(checked, InboundOutcome):
+        channel.later(channel.ephemeral(inbound, checked.message))
+        return
+    request = checked
+    ref = {"channel": inbound.extra.get("slack_channel"), "ts": inbound.extra.get("ts")}
+    locale = channel.locale
+    try:
+        if decision == "reject":
+            view = reject_view(tool=request.tool_name, request_id=request.id, ref=ref, locale=locale)
+        else:
+            fields = slack_edit_fields(request) if decision == "edit" else slack_answer_fields(request)
+            view = form_view(
+                decision, fields, tool=request.tool_name, request_id=request.id, ref=ref, locale=locale
+            )
+        shown = view.to_dict()
+    except SlackObjectFormationError as exc:  # a schema Block Kit cannot show (a 300-character key)
+        log_inbound(channel, inbound, request.id, "modal_failed", thread=request.thread_id, why=str(exc))
+        channel.later(channel.ephemeral(inbound, NO_FORM[locale]))
+        return
+    log_inbound(channel, inbound, request.id, f"modal:{decision}", thread=request.thread_id)
+    channel.later(_views_open(channel, inbound, shown))
+
+
+async def _views_open(channel: SlackChannel, inbound: Inbound, view: dict[str, Any]) -> None:
+    try:
+        await channel.call("views.open", trigger_id=inbound.extra.get("trigger_id"), view=view)
+    except Exception as exc:  # the click was acked already: say so in the log, and to the person
+        log_inbound(channel, inbound, inbound.request_id, "modal_failed", why=str(exc))
+        await channel.ephemeral(inbound, f"The form could not be opened ({exc}); try again.")
+
+
+def _approver_request(server: Server, channel: SlackChannel, inbound: Inbound) -> Request | InboundOutcome:
+    """The request the click is about, if the clicker may decide it now; else why not (audited
+    where the approver check refused)."""
+    store = server.store
+    user = store.user_at(channel.address_kind, inbound.sender) if inbound.sender else None
+    if user is None:  # the shared path audits an unknown sender and says so
+        return act(server, channel, replace(inbound, kind="decide", decision=None))
+    assert inbound.request_id is not None
+    try:
+        request = store.get_request_for(inbound.request_id, user, channel=channel.name)
+    except SignoffError as exc:
+        return _refused(channel, inbound, "refused", refusal_text(exc, None))
+    try:
+        refuse_if_closed(request)
+    except SignoffError as exc:
+        return _refused(channel, inbound, "refused", refusal_text(exc, request))
+    if request.deadline <= utcnow():
+        return _refused(channel, inbound, "expired", EXPIRED_REPLY[channel.locale])
+    return request
+
+
+def _refused(channel: SlackChannel, inbound: Inbound, result: Any, message: str) -> InboundOutcome:
+    log_inbound(channel, inbound, inbound.request_id, result)
+    return InboundOutcome(result=result, message=message, request_id=inbound.request_id)
+
+
+# -- fields, as a modal shows them ------------------------------------------------------------
+
+
+def for_slack(fields: list[FormField]) -> list[FormField]:
+    """The inbox's form fields as text inputs: a checkbox becomes JSON `true` / `false` (the
+    rest already read back from text: numbers, selects as JSON, JSON as JSON)."""
+    shown = []
+    for field in fields:
+        if field.kind == "checkbox":
+            raw = "true" if field.checked else "false"
+            field = replace(field, kind="json", raw=raw, shown=raw)
+        shown.append(field)
+    return shown
+
+
+def slack_edit_fields(request: Request) -> list[FormField]:
+    return for_slack(edit_fields(request))
+
+
+def slack_answer_fields(request: Request) -> list[FormField]:
+    """The answer schema's fields; none when the answer is a message (the modal's own input)."""
+    fields = answer_fields(request)
+    return for_slack(fields) if fields is not None else []
+
+
+# -- a submitted form -------------------------------------------------------------------------
+
+
+async def _submitted_form(server: Server, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
+    read = await server.run(_read_form, server, channel, inbound)
+    if isinstance(read, FieldProblems):
+        log_inbound(channel, inbound, inbound.request_id, "invalid", why=read.summary)
+        return 200, {"response_action": "errors", "errors": dict(read)}
+    decision, error_block = read
+    deciding = replace(
+        inbound, kind="decide", decision=decision, extra={**inbound.extra, "error_block": error_block}
+    )
+    outcome = await server.write(act, server, channel, deciding)
+    return channel.answer(deciding, outcome)
+
+
+def _read_form(
+    server: Server, channel: SlackChannel, inbound: Inbound
+) -> FieldProblems | tuple[dict[str, Any], str]:
+    """The decision the submitted modal says, and the block to show a refusal on; or what is
+    wrong with its fields."""
+    values: dict[str, str] = dict(inbound.extra.get("values") or {})
+    assert inbound.request_id is not None
+    try:
+        request = server.store.get_request(inbound.request_id)
+    except SignoffError as exc:
+        return _problem(
+            MESSAGE_BLOCK if inbound.extra.get("view") != EDIT_VIEW else COMMENT_BLOCK, exc.message
+        )
+    if inbound.extra.get("view") == EDIT_VIEW:
+        return _edit(request, values, channel.locale)
+    return _answer(request, values)
+
+
+def _edit(
+    request: Request, values: dict[str, str], locale: Locale
+) -> FieldProblems | tuple[dict[str, Any], str]:
+    fields = slack_edit_fields(request)
+    args, problems = read_fields(fields, values, original=request.args)
+    if problems:
+        return problems
+    if not isinstance(args, dict):
+        return _problem(fields[0].name, "The arguments must be a JSON object")
+    for key in request.rule.redact:
+        if args.get(key) == REDACTED and key in request.args:
+            args[key] = request.args[key]
+    problems = field_problems(fields, request.args_schema, args)
+    if problems:
+        return problems
+    decision: dict[str, Any] = {"type": "edit", "args": args}
+    if values.get(COMMENT_BLOCK, "").strip():
+        decision["comment"] = values[COMMENT_BLOCK].strip()
+    return decision, fields[0].name if fields else COMMENT_BLOCK
+
+
+def _answer(request: Request, values: dict[str, str]) -> FieldProblems | tuple[dict[str, Any], str]:
+    fields = slack_answer_fields(request)
+    if not fields:
+        message = values.get(MESSAGE_BLOCK, "").strip()
+        if not message:
+            return _problem(MESSAGE_BLOCK, "Write an answer first")
+        return {"type": "respond", "message": message}, MESSAGE_BLOCK
+    value, problems = read_fields(fields, values)
+    if problems:
+        return problems
+    problems = field_problems(fields, request.answer_schema, value)
+    if problems:
+        return problems
+    return {"type": "respond", "value": value}, fields[0].name
+
+
+def _problem(block: str, message: str) -> FieldProblems:
+    problems = FieldProblems()
+    problems[block] = message
+    return problems
