@@ -1,6 +1,9 @@
-"""What a chat card's button carries back (WeCom, Feishu): the decision and the request, as the
-request's id and the approver's handle, checked again when the click comes back; and the
-freshness check for the callbacks that bring it (their timestamps are signed)."""
+"""What a chat card's button carries back (WeCom, Feishu): the decision and the request's id,
+and the freshness check for the callbacks that bring it (their timestamps are signed).
+
+Not the approver's handle: a handle is a bearer secret (its link decides without signing in),
+and a click needs none: the platform signs it and names the person, whom the server maps to a
+signoff user by their address and checks as an approver like any other decision."""
 
 from __future__ import annotations
 
@@ -23,46 +26,33 @@ PREFIX = "so1"
 class Action:
     decision: str
     request_id: str
-    handle: str | None
-
-
-def handle_of(notice: Notice) -> str | None:
-    """The handle in the notice's link (`…/h/so_hdl_…`), if it has one."""
-    if not notice.link:
-        return None
-    last = notice.link.rstrip("/").rsplit("/", 1)[-1]
-    return last if last.startswith("so_hdl_") else None
 
 
 def as_key(decision: str, notice: Notice) -> str:
     """One string for a platform that keys its buttons by text (WeCom's `EventKey`)."""
-    return "|".join([PREFIX, decision, notice.request_id, handle_of(notice) or ""])
+    return "|".join([PREFIX, decision, notice.request_id])
 
 
 def from_key(key: str) -> Action | None:
     """The action in a key made by `as_key`; None for a key that is not signoff's."""
     parts = key.split("|")
-    if len(parts) != 4 or parts[0] != PREFIX or parts[1] not in CLICKABLE or not parts[2]:
+    if len(parts) != 3 or parts[0] != PREFIX or parts[1] not in CLICKABLE or not parts[2]:
         return None
-    return Action(parts[1], parts[2], parts[3] or None)
+    return Action(parts[1], parts[2])
 
 
 def as_value(decision: str, notice: Notice) -> dict[str, str]:
     """The same as a JSON object, for platforms whose buttons carry one (Feishu's `value`)."""
-    value = {"signoff": PREFIX, "decision": decision, "request_id": notice.request_id}
-    handle = handle_of(notice)
-    if handle:
-        value["handle"] = handle
-    return value
+    return {"signoff": PREFIX, "decision": decision, "request_id": notice.request_id}
 
 
 def from_value(value: Any) -> Action | None:
     if not isinstance(value, dict) or value.get("signoff") != PREFIX:
         return None
-    decision, request_id, handle = value.get("decision"), value.get("request_id"), value.get("handle")
+    decision, request_id = value.get("decision"), value.get("request_id")
     if decision not in CLICKABLE or not isinstance(request_id, str) or not request_id:
         return None
-    return Action(str(decision), request_id, handle if isinstance(handle, str) and handle else None)
+    return Action(str(decision), request_id)
 
 
 def check_fresh(timestamp: str | None, *, window: float = WINDOW, now: float | None = None) -> None:
@@ -72,7 +62,7 @@ def check_fresh(timestamp: str | None, *, window: float = WINDOW, now: float | N
     except ValueError:
         raise BadSignature("the callback has no readable timestamp") from None
     if abs((time.time() if now is None else now) - sent) > window:
-        raise BadSignature("the callback's timestamp is outside the 5-minute window")
+        raise BadSignature(f"the callback's timestamp is more than {window:g} s away from now")
 
 
 def cut(text: str, limit: int) -> str:

@@ -1,8 +1,8 @@
 """`feishu`: Feishu / Lark app messages, through `lark-oapi` (`pip install 'signoff[feishu]'`).
 
 A request is an interactive card (card JSON 2.0: header "AI 想执行：{tool}" / "AI wants to run:
-{tool}", the description, the arguments, a button per decision whose `value` names the decision,
-the request and the approver's handle) sent to the person's open_id with `im/v1/messages`
+{tool}", the description, the arguments, a button per decision whose `value` names the decision
+and the request) sent to the person's open_id with `im/v1/messages`
 (`tenant_access_token` from the app's id and secret, cached by lark-oapi until shortly before it
 expires). A click comes back as `card.action.trigger` on the app's callback URL: lark-oapi's
 event dispatcher decrypts it (`{"encrypt": …}`, AES-256-CBC) and checks its verification token
@@ -246,7 +246,6 @@ def _inbound(click: P2CardActionTrigger) -> Inbound:
         decision={"type": action.decision},
         delivery_id=header.event_id if header is not None else None,
         extra={
-            "handle": action.handle,
             "message_id": context.open_message_id if context is not None else None,
             "token": event.token,
         },

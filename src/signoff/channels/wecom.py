@@ -233,7 +233,6 @@ class WeComChannel(Channel):
                 "|".join([sender, message.get("CreateTime", ""), message.get("EventKey", "")]).encode()
             ).hexdigest()[:32],
             extra={
-                "handle": action.handle,
                 "response_code": message.get("ResponseCode"),
                 "task_id": message.get("TaskId"),
                 "to": sender,
