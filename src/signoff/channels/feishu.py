@@ -43,6 +43,7 @@ from lark_oapi.api.im.v1 import (
     ReplyMessageRequestBody,
 )
 from lark_oapi.core.const import LARK_REQUEST_NONCE, LARK_REQUEST_SIGNATURE, LARK_REQUEST_TIMESTAMP
+from lark_oapi.core.exception import ObtainAccessTokenException
 from lark_oapi.core.model import RawRequest
 from lark_oapi.core.token.manager import TokenManager
 from lark_oapi.event.callback.model.p2_card_action_trigger import (
@@ -158,7 +159,7 @@ class FeishuChannel(Channel):
         """One lark-oapi call (synchronous: in a thread, bounded by the client's timeout)."""
         try:
             response = await asyncio.to_thread(method, request)
-        except lark.ObtainAccessTokenException as exc:
+        except ObtainAccessTokenException as exc:
             raise DeliveryError(f"Feishu refused the app's credentials: {exc}") from None
         except Exception as exc:  # requests' errors, an answer that is not JSON
             raise DeliveryError(f"Feishu {what}: {type(exc).__name__}: {exc}") from None
