@@ -204,7 +204,11 @@ class WeComChannel(Channel):
         """A GET with `echostr` (the URL check) answers the decrypted echostr; a POST's
         `template_card_event` for one of signoff's buttons is a decision; any other message or
         event is acknowledged and ignored."""
-        query = query or {}
+        if query is None:
+            raise BadCallback(
+                "WeCom signs its callbacks in the query string: "
+                f"its callback URL is /channels/{self.name}/wecom"
+            )
         signature, timestamp, nonce = query.get("msg_signature"), query.get("timestamp"), query.get("nonce")
         echostr = query.get("echostr")
         if echostr is not None and not body:
