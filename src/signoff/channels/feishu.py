@@ -64,7 +64,14 @@ FORGED = ("signature verification failed", "invalid verification_token", "encryp
 RETRY_CODES = {99991400, 11232, 230020, 99991663, 99991661, 99991668, 99991677}
 """Feishu codes worth trying again: rate limits, and access tokens gone bad (fetched anew)."""
 TOKEN_CODES = {99991663, 99991661, 99991668, 99991677}
-TOAST = {"decided": "success", "refused": "error", "expired": "warning", "invalid": "error"}
+TOAST = {
+    "decided": "success",
+    "refused": "error",
+    "unknown_sender": "error",
+    "unknown_request": "error",
+    "invalid": "error",
+    "expired": "warning",
+}
 
 
 class FeishuChannel(Channel):
@@ -228,7 +235,7 @@ class FeishuChannel(Channel):
         once, whichever channel decided)."""
         if outcome is None:
             return 200, inbound.reply
-        kind = TOAST.get(outcome.result, "info")
+        kind = TOAST.get(outcome.result, "error")
         return 200, {"toast": {"type": kind, "content": outcome.message}}
 
 

@@ -27,9 +27,11 @@ import hashlib
 import time
 from collections.abc import Mapping
 from typing import Any, ClassVar
+from urllib.parse import urlsplit
 
 import httpx
 
+from ..errors import ConfigError
 from .buttons import CLICKABLE, as_key, check_fresh, cut, from_key
 from .contract import BadCallback, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .notice import FollowUp, Notice
@@ -72,7 +74,7 @@ class WeComChannel(Channel):
         self.window = window
         self.timeout = timeout
         self._secret = corp_secret
-        self._base_url = base_url.rstrip("/")
+        self._base_url = checked_base_url(name, base_url)
         self._http: httpx.AsyncClient | None = None
         self._token: tuple[str, float] | None = None
         self._token_lock = asyncio.Lock()
@@ -265,6 +267,16 @@ class WeComChannel(Channel):
             timestamp=str(extra.get("timestamp") or int(time.time())),
             nonce=str(extra.get("nonce") or ""),
         )
+
+
+def checked_base_url(name: str, url: str) -> str:
+    """The API's origin: https, or http on loopback only (a local stand-in), since the corp's
+    secret travels to it."""
+    parts = urlsplit(url)
+    loopback = parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")
+    if not parts.hostname or not (parts.scheme == "https" or loopback):
+        raise ConfigError(f"channel {name!r} (wecom): base_url must be an https URL (got {url!r})")
+    return url.rstrip("/")
 
 
 def task_id(request_id: str, target: str) -> str:
