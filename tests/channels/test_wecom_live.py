@@ -190,6 +190,7 @@ def test_forged_and_stale_clicks_are_401_and_audited(server: LiveServer, api: pl
     assert shared.status_code == 400, "the shared route cannot check WeCom's query-string signature"
     assert store.get_request(request_id).status.value == "pending"
     assert refusals(store).count("callback.refused") == 3
+    assert httpx.get(f"{server.url}/channels/nope/wecom").status_code == 404
 
 
 def test_expiry_updates_the_card(server: LiveServer, api: platforms.FakePlatform) -> None:
@@ -202,3 +203,24 @@ def test_expiry_updates_the_card(server: LiveServer, api: platforms.FakePlatform
     assert late.status_code == 200
     encrypted = late.text.split("<Encrypt><![CDATA[")[1].split("]]>")[0]
     assert "请求已过期".encode() in wecom_decrypt(AES_KEY, encrypted)[0]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the server must mount WeCom's route: add_routes(app, wecom_route.router) in server/app.py",
+)
+def test_the_server_itself_serves_the_wecom_callback_url(sqlite_store: Store) -> None:
+    wecom = WeComChannel(
+        "wecom",
+        corp_id=CORP,
+        corp_secret="s",
+        agent_id=1,
+        token=TOKEN,
+        encoding_aes_key=AES_KEY,
+        base_url="http://127.0.0.1:9",
+    )
+    registry = ChannelRegistry()
+    registry.add(wecom)
+    with LiveServer(sqlite_store, QUICK, channels=registry) as live:
+        unsigned = httpx.get(f"{live.url}/channels/wecom/wecom", params={"echostr": "x"})
+        assert unsigned.status_code == 401
