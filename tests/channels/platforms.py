@@ -129,6 +129,8 @@ def wecom(*, corp_id: str = "wwcorp", secret: str = "corp-secret") -> FakePlatfo
     def authorized(call: Call) -> bool:
         return call.query.get("access_token") in issued
 
+    tasks: set[str] = set()
+
     def send(call: Call) -> Answer:
         if not authorized(call):
             return 200, {"errcode": 42001, "errmsg": "access_token expired"}
@@ -139,6 +141,10 @@ def wecom(*, corp_id: str = "wwcorp", secret: str = "corp-secret") -> FakePlatfo
             "msgid": f"msg{len(spent)}",
         }
         if call.body.get("msgtype") == "template_card":
+            task = call.body["template_card"].get("task_id")
+            if task in tasks:  # WeCom refuses a task_id it has seen (the errcode is this fake's)
+                return 200, {"errcode": 40058, "errmsg": "task_id already exists"}
+            tasks.add(task)
             answer["response_code"] = f"rc-{next(codes)}"
         return 200, answer
 
