@@ -9,13 +9,16 @@ import asyncio
 import json
 import uuid
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from signoff import Approve, Reject
+from signoff._util import utcnow
 from signoff.channels import DeliveryError, FollowUp
 from signoff.channels.feishu import FeishuChannel, dedupe_key
+from signoff.requests import NewRequest
 from signoff.store import Store
 
 from . import platforms
@@ -197,3 +200,36 @@ def test_bad_app_credentials_are_a_delivery_error(
     with pytest.raises(DeliveryError, match="credentials"):
         asyncio.run(channel(api, app_id, secret="wrong").send(notice, "ou_alice"))
     assert not api.called("POST", MESSAGES)
+
+
+def test_a_request_that_ended_before_its_notice_is_sent_its_final_card(
+    sqlite_store: Store, api: platforms.FakePlatform, app_id: str
+) -> None:
+    request_id = new_request(sqlite_store)
+    sqlite_store.decide(request_id, Approve(), actor="alice")
+    asyncio.run(channel(api, app_id).send(notice_of(sqlite_store, request_id, link=None), "ou_alice"))
+    card = content(api.called("POST", MESSAGES)[0])
+    assert card["header"]["template"] == "green"
+    assert all(element["tag"] == "div" for element in card["body"]["elements"])
+
+
+def test_a_card_shows_at_most_twenty_arguments(
+    sqlite_store: Store, api: platforms.FakePlatform, app_id: str
+) -> None:
+    new = NewRequest(
+        thread_id="t-many",
+        tool_call_id="c-many",
+        tool_name="bulk",
+        args={f"a{n:02}": n for n in range(25)},
+        description="Many arguments",
+        deadline=utcnow() + timedelta(hours=1),
+    )
+    request_id = sqlite_store.create_request(new)[0].id
+    asyncio.run(channel(api, app_id).send(notice_of(sqlite_store, request_id), "ou_alice"))
+    texts = [
+        element["text"]["content"]
+        for element in content(api.called("POST", MESSAGES)[0])["body"]["elements"]
+        if element["tag"] == "div"
+    ]
+    assert texts[1] == "a00: 0" and texts[20] == "a19: 19"
+    assert texts[21] == "… +5"

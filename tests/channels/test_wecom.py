@@ -212,3 +212,15 @@ def test_bad_credentials_are_a_delivery_error(sqlite_store: Store, api: platform
 
     with pytest.raises(DeliveryError, match="40001"):
         run(scenario())
+
+
+def test_a_request_that_ended_before_its_notice_is_sent_as_text(
+    sqlite_store: Store, api: platforms.FakePlatform
+) -> None:
+    request_id = new_request(sqlite_store)
+    sqlite_store.decide(request_id, Approve(), actor="alice")
+    ref = run(_send_twice(channel(api), notice_of(sqlite_store, request_id, link=None), ["zhangsan"]))[0]
+    sent = api.called("POST", "/cgi-bin/message/send")[0].body
+    assert sent["msgtype"] == "text"
+    assert sent["text"] == {"content": "AI 想执行：send_email\n✅ 已批准（alice）"}
+    assert "response_code" not in ref

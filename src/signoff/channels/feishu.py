@@ -126,12 +126,15 @@ class FeishuChannel(Channel):
     # -- sending -----------------------------------------------------------------------------
 
     async def send(self, notice: Notice, target: str) -> MessageRef:
+        """The card; a request that ended before its notice went out gets its final card."""
+        card = notice_card(notice) if notice.open else final_card(notice)
+        suffix = "" if notice.open else ":final"
         body = (
             CreateMessageRequestBody.builder()
             .receive_id(target)
             .msg_type("interactive")
-            .content(json.dumps(notice_card(notice), ensure_ascii=False))
-            .uuid(dedupe_key(notice.request_id, target))
+            .content(json.dumps(card, ensure_ascii=False))
+            .uuid(dedupe_key(notice.request_id, target + suffix))
             .build()
         )
         request = CreateMessageRequest.builder().receive_id_type("open_id").request_body(body).build()

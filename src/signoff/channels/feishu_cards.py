@@ -9,6 +9,7 @@ from typing import Any
 from .buttons import CLICKABLE, as_value, cut
 from .notice import Notice
 
+ROWS = 20
 BUTTON_TYPE = {"approve": "primary_filled", "reject": "danger"}
 TEMPLATE = {
     "approved": "green",
@@ -45,8 +46,12 @@ def _card(notice: Notice, template: str, elements: list[dict[str, Any]]) -> dict
 
 
 def _content(notice: Notice) -> list[dict[str, Any]]:
+    """The description and the arguments (at most `ROWS` of them: a card holds 30 KB)."""
     shown = [_text(cut(notice.description, 1000))]
-    shown.extend(_text(f"{name}: {cut(value, 300)}", notation=True) for name, value in notice.arg_rows)
+    rows = notice.arg_rows
+    shown.extend(_text(f"{name}: {cut(value, 300)}", notation=True) for name, value in rows[:ROWS])
+    if len(rows) > ROWS:
+        shown.append(_text(f"… +{len(rows) - ROWS}", notation=True))
     return shown
 
 

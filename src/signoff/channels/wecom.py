@@ -97,6 +97,9 @@ class WeComChannel(Channel):
     # -- sending -----------------------------------------------------------------------------
 
     async def send(self, notice: Notice, target: str) -> MessageRef:
+        """The card; a request that ended before its notice went out is a text saying how."""
+        if notice.final is not None:
+            return await self._text(target, f"{notice.title}\n{notice.final.text}")
         card = template_card(notice, task_id=task_id(notice.request_id, target))
         body = {
             "touser": target,
