@@ -202,3 +202,14 @@ def test_expiry_patches_the_card(server: LiveServer, api: platforms.FakePlatform
     assert final["body"]["elements"][-1]["text"]["content"] == "⌛ Expired"
     late = click(server, "ou_alice", approve)
     assert late.json() == {"toast": {"type": "warning", "content": "The request expired."}}
+
+
+def test_a_cancel_patches_the_card(server: LiveServer, api: platforms.FakePlatform) -> None:
+    request_id = ask(server.store)
+    sent(api)
+    server.store.cancel(request_id, actor="agent", reason="the run was aborted")
+    wait_until(lambda: patches(api))
+    final = json.loads(patches(api)[0].body["content"])
+    assert final["header"]["template"] == "grey"
+    texts = [element["text"]["content"] for element in final["body"]["elements"]]
+    assert texts[-2:] == ["🚫 Cancelled by agent", "the run was aborted"]

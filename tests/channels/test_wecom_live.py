@@ -224,3 +224,11 @@ def test_the_server_itself_serves_the_wecom_callback_url(sqlite_store: Store) ->
     with LiveServer(sqlite_store, QUICK, channels=registry) as live:
         unsigned = httpx.get(f"{live.url}/channels/wecom/wecom", params={"echostr": "x"})
         assert unsigned.status_code == 401
+
+
+def test_a_cancel_updates_the_card(server: LiveServer, api: platforms.FakePlatform) -> None:
+    request_id = ask(server.store)
+    sent_card(api)
+    server.store.cancel(request_id, actor="agent", reason="the run was aborted")
+    wait_until(lambda: api.called("POST", UPDATE))
+    assert api.called("POST", UPDATE)[0].body["button"] == {"replace_name": "🚫 已取消（agent）"}
