@@ -3,7 +3,7 @@ to a local stand-in of open.feishu.cn, and card callbacks made as Feishu makes t
 and signed by the tests' own code) on the shared `POST /channels/feishu/callback`: a click decides
 as the clicking person, the card is patched once to its final state and the execution's result
 is a reply under it; forged, stale and non-approver clicks are refused and audited; expiry
-patches the card too."""
+patches the card too. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -46,10 +46,10 @@ def api(app_id: str) -> Iterator[platforms.FakePlatform]:
 
 
 @pytest.fixture
-def server(sqlite_store: Store, api: platforms.FakePlatform, app_id: str) -> Iterator[LiveServer]:
+def server(store: Store, api: platforms.FakePlatform, app_id: str) -> Iterator[LiveServer]:
     for name, address in (("alice", "ou_alice"), ("bob", "ou_bob")):
-        sqlite_store.add_user(name, role="member", actor="test")
-        sqlite_store.set_address(name, "feishu", address, actor="test")
+        store.add_user(name, role="member", actor="test")
+        store.set_address(name, "feishu", address, actor="test")
     feishu = FeishuChannel(
         "feishu",
         app_id=app_id,
@@ -60,7 +60,7 @@ def server(sqlite_store: Store, api: platforms.FakePlatform, app_id: str) -> Ite
     )
     registry = ChannelRegistry()
     registry.add(feishu, ChannelConfig(name="feishu", kind="feishu", locale="en"))
-    with LiveServer(sqlite_store, QUICK, channels=registry) as live:
+    with LiveServer(store, QUICK, channels=registry) as live:
         yield live
 
 

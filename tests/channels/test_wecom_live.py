@@ -2,7 +2,7 @@
 stand-in of WeCom's API, and callbacks made as WeCom makes them (the tests' own encryptor) on the
 WeCom callback URL: a click decides as the clicking person, the card is updated once to its
 final state, and forged, stale and non-approver clicks are refused and audited; expiry updates
-the card too, and the execution's result follows."""
+the card too. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -40,10 +40,10 @@ def api() -> Iterator[platforms.FakePlatform]:
 
 
 @pytest.fixture
-def server(sqlite_store: Store, api: platforms.FakePlatform) -> Iterator[LiveServer]:
+def server(store: Store, api: platforms.FakePlatform) -> Iterator[LiveServer]:
     for name, address in (("alice", "zhangsan"), ("bob", "lisi")):
-        sqlite_store.add_user(name, role="member", actor="test")
-        sqlite_store.set_address(name, "wecom", address, actor="test")
+        store.add_user(name, role="member", actor="test")
+        store.set_address(name, "wecom", address, actor="test")
     wecom = WeComChannel(
         "wecom",
         corp_id=CORP,
@@ -55,7 +55,7 @@ def server(sqlite_store: Store, api: platforms.FakePlatform) -> Iterator[LiveSer
     )
     registry = ChannelRegistry()
     registry.add(wecom, ChannelConfig(name="wecom", kind="wecom", locale="zh"))
-    live = LiveServer(sqlite_store, QUICK, channels=registry)
+    live = LiveServer(store, QUICK, channels=registry)
     add_routes(live.app, wecom_route.router)
     with live:
         yield live
