@@ -67,11 +67,20 @@ def wecom_callback(
     return query, body
 
 
-def card_event(*, user: str, key: str, corp_id: str, task_id: str = "task", code: str = "rc-click") -> str:
+def card_event(
+    *,
+    user: str,
+    key: str,
+    corp_id: str,
+    task_id: str = "task",
+    code: str = "rc-click",
+    created: int | None = None,
+) -> str:
     """A `template_card_event` (a click on a button_interaction card's button), as WeCom sends it."""
     return (
         f"<xml><ToUserName><![CDATA[{corp_id}]]></ToUserName><FromUserName><![CDATA[{user}]]></FromUserName>"
-        f"<CreateTime>{int(time.time())}</CreateTime><MsgType><![CDATA[event]]></MsgType>"
+        f"<CreateTime>{int(time.time()) if created is None else created}</CreateTime>"
+        "<MsgType><![CDATA[event]]></MsgType>"
         "<Event><![CDATA[template_card_event]]></Event>"
         f"<EventKey><![CDATA[{key}]]></EventKey><TaskId><![CDATA[{task_id}]]></TaskId>"
         "<CardType><![CDATA[button_interaction]]></CardType>"

@@ -6,6 +6,7 @@ the card too. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -80,12 +81,14 @@ def sent_card(api: platforms.FakePlatform) -> dict[str, object]:
     return card
 
 
-def click(server: LiveServer, user: str, key: str, **kwargs: object) -> httpx.Response:
+def click(
+    server: LiveServer, user: str, key: str, created: int | None = None, **kwargs: object
+) -> httpx.Response:
     query, body = wecom_callback(
         token=TOKEN,
         encoding_aes_key=AES_KEY,
         corp_id=CORP,
-        message=card_event(user=user, key=key, corp_id=CORP),
+        message=card_event(user=user, key=key, corp_id=CORP, created=created),
         **kwargs,  # type: ignore[arg-type]
     )
     return httpx.post(f"{server.url}/channels/wecom/wecom", params=query, content=body)
@@ -232,3 +235,33 @@ def test_a_cancel_updates_the_card(server: LiveServer, api: platforms.FakePlatfo
     server.store.cancel(request_id, actor="agent", reason="the run was aborted")
     wait_until(lambda: api.called("POST", UPDATE))
     assert api.called("POST", UPDATE)[0].body["button"] == {"replace_name": "🚫 已取消（agent）"}
+
+
+def test_racing_clicks_decide_once_and_update_the_card_once(
+    server: LiveServer, api: platforms.FakePlatform
+) -> None:
+    request_id = ask(server.store)
+    approve, reject = sent_card(api)["button_list"]  # type: ignore[misc]
+    answers: list[httpx.Response] = []
+    now = int(time.time())
+    threads = [  # six clicks (distinct ones: WeCom's retries of one callback share its CreateTime)
+        threading.Thread(
+            target=lambda k=key, n=n: answers.append(click(server, "zhangsan", k, created=now - n))
+        )
+        for n, key in enumerate((approve["key"], reject["key"]) * 3)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert [answer.status_code for answer in answers] == [200] * 6
+    assert sum(answer.text == "" for answer in answers) == 1, "one click decided; the others are refused"
+    status = server.store.get_request(request_id).status.value
+    assert status in ("approved", "rejected")
+    wait_until(lambda: api.called("POST", UPDATE))
+    time.sleep(0.5)
+    (update,) = api.called("POST", UPDATE)
+    assert (
+        update.body["button"]["replace_name"]
+        == {"approved": "✅ 已批准（alice）", "rejected": "❌ 已拒绝（alice）"}[status]
+    )
