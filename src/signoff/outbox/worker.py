@@ -35,6 +35,8 @@ from .settings import OutboxSettings
 from .webhooks import WebhookPoster, event_body, message_id
 
 log = logging.getLogger("signoff.outbox")
+STOP_GRACE = 2.0
+"""Seconds a stopping worker lets the deliveries under way finish before it gives them back."""
 WEBHOOK_TTL = 2.0
 """Seconds a webhook read is used for (a removal or a rotation shows within this)."""
 RECORD_BURST = 500
@@ -67,6 +69,8 @@ class DeliveryWorker:
         self._lanes: dict[str, asyncio.Semaphore] = {}
         self._held: Counter[str] = Counter()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._rows: dict[asyncio.Task[None], OutboxRow] = {}
+        """The row each task is sending (given back if the worker stops first)."""
         self._runner: asyncio.Task[None] | None = None
         self._recorder: asyncio.Task[None] | None = None
         self._finished: asyncio.Queue[tuple[OutboxRow, Outcome, asyncio.Future[bool]]] = asyncio.Queue()
@@ -89,9 +93,15 @@ class DeliveryWorker:
             self._runner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._runner
+        if self._tasks:  # what is under way may finish (and be recorded) for a moment
+            await asyncio.wait(set(self._tasks), timeout=STOP_GRACE)
+        unfinished = list(self._rows.values())
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if unfinished:  # given back now, rather than when their lease runs out
+            with contextlib.suppress(Exception):
+                await asyncio.to_thread(self.store.postpone_outboxes, unfinished, self.name, until=utcnow())
         if self._recorder is not None:
             self._recorder.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -160,12 +170,17 @@ class DeliveryWorker:
                 self._deliver(row, lane, requests.get(row.request_id)), name=f"signoff-outbox-{row.id}"
             )
             self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._rows[task] = row
+            task.add_done_callback(self._done)
         if surplus:
             await asyncio.to_thread(
                 self.store.postpone_outboxes, surplus, self.name, until=utcnow() + self.settings.postpone
             )
         return len(rows) - len(surplus)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        self._rows.pop(task, None)
 
     def _bound(self, lane: str) -> int:
         return self._concurrency(lane) * self.settings.queue_factor
@@ -311,6 +326,8 @@ class DeliveryWorker:
         locale = _locale(self.channels, row.channel)
         request_url = f"{self.base_url}/requests/{request.id}"
         if row.message == "notice":
+            if request.is_terminal:  # it ended before its notice could go: its update says nothing new
+                return _skipped(row, target, f"the request was already {request.status.value}")
             link = await self._handle(request, recipient, context)
             notice = build_notice(
                 request, approver=recipient, link=link, request_url=request_url, locale=locale

@@ -321,7 +321,8 @@ class OutboxOps(StoreCore):
 
     def latest_notified_pending(self, channel: str, recipient: str) -> str | None:
         """The newest pending request `recipient` was sent a notice of on `channel` (where a text
-        reply without a request id goes)."""
+        reply without a request id goes); with none pending, the newest of any status, so that the
+        reply is told it came too late."""
         with self._read() as tx:
             row = tx.one("latest_notified_pending", channel=channel, recipient=recipient)
         return str(row["id"]) if row is not None else None

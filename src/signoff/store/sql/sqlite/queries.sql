@@ -509,9 +509,14 @@ UPDATE outbox SET state = 'pending', next_at = :now, claimed_by = NULL, claimed_
 WHERE id = :id AND state = 'dead';
 
 -- name: outbox_counts
-SELECT channel, state, count(*) AS n FROM outbox GROUP BY channel, state;
+-- what is waiting and what was given up (both read through their partial indexes)
+SELECT channel, state, count(*) AS n FROM outbox WHERE state = 'pending' GROUP BY channel, state
+UNION ALL
+SELECT channel, state, count(*) AS n FROM outbox WHERE state = 'dead' GROUP BY channel, state;
 
 -- name: latest_notified_pending
+-- the newest pending request the person was sent a notice of on the channel; with none pending,
+-- the newest of any (so that a reply after expiry is told so)
 SELECT r.id FROM outbox o JOIN requests r ON r.id = o.request_id
-WHERE o.channel = :channel AND o.recipient = :recipient AND o.message = 'notice' AND r.status = 'pending'
-ORDER BY r.created_at DESC, r.id DESC LIMIT 1;
+WHERE o.channel = :channel AND o.recipient = :recipient AND o.message = 'notice'
+ORDER BY CASE WHEN r.status = 'pending' THEN 0 ELSE 1 END, r.created_at DESC, r.id DESC LIMIT 1;
