@@ -29,10 +29,12 @@ router = APIRouter(tags=["channels"])
 @router.api_route(
     "/channels/{name}/wecom",
     methods=["GET", "POST"],
-    summary="A WeCom channel's callback URL (GET: the URL check; POST: card clicks)",
+    include_in_schema=False,
     response_class=PlainTextResponse,
 )
 async def wecom_callback(name: str, http: HttpRequest) -> Response:
+    """A WeCom channel's callback URL (GET: the URL check; POST: card clicks): WeCom's own
+    formats, so not in the API's schema (as the shared callback route)."""
     server = server_of(http)
     channel = server.channels.get(name)
     if channel is None or not getattr(channel, "takes_query", False):
