@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from signoff import RuleSet, ToolCall
@@ -49,6 +50,7 @@ CHECKED = {
     ("bash", "signoff tokens create"): "test_the_identity_commands_run",
     ("bash", "examples/${framework}_agent.py"): "test_the_framework_examples_run_as_the_readme_says",
     ("text", "src/signoff/"): "test_the_development_tree_is_what_is_there",
+    ("yaml", "encoding_aes_key"): "test_the_chat_channels_file_builds_both_channels",
     ("bash", "signoff users set-address"): "test_the_channel_commands_run",
     ("text", "approval dispatched:"): "test_the_dispatch_log_line_is_what_the_worker_prints",
 }
@@ -503,3 +505,20 @@ def test_the_development_tree_is_what_is_there() -> None:
             ci = (ROOT / path).read_text(encoding="utf-8")
             for step in ("ruff check", "ruff format --check", "mypy", ".venv/bin/pytest"):
                 assert step in ci, step
+
+
+def test_the_chat_channels_file_builds_both_channels() -> None:
+    from signoff.channels import ChannelRegistry, parse_config
+
+    data = yaml.safe_load(readme_block("yaml", "encoding_aes_key"))
+    names = re.findall(r"\{env: (\w+)\}", readme_block("yaml", "encoding_aes_key"))
+    env = {name: f"value-of-{name}" for name in names}
+    env["WECOM_AES_KEY"] = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"
+    registry = ChannelRegistry.from_configs(parse_config(data, env=env))
+    assert [(channel.name, channel.kind) for channel in registry] == [
+        ("wecom", "wecom"),
+        ("feishu", "feishu"),
+    ]
+    described = json.dumps(registry.describe())
+    assert all(value not in described for value in env.values()), "secrets never print"
+    assert {entry["locale"] for entry in registry.describe()} == {"zh"}

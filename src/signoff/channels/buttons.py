@@ -1,0 +1,70 @@
+"""What a chat card's button carries back (WeCom, Feishu): the decision and the request's id,
+and the freshness check for the callbacks that bring it (their timestamps are signed).
+
+Not the approver's handle: a handle is a bearer secret (its link decides without signing in),
+and a click needs none: the platform signs it and names the person, whom the server maps to a
+signoff user by their address and checks as an approver like any other decision."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from .contract import BadSignature
+from .notice import Notice
+
+CLICKABLE = ("approve", "reject")
+"""Decisions a click makes by itself; edit and answer need a form, so their buttons open the
+notice's link (the request's card in the browser) instead."""
+WINDOW = 300.0
+"""Seconds a signed callback's timestamp may be off from now (either way)."""
+PREFIX = "so1"
+
+
+@dataclass(frozen=True)
+class Action:
+    decision: str
+    request_id: str
+
+
+def as_key(decision: str, notice: Notice) -> str:
+    """One string for a platform that keys its buttons by text (WeCom's `EventKey`)."""
+    return "|".join([PREFIX, decision, notice.request_id])
+
+
+def from_key(key: str) -> Action | None:
+    """The action in a key made by `as_key`; None for a key that is not signoff's."""
+    parts = key.split("|")
+    if len(parts) != 3 or parts[0] != PREFIX or parts[1] not in CLICKABLE or not parts[2]:
+        return None
+    return Action(parts[1], parts[2])
+
+
+def as_value(decision: str, notice: Notice) -> dict[str, str]:
+    """The same as a JSON object, for platforms whose buttons carry one (Feishu's `value`)."""
+    return {"signoff": PREFIX, "decision": decision, "request_id": notice.request_id}
+
+
+def from_value(value: Any) -> Action | None:
+    if not isinstance(value, dict) or value.get("signoff") != PREFIX:
+        return None
+    decision, request_id = value.get("decision"), value.get("request_id")
+    if decision not in CLICKABLE or not isinstance(request_id, str) or not request_id:
+        return None
+    return Action(str(decision), request_id)
+
+
+def check_fresh(timestamp: str | None, *, window: float = WINDOW, now: float | None = None) -> None:
+    """`BadSignature` unless `timestamp` (seconds since the epoch) is within `window` of now."""
+    try:
+        sent = float(timestamp or "")
+    except ValueError:
+        raise BadSignature("the callback has no readable timestamp") from None
+    if abs((time.time() if now is None else now) - sent) > window:
+        raise BadSignature(f"the callback's timestamp is more than {window:g} s away from now")
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` at most `limit` characters long, ending in '…' when it was cut."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
