@@ -56,3 +56,43 @@ def span_words(seconds: float, locale: Locale) -> str:
     if locale == "zh":
         return f"{count} {zh}"
     return f"{count} {en}{'' if count == 1 else 's'}"
+
+
+# -- the text fallback (chats without cards: seed 004's WeChat path) --------------------------
+
+TEXT_WAITING: dict[Locale, str] = {"en": "🔔 Waiting for your decision", "zh": "🔔 等待你的决策"}
+TEXT_QUESTION: dict[Locale, str] = {"en": "🔔 The AI asks you", "zh": "🔔 AI 想问你"}
+TEXT_ACTION: dict[Locale, str] = {"en": "📋 Action: {action}", "zh": "📋 操作：{action}"}
+TEXT_DETAILS: dict[Locale, str] = {"en": "Details:", "zh": "内容："}
+TEXT_REPLY_WITH: dict[Locale, str] = {"en": "Reply with one of:", "zh": "回复以下任一选项："}
+TEXT_CHOICES: dict[Locale, dict[str, str]] = {
+    "en": {"approve": "1  ✅ Approve", "reject": "2  ❌ Reject"},
+    "zh": {"approve": "1  ✅ 批准", "reject": "2  ❌ 拒绝"},
+}
+"""The decisions a text reply can make, with the digit that makes each."""
+TEXT_LINK: dict[Locale, str] = {"en": "🔗 More options: {link}", "zh": "🔗 更多选项：{link}"}
+TEXT_ONLY_LINK: dict[Locale, str] = {
+    "en": "🔗 Answer here: {link}",
+    "zh": "🔗 请在这里回复：{link}",
+}
+"""For a request a text reply cannot decide (a question, an edit-only rule)."""
+TEXT_SAID: dict[Locale, str] = {"en": "💬 {said}", "zh": "💬 {said}"}
+TEXT_HELP: dict[Locale, str] = {
+    "en": "Reply 1 (or approve, y, yes) to approve or 2 (or reject, n, no) to reject your latest request.",
+    "zh": "回复 1（或 批准）批准，回复 2（或 拒绝）拒绝你最新的待审批请求。",
+}
+TEXT_DECIDED: dict[Locale, dict[str, str]] = {
+    "en": {"approve": "✅ Approved: {action}", "reject": "❌ Rejected: {action}"},
+    "zh": {"approve": "✅ 已批准：{action}", "reject": "❌ 已拒绝：{action}"},
+}
+TEXT_MORE_WAITING: dict[Locale, str] = {
+    "en": "{count} more waiting for you; your next reply decides the latest of them.",
+    "zh": "还有 {count} 个请求在等你；下一条回复决定其中最新的一个。",
+}
+TEXT_NOTHING_WAITING: dict[Locale, str] = {
+    "en": "Nothing is waiting for your decision.",
+    "zh": "没有等待你决策的请求。",
+}
+TEXT_EXPIRED: str = "请求已过期 / the request expired"
+"""The reply to a reply that came after its request's deadline: in both languages, as seed 004
+says it, since the person may have either set on the platform."""
