@@ -96,3 +96,37 @@ TEXT_NOTHING_WAITING: dict[Locale, str] = {
 TEXT_EXPIRED: str = "请求已过期 / the request expired"
 """The reply to a reply that came after its request's deadline: in both languages, as seed 004
 says it, since the person may have either set on the platform."""
+
+# -- email -------------------------------------------------------------------------------------
+
+MAIL_SUBJECT: dict[Locale, str] = {"en": "[signoff] {title}", "zh": "[signoff] {title}"}
+MAIL_INTRO: dict[Locale, str] = {
+    "en": "Your decision is needed. Nothing happens until you press a button on the page a link opens.",
+    "zh": "需要你的决策。打开链接后，在页面上按下按钮才会生效。",
+}
+MAIL_QUESTION_INTRO: dict[Locale, str] = {
+    "en": "The AI asks you. Open the link to answer.",
+    "zh": "AI 想问你。打开链接回复。",
+}
+MAIL_ARGS: dict[Locale, str] = {"en": "Arguments", "zh": "参数"}
+MAIL_TRUNCATED: dict[Locale, str] = {
+    "en": "Long values are cut here; the page shows them whole.",
+    "zh": "过长的内容在这里被截断；页面上显示全文。",
+}
+MAIL_LINK_NOTE: dict[Locale, str] = {
+    "en": "The buttons open a page to confirm on. The link is yours alone; it stops working at the deadline.",
+    "zh": "按钮会打开确认页面；链接只属于你，过期后失效。",
+}
+MAIL_SIGN_IN: dict[Locale, str] = {
+    "en": "Sign in to decide: {url}",
+    "zh": "登录后决策：{url}",
+}
+MAIL_REASON: dict[Locale, str] = {"en": "Reason", "zh": "理由"}
+MAIL_ENDED: dict[Locale, str] = {
+    "en": "This request is closed: there is nothing left to decide.",
+    "zh": "该请求已结束，无需再决策。",
+}
+MAIL_FOOTER: dict[Locale, str] = {
+    "en": "Sent by signoff, the approval layer for AI agents' tool calls.",
+    "zh": "由 signoff（AI 工具调用的人工审批）发送。",
+}
