@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 import uvicorn
 
+from signoff.channels import ChannelRegistry
 from signoff.identity import Role
 from signoff.server import ServerSettings, create_app
 from signoff.store import Store
@@ -24,13 +25,15 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, store: Store, settings: ServerSettings | None = None) -> None:
+    def __init__(
+        self, store: Store, settings: ServerSettings | None = None, *, channels: ChannelRegistry | None = None
+    ) -> None:
         self.store = store
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         base = settings or ServerSettings(sweep_interval=0.2)
         self.settings = replace(base, base_url=self.url)
-        self.app = create_app(store, self.settings)
+        self.app = create_app(store, self.settings, channels=channels)
         config = uvicorn.Config(
             self.app,
             host="127.0.0.1",

@@ -10,7 +10,6 @@ from datetime import datetime
 from typing import Any
 
 from ..requests import Execution, Request
-from ..server.inbox.cards import Card
 from .texts import BUTTONS, BY, EXECUTION, FINAL, QUESTION, TITLE, VALID_FOR, Locale, span_words
 
 
@@ -97,6 +96,8 @@ def build_notice(
     now: datetime | None = None,
 ) -> Notice:
     """The notice for `request` as `approver` sees it; ended requests carry their `final` state."""
+    from ..server.inbox.cards import Card  # the server's package imports the channels' registry
+
     card = Card(request=request, mode="link", details_link=False)
     tool = request.tool_name
     seconds = (request.deadline - (now or request.created_at)).total_seconds()
@@ -128,6 +129,8 @@ def build_notice(
 
 def final_state(request: Request, locale: Locale = "en") -> FinalState:
     """How an ended request ended, in `locale`'s words."""
+    from ..server.inbox.cards import Card
+
     card = Card(request=request, mode="link", details_link=False)
     status = request.status.value
     resolution = request.resolution or {}

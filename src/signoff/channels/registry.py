@@ -149,6 +149,9 @@ class ChannelRegistry:
     def __len__(self) -> int:
         return len(self._channels)
 
+    def config_of(self, name: str) -> ChannelConfig | None:
+        return self._configs.get(name)
+
     def names(self) -> list[str]:
         return sorted(self._channels)
 

@@ -24,11 +24,14 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 
 from .. import __version__
+from ..channels.registry import ChannelRegistry
 from ..errors import StoreUnavailable
+from ..outbox.worker import DeliveryWorker
 from ..store import Store
-from . import health
+from . import channel_routes, health
 from .access import CallerCache
 from .api import agents, audit, executions, identity, requests, rules, run_states
+from .api import channels as channel_api
 from .context import Server, ServerSettings
 from .docs import install_docs
 from .errors import install_error_handlers
@@ -44,19 +47,38 @@ NO_TELEMETRY: TelemetryConfig = {"tracing": False, "metrics": False, "logs": Fal
 /metrics and has no tracer configured."""
 
 
-def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: bool = True) -> FastAPI:
+def create_app(
+    store: Store,
+    settings: ServerSettings | None = None,
+    *,
+    inbox: bool = True,
+    channels: ChannelRegistry | None = None,
+) -> FastAPI:
     settings = settings or ServerSettings()
     metrics = Metrics(store)
     feed = EventFeed(store, on_event=metrics.observe)
-    server = Server(store=store, settings=settings, feed=feed, metrics=metrics, callers=CallerCache())
+    server = Server(
+        store=store,
+        settings=settings,
+        feed=feed,
+        metrics=metrics,
+        callers=CallerCache(),
+        channels=channels if channels is not None else ChannelRegistry(),
+    )
+    worker = DeliveryWorker(store, server.channels, settings.outbox, base_url=settings.base_url)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await feed.start()
         sweeper = asyncio.create_task(_sweep(server), name="signoff-sweeper")
+        if settings.outbox.enabled:
+            await worker.start()
         try:
             yield
         finally:
+            if settings.outbox.enabled:
+                await worker.stop()
+            await server.channels.close()
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
@@ -74,12 +96,14 @@ def create_app(store: Store, settings: ServerSettings | None = None, *, inbox: b
         swagger_ui_oauth2_redirect_url=None,
     )
     app.state.server = server
+    app.state.outbox = worker
     app.add_middleware(Door, max_body=settings.max_body)
     install_error_handlers(app)
-    for module in (requests, agents, executions, rules, audit, identity, run_states):
+    for module in (requests, agents, executions, rules, audit, identity, run_states, channel_api):
         add_routes(app, module.router)
     add_routes(app, executions.per_request)
     add_routes(app, health.router)
+    add_routes(app, channel_routes.router)
     install_docs(app)
 
     @app.get("/metrics", tags=["meta"], summary="Prometheus metrics", response_class=PlainTextResponse)

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import Request as HttpRequest
 
+from ..channels.registry import ChannelRegistry
+from ..outbox.settings import OutboxSettings
 from ..rules.resolve import Resolver
 from ..store import Store
 from .declared import DeclaredRules
@@ -47,6 +49,8 @@ class ServerSettings:
     """The largest request body accepted, in bytes (413 beyond)."""
     idempotency_ttl: timedelta = timedelta(hours=24)
     """How long an `Idempotency-Key` keeps its answer."""
+    outbox: OutboxSettings = field(default_factory=OutboxSettings)
+    """The delivery worker's settings (see `signoff.outbox`)."""
 
 
 @dataclass(kw_only=True)
@@ -65,6 +69,8 @@ class Server:
     """Failed sign-ins, counted per source (see `refusals`)."""
     declared: DeclaredRules = field(default_factory=DeclaredRules)
     """Which rules declared in agents' code this process has noted (see `declared`)."""
+    channels: ChannelRegistry = field(default_factory=ChannelRegistry)
+    """The channels this server sends to and takes callbacks from, by name."""
 
     def __post_init__(self) -> None:
         if self.store.groups_writes:

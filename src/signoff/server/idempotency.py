@@ -112,6 +112,28 @@ async def answer_once(http: HttpRequest, caller: Caller, work: Callable[[], Answ
     )
 
 
+async def answer_once_as(http: HttpRequest, user: str, key: str, work: Callable[[], Answer]) -> Response:
+    """`answer_once` for a caller known otherwise than by a token (a signed webhook: `user` is
+    its namespace, `key` its message id)."""
+    server = server_of(http)
+    if not 1 <= len(key) <= MAX_KEY or not all("!" <= char <= "~" for char in key):
+        raise InvalidInput(f"the message id must be 1 to {MAX_KEY} visible ASCII characters")
+    call = _Call(
+        user=user,
+        key=key,
+        method=http.method,
+        path=http.url.path,
+        fingerprint=hashlib.sha256(await http.body()).hexdigest(),
+    )
+    kept, replayed = await server.write(_once, server.store, call, work, server.settings.idempotency_ttl)
+    return Response(
+        kept.body.encode(),
+        kept.status,
+        media_type="application/json",
+        headers={REPLAYED: "true"} if replayed else None,
+    )
+
+
 def _once(store: Store, call: _Call, work: Callable[[], Answer], ttl: timedelta) -> tuple[KeptAnswer, bool]:
     """The kept answer and True, or `work`'s answer, kept, and False. Runs where the store's
     writes run, so that the answer is kept with the change (in one commit on SQLite)."""

@@ -72,6 +72,11 @@ def format_size(size: int) -> str:
     return f"{size:,} bytes"
 
 
+RAW_BODY_PATHS = ("/channels/",)
+"""Where bodies are the platforms' own (WeCom's XML, Slack's form, Feishu's encrypted JSON),
+checked by the channel that verifies them: only their size is limited here."""
+
+
 class Door:
     """The body limit and the JSON check, for every HTTP request."""
 
@@ -96,7 +101,7 @@ class Door:
             await self.app(scope, receive, send)
         elif length is not None and length > self.max_body:
             await self._refuse(scope, send, self._too_large())
-        elif form:
+        elif form or scope["path"].startswith(RAW_BODY_PATHS):
             await self._counted(scope, receive, send)
         else:
             await self._checked_json(scope, receive, send)

@@ -10,7 +10,7 @@ from ..errors import AlreadyExists, InvalidInput
 from ..visible import check_name
 from .core import StoreCore
 
-ADDRESS_KINDS = ("slack", "wecom", "feishu", "email")
+ADDRESS_KINDS = ("slack", "wecom", "feishu", "email", "recording")
 """The address kinds with their own option; a text chat's is `text:<platform>`."""
 TEXT_KIND = re.compile(r"^text:[a-z][a-z0-9_-]{0,31}$")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")

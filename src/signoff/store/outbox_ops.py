@@ -83,7 +83,7 @@ class Attempt:
     target: str
     message: str
     attempt: int
-    result: AttemptResult
+    outcome: AttemptResult
     error: str | None
     attempted_at: datetime
 
@@ -93,7 +93,7 @@ class Attempt:
             "target": self.target,
             "message": self.message,
             "attempt": self.attempt,
-            "result": self.result,
+            "result": self.outcome,
             "error": self.error,
             "at": self.attempted_at.isoformat(),
             "outbox_id": self.outbox_id,
@@ -117,6 +117,10 @@ class Outcome:
 
 def outbox_row(row: dict[str, Any]) -> OutboxRow:
     return OutboxRow(**{**row, "id": int(row["id"]), "parent_id": _int(row["parent_id"])})
+
+
+def attempt_of(row: dict[str, Any]) -> Attempt:
+    return Attempt(**{**row, "id": int(row["id"]), "outbox_id": _int(row["outbox_id"])})
 
 
 def _int(value: Any) -> int | None:
@@ -208,7 +212,7 @@ class OutboxOps(StoreCore):
                 target=outcome.target,
                 message=message,
                 attempt=attempts,
-                result=outcome.result,
+                outcome=outcome.result,
                 error=outcome.error,
                 now=now,
             )
@@ -239,7 +243,7 @@ class OutboxOps(StoreCore):
     def delivery_attempts(self, request_id: str) -> list[Attempt]:
         with self._read() as tx:
             rows = tx.all("attempts_for", request_id=request_id)
-        return [Attempt(**{**row, "id": int(row["id"]), "outbox_id": _int(row["outbox_id"])}) for row in rows]
+        return [attempt_of(row) for row in rows]
 
     def dead_letters(self, *, limit: int = 100) -> list[OutboxRow]:
         with self._read() as tx:

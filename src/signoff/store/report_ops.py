@@ -11,6 +11,7 @@ from .._util import new_id, utcnow
 from ..decision_checks import principals_of
 from .core import StoreCore
 from .listing import audience
+from .outbox_ops import Attempt, attempt_of
 
 DeliveryResult = Literal["sent", "failed", "retrying"]
 
@@ -26,6 +27,8 @@ class Delivery:
     detail: str | None
     created_at: datetime
     updated_at: datetime
+    history: tuple[Attempt, ...] = ()
+    """Each attempt the outbox made on this channel and target, oldest first."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +40,7 @@ class Delivery:
             "detail": self.detail,
             "created_at": self.created_at.isoformat(),
             "updated_at": self.updated_at.isoformat(),
+            "history": [attempt.to_dict() for attempt in self.history],
         }
 
 
@@ -76,9 +80,17 @@ class ReportOps(StoreCore):
             )
 
     def deliveries_for(self, request_id: str) -> list[Delivery]:
+        """The request's delivery log: a line per channel and target, with every attempt."""
         with self._read() as tx:
             rows = tx.all("deliveries_for", request_id=request_id)
-        return [Delivery(**row) for row in rows]
+            tried = tx.all("attempts_for", request_id=request_id)
+        history: dict[tuple[str, str], list[Attempt]] = {}
+        for row in tried:
+            attempt = attempt_of(row)
+            history.setdefault((attempt.channel, attempt.target), []).append(attempt)
+        return [
+            Delivery(**row, history=tuple(history.get((row["channel"], row["target"]), ()))) for row in rows
+        ]
 
     def delivery_counts(self) -> dict[tuple[str, str], int]:
         with self._read() as tx:

@@ -167,6 +167,20 @@ class ExecutionPage(BaseModel):
     next_cursor: str | None
 
 
+class AttemptView(BaseModel):
+    """One attempt of the outbox to deliver a message (a notice, its update, a follow-up, a
+    webhook's event) to this channel and target."""
+
+    channel: str
+    target: str
+    message: str = Field(description="notice, update, follow_up, or the webhook's event")
+    attempt: int
+    result: Literal["sent", "retrying", "failed", "skipped"]
+    error: str | None
+    at: Moment
+    outbox_id: int | None
+
+
 class DeliveryView(BaseModel):
     id: str
     channel: str
@@ -174,6 +188,26 @@ class DeliveryView(BaseModel):
     result: DeliveryResult
     attempts: int
     detail: str | None
+    created_at: Moment
+    updated_at: Moment
+    history: list[AttemptView]
+
+
+class OutboxRowView(BaseModel):
+    """A message the outbox holds for a request: pending (with when it is next tried), sent,
+    dead (given up: `last_error` says why) or skipped."""
+
+    id: int
+    request_id: str
+    event: str
+    message: Literal["notice", "update", "follow_up", "event"]
+    channel: str
+    recipient: str | None
+    target: str | None
+    state: Literal["pending", "sent", "dead", "skipped"]
+    attempts: int
+    next_at: Moment
+    last_error: str | None
     created_at: Moment
     updated_at: Moment
 

@@ -547,11 +547,11 @@ UPDATE outbox SET next_at = :next_at, claimed_by = NULL, claimed_until = NULL, u
 WHERE id = :id AND claimed_by = :worker;
 
 -- name: insert_attempt
-INSERT INTO delivery_attempts (request_id, outbox_id, channel, target, message, attempt, result, error, attempted_at)
-VALUES (:request_id, :outbox_id, :channel, :target, :message, :attempt, :result, :error, :now);
+INSERT INTO delivery_attempts (request_id, outbox_id, channel, target, message, attempt, outcome, error, attempted_at)
+VALUES (:request_id, :outbox_id, :channel, :target, :message, :attempt, :outcome, :error, :now);
 
 -- name: attempts_for
-SELECT id, request_id, outbox_id, channel, target, message, attempt, result, error, attempted_at
+SELECT id, request_id, outbox_id, channel, target, message, attempt, outcome, error, attempted_at
 FROM delivery_attempts WHERE request_id = :request_id ORDER BY id;
 
 -- name: outbox_for

@@ -322,7 +322,7 @@ CREATE TABLE delivery_attempts (
     target TEXT NOT NULL,
     message TEXT NOT NULL,
     attempt INTEGER NOT NULL,
-    result TEXT NOT NULL CHECK (result IN ('sent', 'retrying', 'failed', 'skipped')),
+    outcome TEXT NOT NULL CHECK (outcome IN ('sent', 'retrying', 'failed', 'skipped')),
     error TEXT,
     attempted_at TIMESTAMPTZ NOT NULL
 );

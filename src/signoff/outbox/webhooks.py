@@ -1,0 +1,81 @@
+"""Outbound webhooks, signed per Standard Webhooks (`standardwebhooks`, the extra
+`signoff[webhooks]`): `webhook-id` (the same on every retry: receivers deduplicate by it),
+`webhook-timestamp`, and `webhook-signature` with one `v1,` signature per secret the webhook has
+(several during a rotation). The body is fixed at the first attempt and kept, so that every
+retry sends the same bytes under the same id."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+
+from ..channels.contract import DeliveryError
+from ..requests import Execution, Request
+from ..store.webhook_ops import Webhook
+
+USER_AGENT = "signoff-webhooks/1"
+
+
+def message_id(request_id: str, outbox_id: int) -> str:
+    """The event's `webhook-id`: stable across retries, unique across databases."""
+    return f"msg_{request_id.removeprefix('req_')}_{outbox_id}"
+
+
+def event_body(event: str, request: Request, execution: Execution | None, at: datetime) -> str:
+    """The event as JSON: `{"type", "timestamp", "data": {"request": <the request, args redacted>,
+    "execution": ...}}` (Standard Webhooks' recommended shape)."""
+    data: dict[str, Any] = {"request": request.to_dict()}
+    if event.startswith("execution.") and execution is not None:
+        data["execution"] = execution.to_dict()
+    body = {"type": event, "timestamp": at.astimezone(UTC).isoformat(), "data": data}
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def signed_headers(webhook: Webhook, msg_id: str, body: str, now: datetime | None = None) -> dict[str, str]:
+    try:
+        from standardwebhooks import Webhook as Signer
+    except ImportError:
+        raise DeliveryError(
+            "signing webhooks needs the extra: pip install 'signoff[webhooks]'", retry=False
+        ) from None
+    moment = (now or datetime.now(UTC)).astimezone(UTC)
+    signatures = " ".join(Signer(secret).sign(msg_id, moment, body) for secret in webhook.secrets)
+    return {
+        "content-type": "application/json",
+        "user-agent": USER_AGENT,
+        "webhook-id": msg_id,
+        "webhook-timestamp": str(int(moment.timestamp())),
+        "webhook-signature": signatures,
+    }
+
+
+async def post_event(
+    client: httpx.AsyncClient, webhook: Webhook, msg_id: str, body: str, timeout: float
+) -> None:
+    """POST one event; a 2xx answer delivers it. 410 Gone stops (the receiver says it is gone for
+    good); anything else is retried, after Retry-After when the receiver gives one."""
+    headers = signed_headers(webhook, msg_id, body)
+    try:
+        answer = await client.post(webhook.url, content=body.encode(), headers=headers, timeout=timeout)
+    except httpx.HTTPError as exc:
+        raise DeliveryError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
+    if 200 <= answer.status_code < 300:
+        return
+    if answer.status_code == 410:
+        raise DeliveryError("the receiver answered 410 Gone", retry=False)
+    raise DeliveryError(
+        f"the receiver answered {answer.status_code}",
+        retry_after=_retry_after(answer.headers.get("retry-after")),
+    )
+
+
+def _retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None

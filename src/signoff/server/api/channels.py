@@ -1,0 +1,177 @@
+"""The channels API: people's addresses, webhooks (out, and signed decisions in), and what the
+outbox holds. Admins manage; a person reads and sets their own addresses."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter
+from fastapi import Request as HttpRequest
+from starlette.responses import Response
+
+from ...errors import InvalidInput, NotFound, PermissionDenied
+from ...identity import User
+from ..access import CurrentCaller, CurrentUser, require_admin, visible_request
+from ..context import server_of
+from ..errors import API_ERRORS
+from ..idempotency import Answer, answer_once_as
+from .channel_views import (
+    AddressBody,
+    AddressView,
+    ChannelView,
+    InboundDecisionBody,
+    NewSecret,
+    NewWebhook,
+    RotateBody,
+    WebhookBody,
+    WebhookView,
+)
+from .request_views import OutboxRowView
+from .shown import ShownAs
+from .views import Removed
+from .webhook_inbound import decide_from_webhook, verified_body
+
+router = APIRouter(prefix="/v1", tags=["channels"], responses=API_ERRORS)
+
+
+def _self_or_admin(user: User, name: str) -> None:
+    if user.name != name:
+        require_admin(user)
+
+
+@router.get("/users/{name}/addresses", summary="A person's channel addresses (themself or admins)")
+def addresses(name: str, http: HttpRequest, user: CurrentUser) -> dict[str, str]:
+    _self_or_admin(user, name)
+    store = server_of(http).store
+    if store.get_user(name) is None:
+        raise NotFound(f"no user named {name!r}")
+    return store.addresses_of(name)
+
+
+@router.put("/users/{name}/addresses/{kind}", summary="Set a person's address on a channel")
+def set_address(
+    name: str, kind: str, body: AddressBody, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any], ShownAs(AddressView)]:
+    _self_or_admin(caller.user, name)
+    server_of(http).store.set_address(
+        name, kind, body.address, actor=caller.user.name, channel=caller.channel
+    )
+    return {"user": name, "kind": kind, "address": body.address.strip()}
+
+
+@router.delete("/users/{name}/addresses/{kind}", summary="Remove a person's address on a channel")
+def remove_address(
+    name: str, kind: str, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any], ShownAs(Removed)]:
+    _self_or_admin(caller.user, name)
+    removed = server_of(http).store.remove_address(name, kind, actor=caller.user.name, channel=caller.channel)
+    return {"removed": removed}
+
+
+@router.get("/channels", summary="The channels this server is configured with (admins; no secrets)")
+def channels(
+    http: HttpRequest, user: CurrentUser
+) -> Annotated[list[dict[str, Any]], ShownAs(list[ChannelView])]:
+    require_admin(user)
+    return server_of(http).channels.describe()
+
+
+@router.get("/webhooks", summary="Webhooks (admins; secrets are never shown)")
+def webhooks(
+    http: HttpRequest, user: CurrentUser
+) -> Annotated[list[dict[str, Any]], ShownAs(list[WebhookView])]:
+    require_admin(user)
+    return [webhook.to_dict() for webhook in server_of(http).store.list_webhooks()]
+
+
+@router.post("/webhooks", status_code=201, summary="Add a webhook (admins; its secret is shown once)")
+def add_webhook(
+    body: WebhookBody, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any], ShownAs(NewWebhook)]:
+    require_admin(caller.user)
+    webhook, secret = server_of(http).store.add_webhook(
+        body.url,
+        events=body.events,
+        inbound_as=body.inbound_as,
+        description=body.description,
+        actor=caller.user.name,
+        channel=caller.channel,
+    )
+    return {**webhook.to_dict(), "secret": secret}
+
+
+@router.delete("/webhooks/{webhook_id}", summary="Remove a webhook (admins)")
+def remove_webhook(
+    webhook_id: str, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any], ShownAs(Removed)]:
+    require_admin(caller.user)
+    server_of(http).store.remove_webhook(webhook_id, actor=caller.user.name, channel=caller.channel)
+    return {"removed": True}
+
+
+@router.post("/webhooks/{webhook_id}/rotate", summary="A new signing secret (admins; shown once)")
+def rotate_webhook(
+    webhook_id: str, body: RotateBody, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any], ShownAs(NewSecret)]:
+    require_admin(caller.user)
+    secret = server_of(http).store.rotate_webhook_secret(
+        webhook_id, keep_old=body.keep_old, actor=caller.user.name, channel=caller.channel
+    )
+    return {"id": webhook_id, "secret": secret}
+
+
+@router.post(
+    "/webhooks/{webhook_id}/decisions",
+    summary="A decision from a webhook's receiver, signed per Standard Webhooks",
+    description=(
+        "Verified with the webhook's secrets (`webhook-id`, `webhook-timestamp` within 5 minutes, "
+        "`webhook-signature`); a bad signature is a 401 (audited). The `webhook-id` is the "
+        "idempotency key: the same message again gets the first answer and changes nothing. The "
+        "decision is made as the webhook's `inbound_as` person, through the usual checks."
+    ),
+    openapi_extra={
+        "requestBody": {"content": {"application/json": {"schema": InboundDecisionBody.model_json_schema()}}}
+    },
+)
+async def webhook_decision(webhook_id: str, http: HttpRequest) -> Response:
+    server = server_of(http)
+    raw = await http.body()
+    webhook, message_id = await server.run(verified_body, server, webhook_id, raw, dict(http.headers))
+    try:
+        body = InboundDecisionBody.model_validate(json.loads(raw))
+    except (ValueError, TypeError) as exc:
+        raise InvalidInput(f"the decision body cannot be used: {exc}") from None
+    if webhook.actor is None:
+        raise PermissionDenied(f"webhook {webhook_id} does not take decisions (add it with inbound_as)")
+
+    def work() -> Answer:
+        return Answer(decide_from_webhook(server, webhook, body.request_id, body.decision))
+
+    return await answer_once_as(http, f"webhook:{webhook.id}", message_id, work)
+
+
+@router.get("/requests/{request_id}/outbox", summary="What the outbox holds for a request")
+def request_outbox(
+    request_id: str, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[list[dict[str, Any]], ShownAs(list[OutboxRowView])]:
+    store = server_of(http).store
+    visible_request(store, request_id, caller.user, channel=caller.channel)
+    return [row.to_dict() for row in store.outbox_for(request_id)]
+
+
+@router.get("/outbox/dead", summary="Dead letters: what the outbox gave up sending (admins)")
+def dead_letters(
+    http: HttpRequest, user: CurrentUser
+) -> Annotated[list[dict[str, Any]], ShownAs(list[OutboxRowView])]:
+    require_admin(user)
+    return [row.to_dict() for row in server_of(http).store.dead_letters()]
+
+
+@router.post("/outbox/{outbox_id}/retry", summary="Send a dead letter again (admins)")
+def retry_dead_letter(
+    outbox_id: int, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any], ShownAs(OutboxRowView)]:
+    require_admin(caller.user)
+    row = server_of(http).store.retry_dead_letter(outbox_id, actor=caller.user.name, channel=caller.channel)
+    return row.to_dict()

@@ -1,0 +1,164 @@
+"""Inbound callbacks from the channels: `POST /channels/{name}/callback`.
+
+The channel verifies the callback (`Channel.verify`: signature, freshness, decryption; a
+forged or stale one is a 401, audited, and an unreadable one a 400) and says who acted, on
+which request, with which decision. Deciding is the server's: the sender is the person whose
+address on that channel it is, the request is named by id, by handle, or (a text reply) is the
+sender's newest pending request notified on that channel, and the decision goes through the
+same checks as every other (`deciding.decide_as`: only approvers, the first decision wins,
+audited). The channel then answers its platform (`Channel.answer`). Each inbound action is one
+structured log line (thread, request, handle, platform, result).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi import Request as HttpRequest
+from starlette.responses import JSONResponse, Response
+
+from ..channels.contract import BadCallback, BadSignature, Channel, Inbound, InboundOutcome, InboundResult
+from ..channels.texts import EXPIRED_REPLY
+from ..errors import AlreadyDecided, NotAnApprover, NotFound, RequestExpired, RequestNotFound, SignoffError
+from ..requests import Request
+from .context import Server, server_of
+from .deciding import decide_as
+from .inbox.cards import DONE_WORDS, refusal_text
+from .refusals import ANONYMOUS, audit_refusal
+
+router = APIRouter(tags=["channels"])
+log = logging.getLogger("signoff.channels")
+CALLBACK_REFUSED = "callback.refused"
+
+
+@router.post(
+    "/channels/{name}/callback",
+    summary="A channel's callback (Slack interactions, WeCom and Feishu card actions, text replies)",
+    response_class=JSONResponse,
+)
+async def callback(name: str, http: HttpRequest) -> Response:
+    server = server_of(http)
+    channel = server.channels.get(name)
+    if channel is None:
+        raise NotFound(f"no channel named {name!r} is configured on this server")
+    body = await http.body()
+    headers = {key.lower(): value for key, value in http.headers.items()}
+    try:
+        inbound = channel.verify(body, headers)
+    except (BadSignature, BadCallback) as exc:
+        log_inbound(channel, None, None, "refused", why=exc.message)
+        if isinstance(exc, BadSignature):
+            await server.run(
+                audit_refusal, server.store, exc, actor=ANONYMOUS, channel=name, action=CALLBACK_REFUSED
+            )
+        raise
+    outcome = None if inbound.kind == "reply" else await server.write(act, server, channel, inbound)
+    status, payload = channel.answer(inbound, outcome)
+    return JSONResponse(payload, status)
+
+
+def act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
+    """Decide what a verified callback says, as the person who sent it; what came of it."""
+    store = server.store
+    locale = _locale(server, channel)
+    user_name = store.user_at(channel.address_kind, inbound.sender) if inbound.sender else None
+    if user_name is None:
+        store.record(
+            CALLBACK_REFUSED,
+            actor=ANONYMOUS,
+            channel=channel.name,
+            request_id=inbound.request_id,
+            data={"reason": "unknown sender", "sender": inbound.sender, "kind": channel.address_kind},
+        )
+        return _done(channel, inbound, None, "unknown_sender", "Your account is not linked to signoff.")
+    user = store.get_user(user_name)
+    if user is None or user.disabled:
+        return _done(channel, inbound, None, "unknown_sender", "Your account is not linked to signoff.")
+    user = replace(user, groups=tuple(store.groups_of(user.name)))
+    request_id = _request_id(server, channel, inbound, user.name)
+    if request_id is None:
+        return _done(channel, inbound, None, "unknown_request", "There is no pending request to answer.")
+    if inbound.decision is None:
+        return _done(channel, inbound, request_id, "invalid", "Nothing was decided.")
+    try:
+        decided = decide_as(server, request_id, dict(inbound.decision), user, channel=channel.name)
+    except RequestExpired:
+        return _done(channel, inbound, request_id, "expired", EXPIRED_REPLY[locale])
+    except RequestNotFound:
+        return _done(channel, inbound, None, "unknown_request", "There is no such request.")
+    except (NotAnApprover, AlreadyDecided) as exc:
+        latest = _maybe(server, request_id)
+        return _done(channel, inbound, request_id, "refused", refusal_text(exc, latest))
+    except SignoffError as exc:
+        return _done(channel, inbound, request_id, "invalid", refusal_text(exc, _maybe(server, request_id)))
+    words, _ = DONE_WORDS[str(inbound.decision.get("type"))]
+    if not decided.is_terminal:
+        words = f"Your approval is counted ({len(decided.approvals)} of {decided.rule.quorum})."
+    return _done(channel, inbound, request_id, "decided", words, thread=decided.thread_id)
+
+
+def _request_id(server: Server, channel: Channel, inbound: Inbound, user: str) -> str | None:
+    store = server.store
+    if inbound.request_id:
+        return inbound.request_id
+    if inbound.handle:
+        found = store.handle_of(inbound.handle)
+        if found is None or found[0].name != user:
+            return None
+        return found[1]
+    return store.latest_notified_pending(channel.name, user)
+
+
+def _maybe(server: Server, request_id: str) -> Request | None:
+    try:
+        return server.store.get_request(request_id)
+    except SignoffError:
+        return None
+
+
+def _done(
+    channel: Channel,
+    inbound: Inbound,
+    request_id: str | None,
+    result: InboundResult,
+    message: str,
+    *,
+    thread: str | None = None,
+) -> InboundOutcome:
+    log_inbound(channel, inbound, request_id, result, thread=thread)
+    return InboundOutcome(result=result, message=message, request_id=request_id)
+
+
+def log_inbound(
+    channel: Channel,
+    inbound: Inbound | None,
+    request_id: str | None,
+    result: str,
+    *,
+    thread: str | None = None,
+    why: str | None = None,
+) -> None:
+    """One line per inbound action: thread, request, handle, platform, result."""
+    fields: dict[str, Any] = {
+        "thread": thread,
+        "request": request_id,
+        "handle": inbound.handle if inbound else None,
+        "platform": channel.kind,
+        "channel": channel.name,
+        "sender": inbound.sender if inbound else None,
+        "decision": (inbound.decision or {}).get("type") if inbound else None,
+        "result": result,
+    }
+    text = " ".join(f"{key}={value}" for key, value in fields.items() if value is not None)
+    if why:
+        text += f" why={why!r}"
+    level = logging.INFO if result == "decided" else logging.WARNING
+    log.log(level, "approval callback: %s", text, extra={"signoff": fields})
+
+
+def _locale(server: Server, channel: Channel) -> Any:
+    config = server.channels.config_of(channel.name)
+    return config.locale if config is not None else "en"
