@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -49,11 +48,11 @@ from ..errors import ConfigError
 from .contract import BadCallback, BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
+from .text_replies import Recent, parse_reply
 from .texts import (
     TEXT_ACTION,
     TEXT_CHOICES,
     TEXT_DETAILS,
-    TEXT_EXPIRED,
     TEXT_HELP,
     TEXT_LINK,
     TEXT_ONLY_LINK,
@@ -64,30 +63,12 @@ from .texts import (
     Locale,
 )
 
-APPROVE_WORDS = frozenset({"1", "批准", "approve", "y", "yes"})
-REJECT_WORDS = frozenset({"2", "拒绝", "reject", "n", "no"})
 REPLY_DECISIONS = ("approve", "reject")
 """The decisions a text reply can make (edits and answers need the link)."""
 PLATFORM_LENGTH = 32
 MAX_VALUE = 300
 """Characters of one argument's value a text message shows (the rest: '…')."""
 USER_AGENT = "signoff-text/1"
-
-
-def parse_reply(text: str) -> dict[str, Any] | None:
-    """The decision a reply makes (`{"type": "approve"}`, `{"type": "reject", "message": ...}`),
-    or None when it is not one of the reply words. Full-width forms (`１`, `ＹＥＳ`) count as
-    their plain ones (NFKC), case and surrounding spaces do not matter."""
-    words = unicodedata.normalize("NFKC", text).strip().casefold()
-    if words in APPROVE_WORDS:
-        return {"type": "approve"}
-    if words in REJECT_WORDS:
-        return {"type": "reject"}
-    first, _, rest = words.partition(" ")
-    if first in REJECT_WORDS and rest.strip():
-        reason = unicodedata.normalize("NFKC", text).strip().partition(" ")[2].strip()
-        return {"type": "reject", "message": reason}
-    return None
 
 
 def notice_text(notice: Notice) -> str:
@@ -160,6 +141,8 @@ class TextChannel(Channel):
         self._token = send_token
         self.locale: Locale = locale
         self._http: httpx.AsyncClient | None = None
+        self.recent = Recent()
+        """What this process sent and answered (see `text_replies.Recent`)."""
 
     @classmethod
     def from_config(cls, config: ChannelConfig) -> TextChannel:
@@ -180,12 +163,16 @@ class TextChannel(Channel):
     # -- out ---------------------------------------------------------------------------------
 
     async def send(self, notice: Notice, target: str) -> MessageRef:
-        text = final_text(notice) if notice.final is not None else notice_text(notice)
-        return await self._post(target, text, notice.request_id, "notice")
+        if notice.final is not None:
+            return await self._post(target, final_text(notice), notice.request_id, "notice")
+        ref = await self._post(target, notice_text(notice), notice.request_id, "notice")
+        self.recent.sent(target, notice.request_id, _action(notice), notice.deadline)
+        return ref
 
     async def update(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
         if notice.final is None:
             return None
+        self.recent.ended(target, notice.request_id, notice.final.status)
         return await self._post(target, final_text(notice), notice.request_id, "update")
 
     async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
@@ -263,27 +250,33 @@ class TextChannel(Channel):
         if not isinstance(sender, str) or not sender.strip() or not isinstance(text, str):
             raise BadCallback('the reply needs "from" (the sender\'s address) and "text" (strings)')
         sender = sender.strip()
+        delivery_id = headers.get("webhook-id")
         decision = parse_reply(text)
         if decision is None:
             return Inbound(
                 kind="reply",
                 sender=sender,
                 reply={"ok": False, "to": sender, "reply": TEXT_HELP[self.locale]},
-                delivery_id=headers.get("webhook-id"),
+                delivery_id=delivery_id,
             )
+        first, first_answer = self.recent.claim(delivery_id)
+        if not first:
+            return Inbound(kind="reply", sender=sender, reply=first_answer, delivery_id=delivery_id)
         return Inbound(
             kind="decide",
             sender=sender,
             decision=decision,
-            delivery_id=headers.get("webhook-id"),
+            delivery_id=delivery_id,
             extra={"platform": self.platform, "text": text},
         )
 
     def answer(self, inbound: Inbound, outcome: InboundOutcome | None) -> tuple[int, Any]:
         if outcome is None:
             return 200, inbound.reply
-        message = TEXT_EXPIRED if outcome.result == "expired" else outcome.message
-        return 200, {"ok": outcome.result == "decided", "to": inbound.sender, "reply": message}
+        words = self.recent.reply_to(inbound.sender or "", inbound.decision, outcome, self.locale)
+        answer = {"ok": outcome.result == "decided", "to": inbound.sender, "reply": words}
+        self.recent.keep_answer(inbound.delivery_id, answer)
+        return 200, answer
 
     async def close(self) -> None:
         if self._http is not None:
