@@ -25,6 +25,7 @@ from signoff.store import Store
 
 from .live import LiveServer
 from .receivers import Receiver
+from .test_inbox import Person
 
 QUICK = ServerSettings(sweep_interval=0.1, outbox=OutboxSettings(poll=0.05, retry=RetryPolicy.quick()))
 
@@ -111,6 +112,12 @@ def test_a_person_without_an_address_is_a_visible_dead_letter(
     assert "bob has no recording address" in (attempt.error or "")
     assert [row.id for row in store.dead_letters()] == [store.outbox_for(request_id)[0].id]
     assert chat.recorded == []
+    bob = Person(server, "bob")
+    try:
+        page = bob.client.get(f"/requests/{request_id}").text
+    finally:
+        bob.close()
+    assert "dead letter" in page and "bob has no recording address" in page
 
 
 def test_a_failing_channel_is_retried_and_the_log_shows_each_attempt(

@@ -13,7 +13,7 @@ from .. import __version__
 from ..backends import TOKEN_ENV, URL_ENV
 from ..errors import SignoffError
 from ..store import DB_ENV
-from . import admin, decide, demo, explain, layers, requests, serve, users
+from . import admin, channels, decide, demo, explain, layers, requests, serve, users
 from .state import CliError, CliInputError, CliState
 
 
@@ -128,6 +128,7 @@ COMMANDS = (
     explain.explain,
     demo.demo,
     serve.serve,
+    channels.deliveries,
 )
 GROUPS = {
     "tool": layers.tool_app,
@@ -139,6 +140,9 @@ GROUPS = {
     "groups": admin.groups_app,
     "users": users.users_app,
     "tokens": users.tokens_app,
+    "webhooks": channels.webhooks_app,
+    "outbox": channels.outbox_app,
+    "channels": channels.channels_app,
 }
 for command in COMMANDS:
     app.command()(command)

@@ -287,6 +287,7 @@ def explanation(result: Explanation) -> None:
         rule = result.rule
         out.print(f"allowed decisions: {', '.join(result.allowed_decisions)}")
         out.print(f"approvers: {readout.text(', '.join(rule.approvers) or 'anyone', 'the approvers')}")
+        out.print(f"channels: {readout.text(', '.join(rule.channels), 'the channels')}")
         if rule.required:
             out.print("required: the app's hitl_required lists it; nothing can silence it")
     table = Table(title="trace", title_justify="left")

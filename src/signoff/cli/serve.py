@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import errno
+import logging
 import socket
 import threading
+from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from ..channels.registry import ENV_FILE, ChannelRegistry
+from ..outbox import OutboxSettings, RetryPolicy
 from ..server import ServerSettings, create_app
 from ..server.limits import parse_size
 from ..server.serve import first_start, load_config, login_link
@@ -67,6 +71,38 @@ def serve(
         str,
         typer.Option("--max-body", help="The largest request body accepted, e.g. 1MiB, 512KiB (413 beyond)."),
     ] = "1MiB",
+    channels: Annotated[
+        Path | None,
+        typer.Option(
+            "--channels",
+            envvar=ENV_FILE,
+            help="The channels file (Slack, WeCom, Feishu, email, text): see the README's Channels.",
+        ),
+    ] = None,
+    outbox: Annotated[
+        bool,
+        typer.Option(
+            "--outbox/--no-outbox", help="Run the delivery worker here (any number of replicas may)."
+        ),
+    ] = True,
+    retry_first: Annotated[
+        float,
+        typer.Option(
+            "--outbox-retry-first", min=0.001, help="Seconds before a failed delivery's first retry."
+        ),
+    ] = RetryPolicy.first,
+    retry_cap: Annotated[
+        float,
+        typer.Option("--outbox-retry-cap", min=0.001, help="The longest wait between retries, in seconds."),
+    ] = RetryPolicy.cap,
+    outbox_lease: Annotated[
+        float,
+        typer.Option(
+            "--outbox-lease",
+            min=1.0,
+            help="Seconds a claimed delivery is this server's; one that dies holding it is retried after.",
+        ),
+    ] = OutboxSettings.lease.total_seconds(),
 ) -> None:
     """Run the server: REST API (/docs), live web inbox, metrics, and the expiry sweeper."""
     import uvicorn
@@ -81,12 +117,20 @@ def serve(
     listening = listen(host, port)
     store = local_store_of(ctx, "serve")
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    registry = ChannelRegistry.load(channels) if channels is not None else ChannelRegistry()
+    retry = RetryPolicy(first=retry_first, cap=max(retry_cap, retry_first))
     settings = ServerSettings(
-        base_url=base_url or f"http://{shown_host}:{port}", agent_rules=agent_rules.value, max_body=body_limit
+        base_url=base_url or f"http://{shown_host}:{port}",
+        agent_rules=agent_rules.value,
+        max_body=body_limit,
+        outbox=OutboxSettings(enabled=outbox, retry=retry, lease=timedelta(seconds=outbox_lease)),
     )
+    show_channel_logs()
     if config is not None:
         load_config(store, config)
         typer.echo(f"Rules loaded from {config}")
+    if len(registry):
+        typer.echo(f"Channels: {', '.join(registry.names())}")
     first = first_start(store, settings)
     typer.echo(f"signoff is serving on {settings.base_url}  (API docs: {settings.base_url}/docs)")
     if first is not None:
@@ -111,7 +155,7 @@ def serve(
             daemon=True,
         ).start()
     server_config = uvicorn.Config(
-        create_app(store, settings),
+        create_app(store, settings, channels=registry),
         host=host,
         port=port,
         log_level="warning",
@@ -125,6 +169,18 @@ def serve(
     server.run(sockets=[listening])
     if not server.started:
         raise typer.Exit(STARTUP_FAILED)
+
+
+def show_channel_logs() -> None:
+    """The delivery worker's and the callbacks' log lines (one per dispatch and per inbound
+    action) on stderr, where `signoff serve` prints."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for name in ("signoff.outbox", "signoff.channels"):
+        logger = logging.getLogger(name)
+        if not logger.handlers:
+            logger.addHandler(handler)
+            logger.setLevel(logging.INFO)
 
 
 def listen(host: str, port: int) -> socket.socket:

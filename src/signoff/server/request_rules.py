@@ -66,6 +66,7 @@ def governed_rule(
     rule = replace(
         snapshot,
         approvers=server.approvers,
+        channels=server.channels,
         quorum=server.quorum,
         on_expire=server.on_expire,
         expire_message=server.expire_message,
@@ -87,6 +88,7 @@ def _as_the_server_says(
         snapshot,
         allowed_decisions=allowed or server.allowed_decisions,
         approvers=chosen,
+        channels=tuple(dict.fromkeys((*server.channels, *snapshot.channels))),
         quorum=server.quorum,
         on_expire=server.on_expire,
         expire_message=server.expire_message,

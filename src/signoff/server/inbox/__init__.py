@@ -21,6 +21,7 @@ from . import (
     overview,
     request_page,
     rules_page,
+    settings_page,
 )
 from .page_access import install_page_errors
 from .rendering import STATIC_DIR
@@ -38,6 +39,7 @@ def install_inbox(app: FastAPI) -> None:
         executions_page,
         history,
         rules_page,
+        settings_page,
         overview,
         handles,
     ):

@@ -4,6 +4,8 @@ details, the decision(s), the execution record, the audit trail and the delivery
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
 from fastapi import APIRouter
 from fastapi import Request as HttpRequest
@@ -23,6 +25,7 @@ from .rule_origin import authority_text, origin_text
 
 router = APIRouter(include_in_schema=False)
 log = logging.getLogger("signoff.server")
+T = TypeVar("T")
 
 
 @router.get("/requests/{request_id}", response_class=HTMLResponse)
@@ -51,6 +54,8 @@ def render_request_page(
         execution=store.get_execution(request.id),
         audit=[(entry, audit_changes(entry)) for entry in store.audit_entries(request_id=request.id)],
         deliveries=_deliveries(store, request.id),
+        outbox=_quietly(store.outbox_for, request.id),
+        attempts=_quietly(store.delivery_attempts, request.id),
         pretty_json=pretty_json,
         asked_under=origin_text(request.rule.origin),
         authority=authority_text(request.rule.origin),
@@ -77,3 +82,12 @@ def _deliveries(store: Store, request_id: str) -> list[Delivery] | None:
     except Exception:
         log.exception("could not read the delivery log of %s", request_id)
         return None
+
+
+def _quietly(read: Callable[[str], list[T]], request_id: str) -> list[T]:
+    """A part of the page that may fail to read without taking the page down."""
+    try:
+        return read(request_id)
+    except Exception:
+        log.exception("could not read the outbox of %s", request_id)
+        return []
