@@ -110,7 +110,9 @@ def notice_mail(notice: Notice, sender: Sender, to: str) -> EmailMessage:
     context = {
         "intro": MAIL_QUESTION_INTRO[notice.locale] if notice.kind == "input" else MAIL_INTRO[notice.locale],
         "buttons": links,
-        "sign_in": None if links else MAIL_SIGN_IN[notice.locale].format(url=notice.request_url),
+        "sign_in": MAIL_SIGN_IN[notice.locale].format(url=notice.request_url)
+        if notice.request_url and not links
+        else None,
         "valid_for": notice.valid_for,
     }
     mail = _mail(notice, sender, to, subject_of(notice), context)
