@@ -35,25 +35,31 @@ def smtp() -> Iterator[MailServer]:
 
 
 @pytest.fixture
-def server(sqlite_store: Store, smtp: MailServer) -> Iterator[LiveServer]:
+def server(store: Store, smtp: MailServer) -> Iterator[LiveServer]:
     for name in ("alice", "bob"):
-        sqlite_store.add_user(name, role="member", actor="test")
-    sqlite_store.set_address("alice", "email", ALICE, actor="test")
+        store.add_user(name, role="member", actor="test")
+    store.set_address("alice", "email", ALICE, actor="test")
     config = parse_config(
         {"mail": {"kind": "email", "from": "signoff <approvals@example.com>", "port": smtp.port}}
     )
-    with LiveServer(sqlite_store, QUICK, channels=ChannelRegistry.from_configs(config)) as live:
+    with LiveServer(store, QUICK, channels=ChannelRegistry.from_configs(config)) as live:
         yield live
 
 
-def ask(store: Store, call: str = "m1", *, decisions: tuple[str, ...] = ("approve", "reject")) -> str:
+def ask(
+    store: Store,
+    call: str = "m1",
+    *,
+    decisions: tuple[str, ...] = ("approve", "reject"),
+    seconds: float = 86400,
+) -> str:
     new = NewRequest(
         thread_id="thread-m",
         tool_call_id=call,
         tool_name="send_email",
         args={"to": "bob@example.com", "subject": "Q3 numbers"},
         description="Mail the Q3 numbers to bob",
-        deadline=utcnow() + timedelta(hours=24),
+        deadline=utcnow() + timedelta(seconds=seconds),
         rule=RequestRule(approvers=("alice",), channels=("mail",), allowed_decisions=decisions),  # type: ignore[arg-type]
     )
     return store.create_request(new)[0].id
@@ -150,6 +156,22 @@ def test_a_cancelled_request_is_mailed_as_cancelled_in_the_thread(
     closing = smtp.handler.wait_for(2)[1].mail
     assert header(closing, "In-Reply-To") == header(first, "Message-ID")
     assert parts(closing)[0].startswith("🚫 Cancelled by agent\n")
+
+
+def test_an_expired_request_is_mailed_as_expired_and_its_link_stops_working(
+    server: LiveServer, smtp: MailServer
+) -> None:
+    request_id = ask(server.store, "m5", seconds=1.5)
+    first = smtp.handler.wait_for(1)[0].mail
+    found = LINK.search(parts(first)[0])
+    assert found is not None
+    wait_until(lambda: status(server.store, request_id) == "expired")
+    closing = smtp.handler.wait_for(2)[1].mail
+    assert header(closing, "In-Reply-To") == header(first, "Message-ID")
+    assert parts(closing)[0].startswith("⌛ Expired\n")
+    assert httpx.get(found.group(1), timeout=30).status_code == 404
+    assert httpx.post(found.group(1), data={"type": "approve"}, timeout=30).status_code == 404
+    assert status(server.store, request_id) == "expired"
 
 
 def test_an_smtp_server_that_is_down_is_retried_until_it_is_up(sqlite_store: Store) -> None:

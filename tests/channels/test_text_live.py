@@ -40,10 +40,10 @@ def bridge() -> Iterator[Receiver]:
 
 
 @pytest.fixture
-def server(sqlite_store: Store, bridge: Receiver) -> Iterator[LiveServer]:
+def server(store: Store, bridge: Receiver) -> Iterator[LiveServer]:
     for name, address in (("alice", ALICE), ("bob", BOB)):
-        sqlite_store.add_user(name, role="member", actor="test")
-        sqlite_store.set_address(name, "text:wechat", address, actor="test")
+        store.add_user(name, role="member", actor="test")
+        store.set_address(name, "text:wechat", address, actor="test")
     config = parse_config(
         {
             "wechat": {
@@ -57,7 +57,7 @@ def server(sqlite_store: Store, bridge: Receiver) -> Iterator[LiveServer]:
         }
     )
     registry = ChannelRegistry.from_configs(config)
-    with LiveServer(sqlite_store, QUICK, channels=registry) as live:
+    with LiveServer(store, QUICK, channels=registry) as live:
         yield live
 
 
