@@ -241,3 +241,45 @@ def test_the_address_kind_names_the_platform_and_config_is_checked() -> None:
         build_channel(
             parse_config({"w": {"kind": "text", "platform": "wechat", "send_url": "http://x"}})["w"]
         )
+
+
+def test_a_reply_seen_again_gets_the_first_answer_or_waits_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from signoff.channels import text_replies
+    from signoff.channels.text_replies import BEING_HANDLED, Recent
+
+    recent = Recent()
+    assert recent.claim("msg_1") == (True, None)
+    assert recent.claim("msg_1") == (False, BEING_HANDLED)
+    recent.keep_answer("msg_1", {"ok": True, "reply": "done"})
+    assert recent.claim("msg_1") == (False, {"ok": True, "reply": "done"})
+    assert recent.claim(None) == (True, None)
+    assert recent.claim(None) == (True, None)
+    assert recent.claim("msg_2") == (True, None)
+    later = utcnow() + timedelta(seconds=31)
+    monkeypatch.setattr(text_replies, "utcnow", lambda: later)
+    assert recent.claim("msg_2") == (True, None), "a reply whose handling never answered may be tried again"
+    assert recent.claim("msg_1") == (False, {"ok": True, "reply": "done"})
+    much_later = utcnow() + timedelta(minutes=12)
+    monkeypatch.setattr(text_replies, "utcnow", lambda: much_later)
+    assert recent.claim("msg_1") == (True, None), "past the freshness window the signature check refuses it"
+
+
+def test_recent_keeps_a_bounded_memory_per_person() -> None:
+    from signoff.channels.text_replies import PER_PERSON, Recent
+
+    recent = Recent()
+    deadline = utcnow() + timedelta(hours=1)
+    for n in range(PER_PERSON + 5):
+        recent.sent("wxid_1", f"req_{n}", f"action {n}", deadline)
+    outcome = InboundOutcome(result="decided", message="Approved.", request_id=f"req_{PER_PERSON + 4}")
+    words = recent.reply_to("wxid_1", {"type": "approve"}, outcome, "en")
+    more = f"{PER_PERSON - 1} more waiting for you; your next reply decides the latest of them."
+    assert words == f"✅ Approved: action {PER_PERSON + 4}\n{more}"
+    quorum = InboundOutcome(
+        result="decided", message="Your approval is counted (1 of 2).", request_id="req_9"
+    )
+    assert recent.reply_to("wxid_1", {"type": "approve"}, quorum, "en").startswith(
+        "Your approval is counted (1 of 2)."
+    )
+    unknown = InboundOutcome(result="decided", message="Approved.", request_id="req_elsewhere")
+    assert recent.reply_to("wxid_2", {"type": "approve"}, unknown, "zh") == "Approved."

@@ -154,7 +154,6 @@ class Recent:
         words = outcome.message
         if decided is not None and kind in TEXT_DECIDED[locale] and outcome.message in FINAL_WORDS:
             words = TEXT_DECIDED[locale][kind].format(action=decided.action)
-        if decided is not None:
             decided.ended = decided.ended or kind
         others = [sent for sent in mine if sent.request_id != outcome.request_id and sent.waiting(now)]
         if others:
