@@ -156,6 +156,24 @@ def test_only_allowed_choices_are_offered_and_the_rest_get_the_link(sqlite_store
     assert "🔗 Answer here: http://x/h/so_hdl_2" in text
 
 
+def test_a_long_request_is_cut_to_a_chat_message(sqlite_store: Store) -> None:
+    new = NewRequest(
+        thread_id="t1",
+        tool_call_id=f"c{next(CALLS)}",
+        tool_name="bulk",
+        args={f"field_{n:02}": "x" * 1000 for n in range(14)},
+        description="Many fields",
+        deadline=utcnow() + timedelta(hours=24),
+    )
+    notice = build_notice(
+        sqlite_store.create_request(new)[0], approver="alice", link=None, request_url="", locale="zh"
+    )
+    text = notice_text(notice)
+    assert text.count("  field_") == 10
+    assert "  …还有 4 项" in text
+    assert all(len(line) <= 320 for line in text.splitlines())
+
+
 def test_the_final_state_as_text(sqlite_store: Store) -> None:
     request_id = request(sqlite_store)
     decided = sqlite_store.decide(request_id, Reject(message="not now"), actor="alice")

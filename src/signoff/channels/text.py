@@ -55,6 +55,7 @@ from .texts import (
     TEXT_DETAILS,
     TEXT_HELP,
     TEXT_LINK,
+    TEXT_MORE_ARGS,
     TEXT_ONLY_LINK,
     TEXT_QUESTION,
     TEXT_REPLY_WITH,
@@ -66,6 +67,8 @@ from .texts import (
 REPLY_DECISIONS = ("approve", "reject")
 """The decisions a text reply can make (edits and answers need the link)."""
 PLATFORM_LENGTH = 32
+MAX_ROWS = 10
+"""Arguments a text message lists (chat messages are short; the link's page shows them all)."""
 MAX_VALUE = 300
 """Characters of one argument's value a text message shows (the rest: '…')."""
 USER_AGENT = "signoff-text/1"
@@ -78,7 +81,9 @@ def notice_text(notice: Notice) -> str:
     lines.append(TEXT_ACTION[locale].format(action=_action(notice)))
     if notice.arg_rows:
         lines.append(TEXT_DETAILS[locale])
-        lines.extend(f"  {name}: {_cut(value)}" for name, value in notice.arg_rows)
+        lines.extend(f"  {name}: {_cut(value)}" for name, value in notice.arg_rows[:MAX_ROWS])
+        if len(notice.arg_rows) > MAX_ROWS:
+            lines.append(TEXT_MORE_ARGS[locale].format(count=len(notice.arg_rows) - MAX_ROWS))
     choices = [kind for kind in REPLY_DECISIONS if kind in notice.decisions]
     lines.append("")
     if choices:

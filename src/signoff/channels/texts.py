@@ -64,6 +64,7 @@ TEXT_WAITING: dict[Locale, str] = {"en": "🔔 Waiting for your decision", "zh":
 TEXT_QUESTION: dict[Locale, str] = {"en": "🔔 The AI asks you", "zh": "🔔 AI 想问你"}
 TEXT_ACTION: dict[Locale, str] = {"en": "📋 Action: {action}", "zh": "📋 操作：{action}"}
 TEXT_DETAILS: dict[Locale, str] = {"en": "Details:", "zh": "内容："}
+TEXT_MORE_ARGS: dict[Locale, str] = {"en": "  …and {count} more", "zh": "  …还有 {count} 项"}
 TEXT_REPLY_WITH: dict[Locale, str] = {"en": "Reply with one of:", "zh": "回复以下任一选项："}
 TEXT_CHOICES: dict[Locale, dict[str, str]] = {
     "en": {"approve": "1  ✅ Approve", "reject": "2  ❌ Reject"},
