@@ -174,6 +174,23 @@ def test_a_long_request_is_cut_to_a_chat_message(sqlite_store: Store) -> None:
     assert all(len(line) <= 320 for line in text.splitlines())
 
 
+def test_hidden_characters_are_written_out(sqlite_store: Store) -> None:
+    new = NewRequest(
+        thread_id="t1",
+        tool_call_id=f"c{next(CALLS)}",
+        tool_name="send_email",
+        args={"to": "bob\u202e@example.com", "note": "a\u200bb"},
+        description="Mail \u202ebob",
+        deadline=utcnow() + timedelta(hours=24),
+    )
+    notice = build_notice(sqlite_store.create_request(new)[0], approver="alice", link=None, request_url="")
+    text = notice_text(notice)
+    assert "\u202e" not in text and "\u200b" not in text
+    assert "📋 Action: Mail \\u202ebob" in text
+    assert "  to: bob\\u202e@example.com" in text
+    assert "  note: a\\u200bb" in text
+
+
 def test_the_final_state_as_text(sqlite_store: Store) -> None:
     request_id = request(sqlite_store)
     decided = sqlite_store.decide(request_id, Reject(message="not now"), actor="alice")
@@ -251,6 +268,8 @@ def test_the_address_kind_names_the_platform_and_config_is_checked() -> None:
     assert "***" in str(parse_config({"w": {"kind": "text", "secret": SECRET}})["w"].described())
     with pytest.raises(ConfigError, match="platform"):
         channel(platform="we chat!")
+    with pytest.raises(ConfigError, match="platform"):
+        channel(platform="微信")
     with pytest.raises(ConfigError, match="send_url"):
         channel(send_url="ftp://x")
     with pytest.raises(ConfigError, match="whsec_"):

@@ -43,8 +43,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 import httpx
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from ..errors import ConfigError
+from ..store.address_ops import TEXT_KIND
+from ..visible import visible
 from .contract import BadCallback, BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
@@ -66,7 +70,6 @@ from .texts import (
 
 REPLY_DECISIONS = ("approve", "reject")
 """The decisions a text reply can make (edits and answers need the link)."""
-PLATFORM_LENGTH = 32
 MAX_ROWS = 10
 """Arguments a text message lists (chat messages are short; the link's page shows them all)."""
 MAX_VALUE = 300
@@ -107,11 +110,15 @@ def final_text(notice: Notice) -> str:
 
 
 def _action(notice: Notice) -> str:
-    return notice.description.strip() or notice.title
+    return visible(notice.description.strip(), newlines=True) or notice.title
 
 
 def _cut(value: str) -> str:
-    value = " ".join(value.split()) if "\n" in value else value
+    """One value on one line, cut to `MAX_VALUE`, its hidden characters (a bidi override, a
+    zero-width space) written as escapes so the person reads what is there."""
+    if "\n" in value:
+        value = " ".join(value.split())
+    value = visible(value)
     return value if len(value) <= MAX_VALUE else value[: MAX_VALUE - 1] + "…"
 
 
@@ -129,11 +136,11 @@ class TextChannel(Channel):
         locale: Locale = "en",
     ) -> None:
         super().__init__(name)
-        from standardwebhooks import Webhook
-
-        if not platform or len(platform) > PLATFORM_LENGTH or not platform.replace("-", "_").isidentifier():
-            raise ConfigError(f"channel {name!r}: platform is a short name like 'wechat', not {platform!r}")
-        self.platform = platform.lower()
+        if not TEXT_KIND.match(f"text:{platform}"):
+            raise ConfigError(
+                f"channel {name!r}: platform is a short lower-case name like 'wechat', not {platform!r}"
+            )
+        self.platform = platform
         if not send_url.startswith(("http://", "https://")):
             raise ConfigError(f"channel {name!r}: send_url must be an http(s) URL")
         self.send_url = send_url
@@ -239,8 +246,6 @@ class TextChannel(Channel):
     # -- in ----------------------------------------------------------------------------------
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
-        from standardwebhooks.webhooks import WebhookVerificationError
-
         try:
             self._signer.verify(body, dict(headers), json_parse=False)
         except (WebhookVerificationError, ValueError) as exc:
