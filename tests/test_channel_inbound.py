@@ -12,8 +12,11 @@ import httpx
 import pytest
 from standardwebhooks import Webhook as Signer
 
+from signoff._util import utcnow
 from signoff.channels import ChannelRegistry
 from signoff.channels.recording import SIGNATURE_HEADER, RecordingChannel, sign
+from signoff.requests import NewRequest
+from signoff.rules.effective import RequestRule
 from signoff.store import Store
 
 from .live import LiveServer
@@ -113,6 +116,24 @@ def test_a_reply_without_a_request_goes_to_the_newest_pending_one(
     assert answer.json()["ok"] is True
     assert store.get_request(newer).status.value == "rejected"
     assert store.get_request(older).status.value == "pending"
+
+
+def test_a_reply_after_expiry_is_told_so(server: LiveServer, chat: RecordingChannel) -> None:
+    store = server.store
+    new = NewRequest(
+        thread_id="t",
+        tool_call_id="late",
+        tool_name="pay",
+        args={},
+        description="Pay",
+        deadline=utcnow() + timedelta(milliseconds=300),
+        rule=RequestRule(approvers=("alice",), channels=("chat",)),
+    )
+    request_id = store.create_request(new)[0].id
+    wait_until(lambda: len(chat.recorded) >= 1)
+    wait_until(lambda: store.get_request(request_id).status.value == "expired")
+    answer = callback(server, {"sender": "U-ALICE", "decision": {"type": "approve"}})
+    assert answer.json() == {"ok": False, "message": "The request expired."}
 
 
 def test_a_challenge_is_answered_and_decides_nothing(server: LiveServer) -> None:

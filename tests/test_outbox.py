@@ -5,11 +5,13 @@ id; a hung receiver delays nobody else; rows commit with the change or not at al
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
 
+import httpx
 import pytest
 from standardwebhooks import Webhook as Verifier
 
@@ -118,6 +120,8 @@ def test_a_person_without_an_address_is_a_visible_dead_letter(
     finally:
         bob.close()
     assert "dead letter" in page and "bob has no recording address" in page
+    metrics = httpx.get(f"{server.url}/metrics").text
+    assert 'signoff_outbox{channel="chat",state="dead"} 1.0' in metrics
 
 
 def test_a_failing_channel_is_retried_and_the_log_shows_each_attempt(
@@ -258,3 +262,78 @@ def _refuse_decided_audit(store: Store) -> None:
             "CREATE TRIGGER refuse_decided BEFORE INSERT ON audit_log "
             "FOR EACH ROW EXECUTE FUNCTION refuse_decided()"
         )
+
+
+def test_expiry_and_cancel_update_the_cards_and_tell_the_webhooks(
+    server: LiveServer, chat: RecordingChannel
+) -> None:
+    store = server.store
+    with Receiver() as receiver:
+        _, secret = store.add_webhook(
+            receiver.url, events=["request.expired", "request.cancelled"], actor="test"
+        )
+        cancelled = ask(store, call="x1", approvers=("alice",), channels=("chat",))
+        expiring = store.create_request(
+            NewRequest(
+                thread_id="thread-9",
+                tool_call_id="x2",
+                tool_name="pay",
+                args={},
+                description="Pay",
+                deadline=utcnow() + timedelta(seconds=1),
+                rule=RequestRule(approvers=("alice",), channels=("chat",)),
+            )
+        )[0].id
+        wait_until(lambda: len(chat.recorded) == 2)
+        store.cancel(cancelled, actor="bot", reason="run aborted")
+        got = receiver.wait_for(2)  # the sweeper expires the other
+        types = sorted(Verifier(secret).verify(post.body, post.headers)["type"] for post in got)
+    assert types == ["request.cancelled", "request.expired"]
+    wait_until(lambda: len([entry for entry in chat.recorded if entry.action == "update"]) == 2)
+    finals = {
+        entry.notice.request_id: entry.notice.final.text
+        for entry in chat.recorded
+        if entry.action == "update" and entry.notice is not None and entry.notice.final is not None
+    }
+    assert finals == {cancelled: "🚫 Cancelled by bot", expiring: "⌛ Expired"}
+
+
+def test_an_execution_is_followed_up_and_its_events_sent(server: LiveServer, chat: RecordingChannel) -> None:
+    store = server.store
+    with Receiver() as receiver:
+        store.add_webhook(receiver.url, events=["execution.started", "execution.finished"], actor="test")
+        request_id = ask(store, call="e1", approvers=("alice",), channels=("chat",))
+        wait_until(lambda: len(chat.recorded) == 1)
+        store.decide(request_id, Approve(), actor="alice")
+        claim = store.claim_execution(request_id, lease=timedelta(minutes=1))
+        assert claim.token is not None
+        store.finish_execution(request_id, claim.token, succeeded=False, error="SMTP said no")
+        got = receiver.wait_for(2)
+    events = sorted(json.loads(post.body)["type"] for post in got)
+    assert events == ["execution.finished", "execution.started"]
+    finished = next(json.loads(post.body) for post in got if b"execution.finished" in post.body)
+    assert finished["data"]["execution"]["status"] == "failed"
+    wait_until(lambda: any(entry.action == "follow_up" for entry in chat.recorded))
+    [follow] = [entry for entry in chat.recorded if entry.action == "follow_up"]
+    assert follow.follow_up is not None
+    assert follow.follow_up.text == "❌ send_email failed: SMTP said no"
+    assert follow.ref == chat.recorded[0].ref
+
+
+def test_a_draft_is_announced_when_it_becomes_pending(people: Store) -> None:
+    new = NewRequest(
+        thread_id="thread-9",
+        tool_call_id="d1",
+        tool_name="send_email",
+        args={"to": "bob@example.com"},
+        description="Send a mail",
+        deadline=utcnow() + timedelta(hours=1),
+        rule=RequestRule(approvers=("alice",), channels=("chat",)),
+        drafting=True,
+    )
+    request_id = people.create_request(new)[0].id
+    assert people.outbox_for(request_id) == []
+    people.update_draft(request_id, args={"subject": "hi"}, ready=True)
+    assert [(row.message, row.channel, row.recipient) for row in people.outbox_for(request_id)] == [
+        ("notice", "chat", "alice")
+    ]

@@ -45,9 +45,11 @@ CHECKED = {
     ("python", "@gate.guard"): "test_the_library_example_runs_as_written",
     ("python", "Client("): "test_the_client_example_works_against_a_server",
     ("yaml", "hitl_required"): "test_the_rules_example_means_what_the_readme_says",
-    ("bash", "signoff users add"): "test_the_identity_commands_run",
+    ("bash", "signoff tokens create"): "test_the_identity_commands_run",
     ("bash", "examples/${framework}_agent.py"): "test_the_framework_examples_run_as_the_readme_says",
     ("text", "src/signoff/"): "test_the_development_tree_is_what_is_there",
+    ("bash", "signoff users set-address"): "test_the_channel_commands_run",
+    ("text", "approval dispatched:"): "test_the_dispatch_log_line_is_what_the_worker_prints",
     ("yaml", "kind: email"): "test_the_channels_example_builds_what_it_says",
     ("text", "🔔 等待你的决策"): "test_the_text_fallback_message_is_what_the_readme_shows",
 }
@@ -317,8 +319,82 @@ def test_the_rules_example_means_what_the_readme_says() -> None:
 
 
 @pytest.mark.slow
+def test_the_channel_commands_run(tmp_path: Path, signoff_on_path: dict[str, str]) -> None:
+    block = readme_block("bash", "signoff users set-address")
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=tmp_path,
+        env=signoff_on_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Its signing secret (shown once, keep it safe): whsec_" in done.stdout
+    store = SQLiteStore(tmp_path / "signoff.db")
+    try:
+        assert store.addresses_of("bob") == {
+            "slack": "U024BE7LH",
+            "email": "bob@example.com",
+            "text:wechat": "wxid_bob",
+        }
+        [webhook] = store.list_webhooks()
+        assert webhook.events == ("request.created", "request.decided")
+        assert webhook.id in done.stdout.splitlines()[-1]  # `webhooks list`; no dead letters after it
+    finally:
+        store.close()
+
+
+def test_the_dispatch_log_line_is_what_the_worker_prints(
+    sqlite_store: SQLiteStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    import asyncio
+    from datetime import timedelta
+
+    from signoff._util import utcnow
+    from signoff.channels import ChannelRegistry
+    from signoff.channels.recording import RecordingChannel
+    from signoff.outbox import DeliveryWorker
+    from signoff.requests import NewRequest
+    from signoff.rules.effective import RequestRule
+
+    sqlite_store.add_user("bob", role="member", actor="test")
+    sqlite_store.set_address("bob", "recording", "U024BE7LH", actor="test")
+    registry = ChannelRegistry()
+    registry.add(RecordingChannel("slack"))
+    sqlite_store.create_request(
+        NewRequest(
+            thread_id="t-42",
+            tool_call_id="c",
+            tool_name="deploy",
+            args={},
+            description="Deploy",
+            deadline=utcnow() + timedelta(hours=1),
+            rule=RequestRule(approvers=("bob",), channels=("inbox", "slack")),
+        )
+    )
+
+    async def send() -> None:
+        worker = DeliveryWorker(sqlite_store, registry)
+        await worker.start()
+        try:
+            await worker.drain()
+        finally:
+            await worker.stop()
+
+    with caplog.at_level("INFO", logger="signoff.outbox"):
+        asyncio.run(send())
+    [line] = [record.getMessage() for record in caplog.records if record.name == "signoff.outbox"]
+    shown = readme_block("text", "approval dispatched:").strip()
+    keys = [pair.split("=", 1)[0] for pair in line.split(": ", 1)[1].split()]
+    assert keys == [pair.split("=", 1)[0] for pair in shown.split(": ", 1)[1].split()]
+    assert line.split(": ", 1)[0] == "approval dispatched"
+    assert "platform=recording" in line and "target=U024BE7LH" in line and "result=sent" in line
+
+
+@pytest.mark.slow
 def test_the_identity_commands_run(tmp_path: Path, signoff_on_path: dict[str, str]) -> None:
-    block = readme_block("bash", "signoff users add")
+    block = readme_block("bash", "signoff tokens create")
     done = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", block],
         cwd=tmp_path,

@@ -193,7 +193,10 @@ def test_with_two_pending_the_latest_is_decided_and_the_reply_says_one_more_wait
     assert second == {"ok": True, "to": ALICE, "reply": "❌ 已拒绝：第一个"}
     assert status(store, older) == "rejected"
     third = reply(server, ALICE, "1").json()
-    assert third == {"ok": False, "to": ALICE, "reply": "没有等待你决策的请求。"}
+    assert third == {"ok": False, "to": ALICE, "reply": "Already approved by alice."}, (
+        "with none pending: the newest"
+    )
+    assert (status(store, newer), status(store, older)) == ("approved", "rejected")
 
 
 def test_a_reply_delivered_twice_decides_once(server: LiveServer, bridge: Receiver) -> None:

@@ -21,8 +21,6 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
-import httpx
-
 from .._util import utcnow
 from ..channels.contract import DeliveryError, MessageRef
 from ..channels.notice import build_follow_up, build_notice
@@ -30,12 +28,17 @@ from ..channels.registry import ChannelRegistry
 from ..errors import RequestNotFound, SignoffError
 from ..requests import Request
 from ..store import Store
-from ..store.outbox_ops import WEBHOOK, OutboxRow, Outcome
-from ..store.wakeup import ANY
+from ..store.outbox_ops import WEBHOOK, OutboxRow, Outcome, lane_of
+from ..store.wakeup import ANY, Waiter
+from ..store.webhook_ops import Webhook
 from .settings import OutboxSettings
-from .webhooks import event_body, message_id, post_event
+from .webhooks import WebhookPoster, event_body, message_id
 
 log = logging.getLogger("signoff.outbox")
+WEBHOOK_TTL = 2.0
+"""Seconds a webhook read is used for (a removal or a rotation shows within this)."""
+RECORD_BURST = 500
+"""The most finished attempts written in one transaction."""
 
 
 class Postponed(Exception):
@@ -65,14 +68,20 @@ class DeliveryWorker:
         self._held: Counter[str] = Counter()
         self._tasks: set[asyncio.Task[None]] = set()
         self._runner: asyncio.Task[None] | None = None
-        self._http: httpx.AsyncClient | None = None
+        self._recorder: asyncio.Task[None] | None = None
+        self._finished: asyncio.Queue[tuple[OutboxRow, Outcome, asyncio.Future[bool]]] = asyncio.Queue()
+        self._poster = WebhookPoster()
+        self._webhooks: dict[str, tuple[Webhook | None, float]] = {}
+        self._room = asyncio.Event()
         self.sent = 0
         """Rows delivered by this worker (for benchmarks and tests)."""
 
     # -- running -------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        self._http = httpx.AsyncClient(limits=httpx.Limits(max_connections=256, max_keepalive_connections=64))
+        self._finished = asyncio.Queue()
+        self._room = asyncio.Event()
+        self._recorder = asyncio.create_task(self._record(), name="signoff-outbox-recorder")
         self._runner = asyncio.create_task(self._run(), name="signoff-outbox")
 
     async def stop(self) -> None:
@@ -83,8 +92,11 @@ class DeliveryWorker:
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self._http is not None:
-            await self._http.aclose()
+        if self._recorder is not None:
+            self._recorder.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._recorder
+        await self._poster.close()
 
     async def _run(self) -> None:
         waiter = self.store.subscribe_async(ANY)
@@ -105,23 +117,64 @@ class DeliveryWorker:
                 else:
                     trouble = None
                 if claimed == 0 or len(self._tasks) >= self.settings.batch:
-                    await waiter.wait_async(self.settings.poll)
+                    await self._idle(waiter)
         finally:
             self.store.unsubscribe(waiter)
 
+    async def _idle(self, waiter: Waiter) -> None:
+        """Wait for a change in the store, a lane with room again, or the poll interval."""
+        changed = asyncio.create_task(waiter.wait_async(self.settings.poll))
+        room = asyncio.create_task(self._room.wait())
+        try:
+            await asyncio.wait({changed, room}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (changed, room):
+                task.cancel()
+            self._room.clear()
+
     async def dispatch_due(self) -> int:
-        """Claim what is due (room permitting) and start sending it; how many rows were claimed."""
+        """Claim what is due (room permitting) and start sending it; how many rows were claimed.
+        A lane holds at most its bound (`queue_factor` × its concurrency): full lanes are not
+        claimed for, and rows past a lane's bound go back to the table at once."""
         room = self.settings.batch - len(self._tasks)
         if room <= 0 or not await asyncio.to_thread(self.store.outbox_due):
             return 0
+        full = tuple(lane for lane, held in self._held.items() if held >= self._bound(lane))
         rows = await asyncio.to_thread(
-            self.store.claim_outbox, self.name, lease=self.settings.lease, limit=room
+            self.store.claim_outbox,
+            self.name,
+            lease=self.settings.lease,
+            limit=room,
+            per_lane=self.settings.webhook_concurrency * self.settings.queue_factor,
+            full=full,
         )
+        surplus = []
+        requests = await asyncio.to_thread(self.store.get_requests, list({row.request_id for row in rows}))
         for row in rows:
-            task = asyncio.create_task(self._deliver(row), name=f"signoff-outbox-{row.id}")
+            lane = lane_of(row)
+            if self._held[lane] >= self._bound(lane):
+                surplus.append(row)
+                continue
+            self._held[lane] += 1
+            task = asyncio.create_task(
+                self._deliver(row, lane, requests.get(row.request_id)), name=f"signoff-outbox-{row.id}"
+            )
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
-        return len(rows)
+        if surplus:
+            await asyncio.to_thread(
+                self.store.postpone_outboxes, surplus, self.name, until=utcnow() + self.settings.postpone
+            )
+        return len(rows) - len(surplus)
+
+    def _bound(self, lane: str) -> int:
+        return self._concurrency(lane) * self.settings.queue_factor
+
+    def _concurrency(self, lane: str) -> int:
+        if lane.startswith("webhook:"):
+            return self.settings.webhook_concurrency
+        channel = self.channels.get(lane.removeprefix("channel:"))
+        return channel.concurrency if channel is not None else 1
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Send everything due now and wait for it (tests, `signoff channels test`)."""
@@ -137,43 +190,57 @@ class DeliveryWorker:
 
     # -- one row -------------------------------------------------------------------------------
 
-    def _lane(self, row: OutboxRow) -> tuple[str, int]:
-        if row.channel == WEBHOOK:
-            return f"webhook:{row.target}", self.settings.webhook_concurrency
-        channel = self.channels.get(row.channel)
-        return f"channel:{row.channel}", channel.concurrency if channel is not None else 1
-
-    async def _deliver(self, row: OutboxRow) -> None:
-        lane, concurrency = self._lane(row)
-        if self._held[lane] >= concurrency * self.settings.queue_factor:
-            await self._postpone(row)
-            return
-        self._held[lane] += 1
+    async def _deliver(self, row: OutboxRow, lane: str, request: Request | None) -> None:
         try:
-            semaphore = self._lanes.setdefault(lane, asyncio.Semaphore(concurrency))
+            semaphore = self._lanes.setdefault(lane, asyncio.Semaphore(self._concurrency(lane)))
             async with semaphore:
                 context: dict[str, Any] = {}
                 try:
-                    outcome = await self._attempt(row, context)
+                    outcome = await self._attempt(row, context, request)
                 except Postponed:
                     await self._postpone(row)
                     return
         finally:
             self._held[lane] -= 1
-        recorded = await asyncio.to_thread(self.store.finish_outbox, row, self.name, outcome)
+            if self._held[lane] == self._bound(lane) // 2:  # half empty: claim more for it
+                self._room.set()
+        done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._finished.put_nowait((row, outcome, done))
+        recorded = await done
         if outcome.state == "sent":
             self.sent += 1
         self._log(row, outcome, context, recorded)
+
+    async def _record(self) -> None:
+        """Write finished attempts in bursts: whatever has finished meanwhile shares one
+        transaction (one commit), so a fast receiver is not held to one fsync per delivery."""
+        while True:
+            burst = [await self._finished.get()]
+            while not self._finished.empty() and len(burst) < RECORD_BURST:
+                burst.append(self._finished.get_nowait())
+            try:
+                recorded = await asyncio.to_thread(
+                    self.store.finish_outbox_many, [(row, outcome) for row, outcome, _ in burst], self.name
+                )
+            except Exception as exc:  # the rows stay claimed; their lease runs out and they are tried again
+                log.warning("could not record %d delivery attempt(s): %s", len(burst), exc)
+                recorded = [False] * len(burst)
+            for (_, _, done), ok in zip(burst, recorded, strict=True):
+                if not done.done():
+                    done.set_result(ok)
 
     async def _postpone(self, row: OutboxRow) -> None:
         await asyncio.to_thread(
             self.store.postpone_outbox, row, self.name, until=utcnow() + self.settings.postpone
         )
 
-    async def _attempt(self, row: OutboxRow, context: dict[str, Any]) -> Outcome:
+    async def _attempt(self, row: OutboxRow, context: dict[str, Any], request: Request | None) -> Outcome:
+        """One try. `request` as read when the row was claimed (an update reads it again: it
+        renders the final state, which may be newer)."""
         target = row.target or ""
         try:
-            request = await asyncio.to_thread(self.store.get_request, row.request_id)
+            if request is None or (row.message != "notice" and row.channel != WEBHOOK):
+                request = await asyncio.to_thread(self.store.get_request, row.request_id)
         except RequestNotFound:
             return _skipped(row, target, "the request is gone")
         context["thread"] = request.thread_id
@@ -195,7 +262,7 @@ class DeliveryWorker:
 
     async def _webhook(self, row: OutboxRow, request: Request) -> Outcome:
         target = row.target or ""
-        webhook = await asyncio.to_thread(self.store.get_webhook, target)
+        webhook = await self._webhook_named(target)
         if webhook is None or webhook.disabled:
             return _skipped(row, target, "the webhook was removed or disabled")
         body = row.body
@@ -204,15 +271,24 @@ class DeliveryWorker:
             if row.event.startswith("execution."):
                 execution = await asyncio.to_thread(self.store.get_execution, row.request_id)
             body = event_body(row.event, request, execution, row.created_at)
-        assert self._http is not None, "start() the worker first"
         try:
-            await post_event(
-                self._http, webhook, message_id(row.request_id, row.id), body, self.settings.webhook_timeout
+            await self._poster.post(
+                webhook, message_id(row.request_id, row.id), body, self.settings.webhook_timeout
             )
         except DeliveryError as exc:
             outcome = self._failed(row, target, exc.message, exc.retry, exc.retry_after)
             return Outcome(**{**outcome.__dict__, "body": body})
         return Outcome(state="sent", result="sent", target=target, next_at=utcnow(), body=body)
+
+    async def _webhook_named(self, webhook_id: str) -> Webhook | None:
+        """The webhook, as read at most `WEBHOOK_TTL` seconds ago (a burst reads it once)."""
+        now = asyncio.get_running_loop().time()
+        cached = self._webhooks.get(webhook_id)
+        if cached is not None and now - cached[1] < WEBHOOK_TTL:
+            return cached[0]
+        webhook = await asyncio.to_thread(self.store.get_webhook, webhook_id)
+        self._webhooks[webhook_id] = (webhook, now)
+        return webhook
 
     async def _message(self, row: OutboxRow, request: Request, context: dict[str, Any]) -> Outcome:
         channel = self.channels.get(row.channel)
@@ -235,6 +311,8 @@ class DeliveryWorker:
         locale = _locale(self.channels, row.channel)
         request_url = f"{self.base_url}/requests/{request.id}"
         if row.message == "notice":
+            if request.is_terminal:  # it ended before its notice could go: its update says nothing new
+                return _skipped(row, target, f"the request was already {request.status.value}")
             link = await self._handle(request, recipient, context)
             notice = build_notice(
                 request, approver=recipient, link=link, request_url=request_url, locale=locale
@@ -308,6 +386,11 @@ class DeliveryWorker:
         )
 
     def _log(self, row: OutboxRow, outcome: Outcome, context: dict[str, Any], recorded: bool) -> None:
+        level = logging.INFO if outcome.result in ("sent", "skipped") else logging.WARNING
+        if outcome.state == "dead":
+            level = logging.ERROR
+        if not log.isEnabledFor(level):
+            return
         fields = {
             "thread": context.get("thread"),
             "request": row.request_id,
@@ -323,9 +406,6 @@ class DeliveryWorker:
         text = " ".join(f"{key}={value}" for key, value in fields.items() if value is not None)
         if outcome.error:
             text += f" error={outcome.error!r}"
-        level = logging.INFO if outcome.result in ("sent", "skipped") else logging.WARNING
-        if outcome.state == "dead":
-            level = logging.ERROR
         log.log(level, "approval dispatched: %s", text, extra={"signoff": fields})
 
 

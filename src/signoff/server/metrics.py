@@ -45,6 +45,14 @@ class StoreCollector(Collector):
         for (channel, result), count in sorted(self.store.delivery_counts().items()):
             deliveries.add_metric([channel, result], count)
         yield deliveries
+        outbox = GaugeMetricFamily(
+            "signoff_outbox",
+            "Outbox rows waiting to be sent (pending) and given up (dead), by channel.",
+            labels=["channel", "state"],
+        )
+        for (channel, state), count in sorted(self.store.outbox_counts().items()):
+            outbox.add_metric([channel, state], count)
+        yield outbox
 
 
 class Metrics:

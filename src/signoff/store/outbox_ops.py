@@ -115,6 +115,12 @@ class Outcome:
     """Whether this was an attempt (False: the row was only looked at, e.g. skipped)."""
 
 
+def lane_of(row: OutboxRow) -> str:
+    """Which lane a row is sent in: each webhook is one, each channel one (as `claim_outbox`
+    counts them)."""
+    return f"webhook:{row.target}" if row.channel == WEBHOOK else f"channel:{row.channel}"
+
+
 def outbox_row(row: dict[str, Any]) -> OutboxRow:
     return OutboxRow(**{**row, "id": int(row["id"]), "parent_id": _int(row["parent_id"])})
 
@@ -170,11 +176,29 @@ class OutboxOps(StoreCore):
         with self._read() as tx:
             return tx.one("any_due_outbox", now=utcnow()) is not None
 
-    def claim_outbox(self, worker: str, *, lease: timedelta, limit: int = 100) -> list[OutboxRow]:
-        """Take up to `limit` due rows for `worker` until `lease` from now."""
+    def claim_outbox(
+        self,
+        worker: str,
+        *,
+        lease: timedelta,
+        limit: int = 100,
+        per_lane: int = 1000,
+        full: tuple[str, ...] = (),
+    ) -> list[OutboxRow]:
+        """Take up to `limit` due rows for `worker` until `lease` from now: at most `per_lane`
+        of each lane (`lane_of`), none of the lanes in `full`."""
         now = utcnow()
         with self._transaction() as (tx, _):
-            rows = tx.all("claim_outbox", worker=worker, lease=now + lease, now=now, limit=limit)
+            rows = tx.all(
+                "claim_outbox",
+                worker=worker,
+                lease=now + lease,
+                now=now,
+                limit=limit,
+                per_lane=per_lane,
+                full=list(full),
+                scan=limit * 2,
+            )
         return sorted((outbox_row(row) for row in rows), key=lambda row: (row.next_at, row.id))
 
     def get_outbox(self, outbox_id: int) -> OutboxRow | None:
@@ -185,54 +209,76 @@ class OutboxOps(StoreCore):
     def finish_outbox(self, row: OutboxRow, worker: str, outcome: Outcome) -> bool:
         """Record an attempt: the row's new state, and the delivery log, together. False if the
         row is no longer `worker`'s (its lease ran out and another worker took it)."""
+        return self.finish_outbox_many([(row, outcome)], worker)[0]
+
+    def finish_outbox_many(self, finished: list[tuple[OutboxRow, Outcome]], worker: str) -> list[bool]:
+        """`finish_outbox` for several rows in one transaction (one commit for a burst)."""
         now = utcnow()
-        attempts = row.attempts + (1 if outcome.counts else 0)
+        recorded = []
         with self._transaction() as (tx, _):
-            changed = tx.run(
-                "finish_outbox",
-                id=row.id,
-                worker=worker,
-                state=outcome.state,
-                attempts=attempts,
-                next_at=outcome.next_at,
-                target=outcome.target,
-                ref=Json(outcome.ref) if outcome.ref is not None else None,
-                body=outcome.body,
-                last_error=outcome.error,
-                now=now,
-            )
-            if changed != 1:
-                return False
-            message = row.event if row.message == "event" else row.message
+            for row, outcome in finished:
+                recorded.append(self._finish_one(tx, row, worker, outcome, now))
+        return recorded
+
+    @staticmethod
+    def _finish_one(tx: Tx, row: OutboxRow, worker: str, outcome: Outcome, now: datetime) -> bool:
+        attempts = row.attempts + (1 if outcome.counts else 0)
+        changed = tx.run(
+            "finish_outbox",
+            id=row.id,
+            worker=worker,
+            state=outcome.state,
+            attempts=attempts,
+            next_at=outcome.next_at,
+            target=outcome.target,
+            ref=Json(outcome.ref) if outcome.ref is not None else None,
+            body=outcome.body,
+            last_error=outcome.error,
+            now=now,
+        )
+        if changed != 1:
+            return False
+        message = row.event if row.message == "event" else row.message
+        tx.send(
+            "insert_attempt",
+            request_id=row.request_id,
+            outbox_id=row.id,
+            channel=row.channel,
+            target=outcome.target,
+            message=message,
+            attempt=attempts,
+            outcome=outcome.result,
+            error=outcome.error,
+            now=now,
+        )
+        if outcome.result != "skipped":
             tx.send(
-                "insert_attempt",
+                "record_delivery",
+                id=new_id("dlv"),
                 request_id=row.request_id,
-                outbox_id=row.id,
                 channel=row.channel,
                 target=outcome.target,
-                message=message,
-                attempt=attempts,
                 outcome=outcome.result,
-                error=outcome.error,
+                detail=outcome.error,
                 now=now,
             )
-            if outcome.result != "skipped":
-                tx.send(
-                    "record_delivery",
-                    id=new_id("dlv"),
-                    request_id=row.request_id,
-                    channel=row.channel,
-                    target=outcome.target,
-                    outcome=outcome.result,
-                    detail=outcome.error,
-                    now=now,
-                )
         return True
 
     def postpone_outbox(self, row: OutboxRow, worker: str, *, until: datetime) -> None:
         """Give a row back without an attempt (an update whose notice is not sent yet)."""
-        with self._transaction() as (tx, _):
-            tx.run("postpone_outbox", id=row.id, worker=worker, next_at=until, now=utcnow())
+        self.postpone_outboxes([row], worker, until=until)
+
+    def postpone_outboxes(self, rows: list[OutboxRow], worker: str, *, until: datetime) -> None:
+        """Give rows back without an attempt, in one statement."""
+        if rows:
+            with self._transaction() as (tx, _):
+                tx.run(
+                    "postpone_outboxes",
+                    ids=[row.id for row in rows],
+                    worker=worker,
+                    next_at=until,
+                    now=utcnow(),
+                )
 
     # -- reading and repairing -------------------------------------------------------------------
 
@@ -275,7 +321,8 @@ class OutboxOps(StoreCore):
 
     def latest_notified_pending(self, channel: str, recipient: str) -> str | None:
         """The newest pending request `recipient` was sent a notice of on `channel` (where a text
-        reply without a request id goes)."""
+        reply without a request id goes); with none pending, the newest of any status, so that the
+        reply is told it came too late."""
         with self._read() as tx:
             row = tx.one("latest_notified_pending", channel=channel, recipient=recipient)
         return str(row["id"]) if row is not None else None

@@ -461,14 +461,24 @@ SELECT 1 AS due FROM outbox WHERE state = 'pending' AND next_at <= :now
   AND (claimed_until IS NULL OR claimed_until < :now) LIMIT 1;
 
 -- name: claim_outbox
--- Due rows nobody holds (or whose holder's lease ran out: it died), oldest first.
+-- Due rows nobody holds (or whose holder's lease ran out: it died), oldest first, at most
+-- :per_lane of each lane (a channel, a webhook) and none of the lanes in :full, so that one
+-- slow lane's rows never take the whole batch.
 UPDATE outbox SET claimed_by = :worker, claimed_until = :lease, updated_at = :now
 WHERE id IN (
-    SELECT id FROM outbox WHERE state = 'pending' AND next_at <= :now
-      AND (claimed_until IS NULL OR claimed_until < :now)
-    ORDER BY next_at, id LIMIT :limit
+    SELECT id FROM (
+        SELECT id, next_at, row_number() OVER (PARTITION BY CASE WHEN channel = 'webhook' THEN 'webhook:' || target ELSE 'channel:' || channel END ORDER BY next_at, id) AS place
+        FROM outbox
+        WHERE state = 'pending' AND next_at <= :now AND (claimed_until IS NULL OR claimed_until < :now)
+          AND CASE WHEN channel = 'webhook' THEN 'webhook:' || target ELSE 'channel:' || channel END NOT IN (SELECT value FROM json_each(:full))
+    )
+    WHERE place <= :per_lane ORDER BY next_at, id LIMIT :limit
 )
 RETURNING *;
+
+-- name: postpone_outboxes
+UPDATE outbox SET next_at = :next_at, claimed_by = NULL, claimed_until = NULL, updated_at = :now
+WHERE id IN (SELECT value FROM json_each(:ids)) AND claimed_by = :worker;
 
 -- name: get_outbox
 SELECT * FROM outbox WHERE id = :id;
@@ -477,10 +487,6 @@ SELECT * FROM outbox WHERE id = :id;
 UPDATE outbox SET state = :state, attempts = :attempts, next_at = :next_at, target = :target,
                   ref = COALESCE(:ref, ref), body = COALESCE(:body, body), last_error = :last_error,
                   claimed_by = NULL, claimed_until = NULL, updated_at = :now
-WHERE id = :id AND claimed_by = :worker;
-
--- name: postpone_outbox
-UPDATE outbox SET next_at = :next_at, claimed_by = NULL, claimed_until = NULL, updated_at = :now
 WHERE id = :id AND claimed_by = :worker;
 
 -- name: insert_attempt
@@ -503,9 +509,14 @@ UPDATE outbox SET state = 'pending', next_at = :now, claimed_by = NULL, claimed_
 WHERE id = :id AND state = 'dead';
 
 -- name: outbox_counts
-SELECT channel, state, count(*) AS n FROM outbox GROUP BY channel, state;
+-- what is waiting and what was given up (both read through their partial indexes)
+SELECT channel, state, count(*) AS n FROM outbox WHERE state = 'pending' GROUP BY channel, state
+UNION ALL
+SELECT channel, state, count(*) AS n FROM outbox WHERE state = 'dead' GROUP BY channel, state;
 
 -- name: latest_notified_pending
+-- the newest pending request the person was sent a notice of on the channel; with none pending,
+-- the newest of any (so that a reply after expiry is told so)
 SELECT r.id FROM outbox o JOIN requests r ON r.id = o.request_id
-WHERE o.channel = :channel AND o.recipient = :recipient AND o.message = 'notice' AND r.status = 'pending'
-ORDER BY r.created_at DESC, r.id DESC LIMIT 1;
+WHERE o.channel = :channel AND o.recipient = :recipient AND o.message = 'notice'
+ORDER BY CASE WHEN r.status = 'pending' THEN 0 ELSE 1 END, r.created_at DESC, r.id DESC LIMIT 1;
