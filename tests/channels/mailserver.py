@@ -52,10 +52,12 @@ class Handler:
 
     async def handle_DATA(self, server: SMTPServer, session: Session, envelope: Envelope) -> str:
         content = envelope.original_content or b""
+        transport = server.transport
+        tls = session.ssl is not None or (
+            transport is not None and transport.get_extra_info("ssl_object") is not None
+        )
         with self.arrived:
-            self.received.append(
-                Received(str(envelope.mail_from), list(envelope.rcpt_tos), content, session.ssl is not None)
-            )
+            self.received.append(Received(str(envelope.mail_from), list(envelope.rcpt_tos), content, tls))
             self.arrived.notify_all()
         return "250 OK"
 
@@ -73,6 +75,7 @@ class MailServer:
         *,
         tls: ssl.SSLContext | None = None,
         require_starttls: bool = False,
+        implicit_tls: ssl.SSLContext | None = None,
         logins: dict[str, str] | None = None,
     ) -> None:
         self.handler = Handler()
@@ -83,6 +86,8 @@ class MailServer:
             options.update(tls_context=tls, require_starttls=require_starttls)
         if logins is not None:
             options.update(authenticator=self._authenticate, auth_required=True)
+        if implicit_tls is not None:
+            options.update(ssl_context=implicit_tls)
         self.controller = Controller(self.handler, hostname="127.0.0.1", port=self.port, **options)
 
     def _authenticate(

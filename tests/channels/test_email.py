@@ -210,6 +210,18 @@ def test_starttls_with_a_login(sqlite_store: Store, tmp_path: Path) -> None:
     assert "s3cret" not in repr(secure)
 
 
+def test_smtps_from_the_first_byte(sqlite_store: Store, tmp_path: Path) -> None:
+    ca, server_tls = make_certificates(tmp_path)
+    notice = build_notice(
+        sqlite_store.get_request(request(sqlite_store)), approver="alice", link="http://x/h/1", request_url=""
+    )
+    with MailServer(implicit_tls=server_tls) as smtp:
+        asyncio.run(channel(smtp.port, security="tls", ca_file=str(ca)).send(notice, ALICE))
+        (got,) = smtp.handler.wait_for(1)
+    assert got.tls
+    assert got.mail["To"] == ALICE
+
+
 def test_smtp_failures_say_whether_to_retry(sqlite_store: Store) -> None:
     notice = build_notice(
         sqlite_store.get_request(request(sqlite_store)), approver="alice", link="http://x/h/1", request_url=""
