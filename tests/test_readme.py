@@ -53,6 +53,8 @@ CHECKED = {
     ("yaml", "encoding_aes_key"): "test_the_chat_channels_file_builds_both_channels",
     ("bash", "signoff users set-address"): "test_the_channel_commands_run",
     ("text", "approval dispatched:"): "test_the_dispatch_log_line_is_what_the_worker_prints",
+    ("yaml", "kind: email"): "test_the_channels_example_builds_what_it_says",
+    ("text", "🔔 等待你的决策"): "test_the_text_fallback_message_is_what_the_readme_shows",
 }
 """Each block, by its language and a text only it contains, and the test that runs or checks it."""
 
@@ -522,3 +524,60 @@ def test_the_chat_channels_file_builds_both_channels() -> None:
     described = json.dumps(registry.describe())
     assert all(value not in described for value in env.values()), "secrets never print"
     assert {entry["locale"] for entry in registry.describe()} == {"zh"}
+
+
+# -- channels -----------------------------------------------------------------------------------
+
+
+def test_the_channels_example_builds_what_it_says() -> None:
+    import yaml
+
+    from signoff.channels import ChannelRegistry, parse_config
+    from signoff.channels.email import EmailChannel
+    from signoff.channels.text import TextChannel
+
+    environment = {
+        "SMTP_PASSWORD": "smtp-password-1",
+        "WECHAT_BRIDGE_SECRET": "whsec_" + "A" * 43,
+        "WECHAT_BRIDGE_TOKEN": "bridge-token-1",
+    }
+    configs = parse_config(yaml.safe_load(readme_block("yaml", "kind: email")), env=environment)
+    registry = ChannelRegistry.from_configs(configs)
+    mail, wechat = registry.get("mail"), registry.get("wechat")
+    assert isinstance(mail, EmailChannel) and isinstance(wechat, TextChannel)
+    assert (mail.host, mail.port, mail.security, mail.address_kind) == (
+        "smtp.example.com",
+        587,
+        "starttls",
+        "email",
+    )
+    assert mail.sender.domain == "signoff.example.com"
+    assert (wechat.address_kind, wechat.locale) == ("text:wechat", "zh")
+    described = str(registry.describe())
+    assert "smtp-password-1" not in described and "bridge-token-1" not in described
+
+
+def test_the_text_fallback_message_is_what_the_readme_shows(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    from signoff._util import utcnow
+    from signoff.channels import build_notice
+    from signoff.channels.text import notice_text
+    from signoff.requests import NewRequest
+
+    store = SQLiteStore(tmp_path / "readme.db")
+    try:
+        request, _ = store.create_request(
+            NewRequest(
+                thread_id="t",
+                tool_call_id="c",
+                tool_name="run_sql",
+                args={"sql": "DROP TABLE users WHERE id < 1000"},
+                description="删除旧用户",
+                deadline=utcnow() + timedelta(hours=24),
+            )
+        )
+        notice = build_notice(request, approver="alice", link=None, request_url="", locale="zh")
+        assert notice_text(notice) == readme_block("text", "🔔 等待你的决策").rstrip("\n")
+    finally:
+        store.close()

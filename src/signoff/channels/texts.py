@@ -56,3 +56,78 @@ def span_words(seconds: float, locale: Locale) -> str:
     if locale == "zh":
         return f"{count} {zh}"
     return f"{count} {en}{'' if count == 1 else 's'}"
+
+
+# -- the text fallback (chats without cards: seed 004's WeChat path) --------------------------
+
+TEXT_WAITING: dict[Locale, str] = {"en": "🔔 Waiting for your decision", "zh": "🔔 等待你的决策"}
+TEXT_QUESTION: dict[Locale, str] = {"en": "🔔 The AI asks you", "zh": "🔔 AI 想问你"}
+TEXT_ACTION: dict[Locale, str] = {"en": "📋 Action: {action}", "zh": "📋 操作：{action}"}
+TEXT_DETAILS: dict[Locale, str] = {"en": "Details:", "zh": "内容："}
+TEXT_MORE_ARGS: dict[Locale, str] = {"en": "  …and {count} more", "zh": "  …还有 {count} 项"}
+TEXT_REPLY_WITH: dict[Locale, str] = {"en": "Reply with one of:", "zh": "回复以下任一选项："}
+TEXT_CHOICES: dict[Locale, dict[str, str]] = {
+    "en": {"approve": "1  ✅ Approve", "reject": "2  ❌ Reject"},
+    "zh": {"approve": "1  ✅ 批准", "reject": "2  ❌ 拒绝"},
+}
+"""The decisions a text reply can make, with the digit that makes each."""
+TEXT_LINK: dict[Locale, str] = {"en": "🔗 More options: {link}", "zh": "🔗 更多选项：{link}"}
+TEXT_ONLY_LINK: dict[Locale, str] = {
+    "en": "🔗 Answer here: {link}",
+    "zh": "🔗 请在这里回复：{link}",
+}
+"""For a request a text reply cannot decide (a question, an edit-only rule)."""
+TEXT_SAID: dict[Locale, str] = {"en": "💬 {said}", "zh": "💬 {said}"}
+TEXT_HELP: dict[Locale, str] = {
+    "en": "Reply 1 (or approve, y, yes) to approve or 2 (or reject, n, no) to reject your latest request.",
+    "zh": "回复 1（或 批准）批准，回复 2（或 拒绝）拒绝你最新的待审批请求。",
+}
+TEXT_DECIDED: dict[Locale, dict[str, str]] = {
+    "en": {"approve": "✅ Approved: {action}", "reject": "❌ Rejected: {action}"},
+    "zh": {"approve": "✅ 已批准：{action}", "reject": "❌ 已拒绝：{action}"},
+}
+TEXT_MORE_WAITING: dict[Locale, str] = {
+    "en": "{count} more waiting for you; your next reply decides the latest of them.",
+    "zh": "还有 {count} 个请求在等你；下一条回复决定其中最新的一个。",
+}
+TEXT_NOTHING_WAITING: dict[Locale, str] = {
+    "en": "Nothing is waiting for your decision.",
+    "zh": "没有等待你决策的请求。",
+}
+TEXT_EXPIRED: str = "请求已过期 / the request expired"
+"""The reply to a reply that came after its request's deadline: in both languages, as seed 004
+says it, since the person may have either set on the platform."""
+
+# -- email -------------------------------------------------------------------------------------
+
+MAIL_SUBJECT: dict[Locale, str] = {"en": "[signoff] {title}", "zh": "[signoff] {title}"}
+MAIL_INTRO: dict[Locale, str] = {
+    "en": "Your decision is needed. Nothing happens until you press a button on the page a link opens.",
+    "zh": "需要你的决策。打开链接后，在页面上按下按钮才会生效。",
+}
+MAIL_QUESTION_INTRO: dict[Locale, str] = {
+    "en": "The AI asks you. Open the link to answer.",
+    "zh": "AI 想问你。打开链接回复。",
+}
+MAIL_ARGS: dict[Locale, str] = {"en": "Arguments", "zh": "参数"}
+MAIL_TRUNCATED: dict[Locale, str] = {
+    "en": "Long values are cut here; the page shows them whole.",
+    "zh": "过长的内容在这里被截断；页面上显示全文。",
+}
+MAIL_LINK_NOTE: dict[Locale, str] = {
+    "en": "The buttons open a page to confirm on. The link is yours alone; it stops working at the deadline.",
+    "zh": "按钮会打开确认页面；链接只属于你，过期后失效。",
+}
+MAIL_SIGN_IN: dict[Locale, str] = {
+    "en": "Sign in to decide: {url}",
+    "zh": "登录后决策：{url}",
+}
+MAIL_REASON: dict[Locale, str] = {"en": "Reason", "zh": "理由"}
+MAIL_ENDED: dict[Locale, str] = {
+    "en": "This request is closed: there is nothing left to decide.",
+    "zh": "该请求已结束，无需再决策。",
+}
+MAIL_FOOTER: dict[Locale, str] = {
+    "en": "Sent by signoff, the approval layer for AI agents' tool calls.",
+    "zh": "由 signoff（AI 工具调用的人工审批）发送。",
+}

@@ -27,6 +27,13 @@ from .rendering import SECRET_URL_HEADERS, page_context, render
 
 router = APIRouter(include_in_schema=False)
 CHANNEL = "link"
+HINTS = {
+    "approve": "You chose Approve: press Approve below to confirm. Nothing is decided until you do.",
+    "edit": "You chose Edit: change the arguments below and press Approve with changes.",
+    "reject": "You chose Reject: give a reason if you like, and press Reject below to confirm.",
+    "respond": "Write your answer below and send it.",
+}
+"""What a handle page opened from a mail's button says (`?decision=`)."""
 UNKNOWN = (
     "This link does not work any more: it has expired or was never issued. "
     "Open the inbox, or ask for a new link."
@@ -56,12 +63,20 @@ def _page(http: HttpRequest, user: User | None, card: Card | None, *, status_cod
 
 
 @router.get("/h/{secret}", response_class=HTMLResponse)
-def show(secret: str, http: HttpRequest) -> HTMLResponse:
+def show(secret: str, http: HttpRequest, decision: str | None = None) -> HTMLResponse:
+    """The request and its buttons. `?decision=reject` (a mail's button) opens that decision's
+    form, or says which button confirms it; it never decides: only the POST does."""
     found = _holder(http, secret)
     if found is None:
         return _page(http, None, None, status_code=404)
     user, request = found
-    return _page(http, user, Card(request=request, viewer=user, mode="link", decide_url=f"/h/{secret}"))
+    card = Card(request=request, viewer=user, mode="link", decide_url=f"/h/{secret}")
+    if decision is not None and card.open and decision in card.actions:
+        hint = HINTS[decision]
+        card = replace(
+            card, open_panel=decision if decision in PANELS else None, notice=hint, notice_kind="info"
+        )
+    return _page(http, user, card)
 
 
 @router.post("/h/{secret}", response_class=HTMLResponse)

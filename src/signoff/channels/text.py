@@ -1,0 +1,303 @@
+"""`text`: the fallback for chats without cards (seed 004's WeChat path, DESIGN §9).
+
+A request is sent as a plain message, in Chinese or English:
+
+    🔔 Waiting for your decision
+
+    📋 Action: Delete old users
+    Details:
+      sql: DROP TABLE users WHERE id < 1000
+
+    Reply with one of:
+      1  ✅ Approve
+      2  ❌ Reject
+
+    ⚠️ Valid for 24 hours
+
+and the person answers by replying: `1`, `批准`, `approve`, `y`, `yes` approve; `2`, `拒绝`,
+`reject`, `n`, `no` reject (trimmed, any case, full-width digits too; `2 <reason>` rejects with
+a reason). A reply names no request: it decides that person's latest pending request notified
+on this channel. Anything else gets a short help text back.
+
+The platform is reached through a bridge with a small HTTP API (one channel per platform,
+`platform: wechat` → people's addresses of kind `text:wechat`):
+
+- out: `POST {send_url}` with the JSON `{"to": <address>, "text": <message>, "request_id": ...,
+  "message": "notice" | "update" | "follow_up"}`, signed per Standard Webhooks with `secret`
+  (`webhook-id`, the same for every retry of one message, `webhook-timestamp`,
+  `webhook-signature`), and `Authorization: Bearer {send_token}` when one is configured. A 2xx
+  answer delivers it (`{"message_id": ...}` in it is kept, if given); 408, 429 and 5xx are tried
+  again (after `Retry-After`), any other 4xx is not.
+- in: the bridge POSTs each reply to `/channels/{name}/callback` as `{"from": <address>,
+  "text": <what they wrote>}`, signed the same way with the same secret (stale or unsigned: 401;
+  `webhook-id` is the idempotency key, so a reply delivered twice decides once). The answer is
+  `{"ok": bool, "to": <address>, "reply": <text to send back to the person>}`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+from standardwebhooks import Webhook
+from standardwebhooks.webhooks import WebhookVerificationError
+
+from ..errors import ConfigError
+from ..store.address_ops import TEXT_KIND
+from ..visible import visible
+from .contract import BadCallback, BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
+from .notice import FollowUp, Notice
+from .registry import ChannelConfig
+from .text_replies import Recent, parse_reply
+from .texts import (
+    TEXT_ACTION,
+    TEXT_CHOICES,
+    TEXT_DETAILS,
+    TEXT_HELP,
+    TEXT_LINK,
+    TEXT_MORE_ARGS,
+    TEXT_ONLY_LINK,
+    TEXT_QUESTION,
+    TEXT_REPLY_WITH,
+    TEXT_SAID,
+    TEXT_WAITING,
+    Locale,
+)
+
+REPLY_DECISIONS = ("approve", "reject")
+"""The decisions a text reply can make (edits and answers need the link)."""
+MAX_ROWS = 10
+"""Arguments a text message lists (chat messages are short; the link's page shows them all)."""
+MAX_VALUE = 300
+"""Characters of one argument's value a text message shows (the rest: '…')."""
+USER_AGENT = "signoff-text/1"
+
+
+def notice_text(notice: Notice) -> str:
+    """The message of an open request (DESIGN §9's text), in the notice's language."""
+    locale = notice.locale
+    lines = [TEXT_QUESTION[locale] if notice.kind == "input" else TEXT_WAITING[locale], ""]
+    lines.append(TEXT_ACTION[locale].format(action=_action(notice)))
+    if notice.arg_rows:
+        lines.append(TEXT_DETAILS[locale])
+        lines.extend(f"  {name}: {_cut(value)}" for name, value in notice.arg_rows[:MAX_ROWS])
+        if len(notice.arg_rows) > MAX_ROWS:
+            lines.append(TEXT_MORE_ARGS[locale].format(count=len(notice.arg_rows) - MAX_ROWS))
+    choices = [kind for kind in REPLY_DECISIONS if kind in notice.decisions]
+    lines.append("")
+    if choices:
+        lines.append(TEXT_REPLY_WITH[locale])
+        lines.extend(f"  {TEXT_CHOICES[locale][kind]}" for kind in choices)
+        if notice.link and any(kind not in REPLY_DECISIONS for kind in notice.decisions):
+            lines.extend(["", TEXT_LINK[locale].format(link=notice.link)])
+    else:
+        lines.append(TEXT_ONLY_LINK[locale].format(link=notice.link or notice.request_url))
+    lines.extend(["", notice.valid_for])
+    return "\n".join(lines)
+
+
+def final_text(notice: Notice) -> str:
+    """The message saying how a request ended: '✅ Approved by alice' and what it was."""
+    assert notice.final is not None, "final_text is for ended requests"
+    lines = [notice.final.text, TEXT_ACTION[notice.locale].format(action=_action(notice))]
+    if notice.final.said:
+        lines.append(TEXT_SAID[notice.locale].format(said=_cut(notice.final.said)))
+    return "\n".join(lines)
+
+
+def _action(notice: Notice) -> str:
+    return visible(notice.description.strip(), newlines=True) or notice.title
+
+
+def _cut(value: str) -> str:
+    """One value on one line, cut to `MAX_VALUE`, its hidden characters (a bidi override, a
+    zero-width space) written as escapes so the person reads what is there."""
+    if "\n" in value:
+        value = " ".join(value.split())
+    value = visible(value)
+    return value if len(value) <= MAX_VALUE else value[: MAX_VALUE - 1] + "…"
+
+
+class TextChannel(Channel):
+    kind = "text"
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        platform: str,
+        send_url: str,
+        secret: str,
+        send_token: str | None = None,
+        locale: Locale = "en",
+    ) -> None:
+        super().__init__(name)
+        if not TEXT_KIND.match(f"text:{platform}"):
+            raise ConfigError(
+                f"channel {name!r}: platform is a short lower-case name like 'wechat', not {platform!r}"
+            )
+        self.platform = platform
+        if not send_url.startswith(("http://", "https://")):
+            raise ConfigError(f"channel {name!r}: send_url must be an http(s) URL")
+        self.send_url = send_url
+        try:
+            self._signer = Webhook(secret)
+        except Exception:
+            raise ConfigError(
+                f"channel {name!r}: secret must be a Standard Webhooks secret ('whsec_' + base64)"
+            ) from None
+        self._token = send_token
+        self.locale: Locale = locale
+        self._http: httpx.AsyncClient | None = None
+        self.recent = Recent()
+        """What this process sent and answered (see `text_replies.Recent`)."""
+
+    @classmethod
+    def from_config(cls, config: ChannelConfig) -> TextChannel:
+        token = config.secret("send_token") if config.setting("send_token") else None
+        return cls(
+            config.name,
+            platform=str(config.required("platform")),
+            send_url=str(config.required("send_url")),
+            secret=config.secret("secret"),
+            send_token=token,
+            locale=config.locale,
+        )
+
+    @property
+    def address_kind(self) -> str:
+        return f"text:{self.platform}"
+
+    # -- out ---------------------------------------------------------------------------------
+
+    async def send(self, notice: Notice, target: str) -> MessageRef:
+        if notice.final is not None:
+            return await self._post(target, final_text(notice), notice.request_id, "notice")
+        ref = await self._post(target, notice_text(notice), notice.request_id, "notice")
+        self.recent.sent(target, notice.request_id, _action(notice), notice.deadline)
+        return ref
+
+    async def update(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
+        if notice.final is None:
+            return None
+        self.recent.ended(target, notice.request_id, notice.final.status)
+        return await self._post(target, final_text(notice), notice.request_id, "update")
+
+    async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
+        return await self._post(target, message.text, message.request_id, "follow_up")
+
+    def message_id(self, request_id: str, target: str, message: str) -> str:
+        """The `webhook-id` of one message: the same on every retry, so a bridge can drop repeats."""
+        person = hashlib.sha256(f"{self.platform}:{target}".encode()).hexdigest()[:12]
+        return f"msg_{request_id.removeprefix('req_')}_{person}_{message}"
+
+    def signed_headers(self, msg_id: str, body: str, now: datetime | None = None) -> dict[str, str]:
+        moment = (now or datetime.now(UTC)).astimezone(UTC)
+        headers = {
+            "content-type": "application/json",
+            "user-agent": USER_AGENT,
+            "webhook-id": msg_id,
+            "webhook-timestamp": str(int(moment.timestamp())),
+            "webhook-signature": self._signer.sign(msg_id, moment, body),
+        }
+        if self._token:
+            headers["authorization"] = f"Bearer {self._token}"
+        return headers
+
+    async def _post(self, target: str, text: str, request_id: str, message: str) -> MessageRef:
+        body = json.dumps(
+            {"to": target, "text": text, "request_id": request_id, "message": message},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
+        msg_id = self.message_id(request_id, target, message)
+        if self._http is None:
+            self._http = httpx.AsyncClient()
+        try:
+            answer = await self._http.post(
+                self.send_url,
+                content=body.encode(),
+                headers=self.signed_headers(msg_id, body),
+                timeout=self.timeout,
+            )
+        except httpx.HTTPError as exc:
+            raise DeliveryError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
+        status = answer.status_code
+        if status >= 300:
+            retry = status in (408, 425, 429) or status >= 500
+            raise DeliveryError(
+                f"the {self.platform} bridge answered {status}",
+                retry=retry,
+                retry_after=_retry_after(answer.headers.get("retry-after")),
+            )
+        ref: MessageRef = {"id": msg_id}
+        try:
+            given = answer.json()
+        except ValueError:
+            given = None
+        if isinstance(given, dict) and isinstance(given.get("message_id"), str | int):
+            ref["message_id"] = given["message_id"]
+        return ref
+
+    # -- in ----------------------------------------------------------------------------------
+
+    def verify(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        try:
+            self._signer.verify(body, dict(headers), json_parse=False)
+        except (WebhookVerificationError, ValueError) as exc:
+            raise BadSignature(f"the {self.platform} reply is not signed right: {exc}") from None
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise BadCallback("the reply is not JSON") from None
+        if not isinstance(data, dict):
+            raise BadCallback('the reply is a JSON object: {"from": ..., "text": ...}')
+        sender, text = data.get("from"), data.get("text")
+        if not isinstance(sender, str) or not sender.strip() or not isinstance(text, str):
+            raise BadCallback('the reply needs "from" (the sender\'s address) and "text" (strings)')
+        sender = sender.strip()
+        delivery_id = headers.get("webhook-id")
+        decision = parse_reply(text)
+        if decision is None:
+            return Inbound(
+                kind="reply",
+                sender=sender,
+                reply={"ok": False, "to": sender, "reply": TEXT_HELP[self.locale]},
+                delivery_id=delivery_id,
+            )
+        first, first_answer = self.recent.claim(delivery_id)
+        if not first:
+            return Inbound(kind="reply", sender=sender, reply=first_answer, delivery_id=delivery_id)
+        return Inbound(
+            kind="decide",
+            sender=sender,
+            decision=decision,
+            delivery_id=delivery_id,
+            extra={"platform": self.platform, "text": text},
+        )
+
+    def answer(self, inbound: Inbound, outcome: InboundOutcome | None) -> tuple[int, Any]:
+        if outcome is None:
+            return 200, inbound.reply
+        words = self.recent.reply_to(inbound.sender or "", inbound.decision, outcome, self.locale)
+        answer = {"ok": outcome.result == "decided", "to": inbound.sender, "reply": words}
+        self.recent.keep_answer(inbound.delivery_id, answer)
+        return 200, answer
+
+    async def close(self) -> None:
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+
+def _retry_after(value: str | None) -> float | None:
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
