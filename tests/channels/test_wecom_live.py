@@ -208,10 +208,6 @@ def test_expiry_updates_the_card(server: LiveServer, api: platforms.FakePlatform
     assert "请求已过期".encode() in wecom_decrypt(AES_KEY, encrypted)[0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the server must mount WeCom's route: add_routes(app, wecom_route.router) in server/app.py",
-)
 def test_the_server_itself_serves_the_wecom_callback_url(sqlite_store: Store) -> None:
     wecom = WeComChannel(
         "wecom",

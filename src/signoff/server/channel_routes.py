@@ -44,6 +44,10 @@ async def callback(name: str, http: HttpRequest) -> Response:
         raise NotFound(f"no channel named {name!r} is configured on this server")
     body = await http.body()
     headers = {key.lower(): value for key, value in http.headers.items()}
+    handler = getattr(channel, "handle_callback", None)
+    if handler is not None:  # a channel that needs the server for its callbacks (Slack's modals)
+        status, payload = await handler(server, body, headers)
+        return Response(status_code=status) if payload is None else JSONResponse(payload, status)
     try:
         inbound = channel.verify(body, headers)
     except (BadSignature, BadCallback) as exc:
