@@ -14,6 +14,8 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
+from mcp.types.methods import CACHEABLE_METHODS
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from .catalog import ToolCatalog
@@ -69,18 +71,33 @@ def without_meta(params: BaseModel | None) -> Any:
     return params.model_copy(update={"meta": None})
 
 
+def for_client(ctx: ServerRequestContext[Any, Any], method: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """An upstream answer (handshake era) as this client's era wants it: unchanged, or on a
+    2026-07-28 connection with the fields that era requires (`resultType`, and for the
+    listings the cache hints `ttlMs: 0`, `cacheScope: private`, as the upstream gave none)."""
+    if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+        return raw
+    shaped = {"resultType": "complete", **raw}
+    if method in CACHEABLE_METHODS:
+        shaped = {"ttlMs": 0, "cacheScope": "private", **shaped}
+    return shaped
+
+
 def build_server(upstream: Upstream, gate: CallGate, catalog: ToolCatalog, peers: Peers) -> ProxyServer:
     capabilities = upstream.capabilities
     init = upstream.init
     assert init is not None
 
     def passing(request_type: type[Any]) -> Handler:
+        method = request_type.model_fields["method"].default
+
         async def handler(ctx: ServerRequestContext[Any, Any], params: Any) -> Any:
             peers.seen(ctx)
             try:
-                return await upstream.request(request_type(params=without_meta(params)))
+                raw = await upstream.request(request_type(params=without_meta(params)))
             except UpstreamGone as exc:
                 raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
+            return for_client(ctx, method, raw)
 
         return handler
 
@@ -93,11 +110,14 @@ def build_server(upstream: Upstream, gate: CallGate, catalog: ToolCatalog, peers
         except UpstreamGone as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
         catalog.absorb(listing, first_page=params is None or params.cursor is None)
-        return listing
+        return for_client(ctx, "tools/list", listing)
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
         peers.seen(ctx)
-        return await gate.call(ctx, params)
+        result = await gate.call(ctx, params)
+        return (
+            result if isinstance(result, types.InputRequiredResult) else for_client(ctx, "tools/call", result)
+        )
 
     handlers: dict[str, Any] = {}
     if capabilities.tools is not None:
