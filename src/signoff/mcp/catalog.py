@@ -54,7 +54,20 @@ class ToolCatalog:
 
 
 def annotations_of(tool: types.Tool) -> dict[str, Any]:
-    """The tool's annotations as JSON (`readOnlyHint`, `destructiveHint`, ...); {} when none."""
-    if tool.annotations is None:
-        return {}
-    return tool.annotations.model_dump(by_alias=True, mode="json", exclude_none=True)
+    """The tool's annotations as the rules see them (`tool_annotations`): what it says, with MCP's
+    defaults for the hints it leaves out (readOnlyHint false, destructiveHint true unless the
+    tool is read-only, idempotentHint false, openWorldHint true), so that
+    `when: tool_annotations.destructiveHint` asks about a tool that says nothing of itself."""
+    said = (
+        {}
+        if tool.annotations is None
+        else tool.annotations.model_dump(by_alias=True, mode="json", exclude_none=True)
+    )
+    read_only = said.get("readOnlyHint") is True
+    defaults = {
+        "readOnlyHint": False,
+        "destructiveHint": not read_only,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    }
+    return {**defaults, **said}

@@ -30,6 +30,9 @@ log = logging.getLogger("signoff.mcp")
 RAW: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
 """An answer as the upstream sent it (checked by the SDK against the protocol, not re-shaped)."""
 
+STARTUP_TIMEOUT = 60.0
+"""Seconds the upstream may take to start and answer `initialize`."""
+
 Notify = Callable[[types.ServerNotification], Awaitable[None]]
 
 
@@ -138,14 +141,14 @@ async def connect(
             ClientSession(
                 watched,
                 write,
-                read_timeout_seconds=timeout,
                 message_handler=on_message,
                 client_info=client_info,
             )
         )
         upstream = Upstream(session, target, timeout)
         upstream_box.append(upstream)
-        upstream.init = await session.initialize()
+        with anyio.fail_after(STARTUP_TIMEOUT):
+            upstream.init = await session.initialize()
         try:
             yield upstream
         finally:

@@ -1,7 +1,7 @@
 """A real MCP server for the proxy's tests, written with the SDK's lowlevel `Server`.
 
-    python tests/mcp/upstream_server.py RUNS_FILE            # stdio
-    python tests/mcp/upstream_server.py RUNS_FILE --http PORT  # streamable HTTP at /mcp
+    python tests/mcp_proxy/upstream_server.py RUNS_FILE            # stdio
+    python tests/mcp_proxy/upstream_server.py RUNS_FILE --http PORT  # streamable HTTP at /mcp
 
 Every tool run appends one JSON line `{"tool": ..., "args": ...}` to RUNS_FILE, so a test can
 count how often a tool really ran. Tools, resources and prompts come in pages of PAGE.
