@@ -103,8 +103,18 @@ def mcp_proxy(
         follow_rules=rules is None,
     )
     gate = Gate(backing, rules=rules)
-    with contextlib.suppress(KeyboardInterrupt):
-        anyio.run(serve, options, gate)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            anyio.run(serve, options, gate)
+    except Exception as exc:  # the upstream would not start, the port is taken, ...: one clear line
+        raise CliError(f"mcp-proxy stopped: {_first_cause(exc)}") from None
+
+
+def _first_cause(exc: BaseException) -> str:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    message = getattr(getattr(exc, "error", None), "message", None) or str(exc) or type(exc).__name__
+    return f"{message} (is the upstream command right?)" if "Connection closed" in message else message
 
 
 def _backing(state: Any, url: str | None) -> Backing:

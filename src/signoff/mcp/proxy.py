@@ -146,6 +146,7 @@ def build_server(upstream: Upstream, gate: CallGate, catalog: ToolCatalog, peers
         instructions=init.instructions,
         **handlers,
     )
+    server.middleware = []  # no OpenTelemetry span per message: a proxy's hop should cost little
     server.notification_options = NotificationOptions(
         prompts_changed=bool(capabilities.prompts and capabilities.prompts.list_changed),
         resources_changed=bool(capabilities.resources and capabilities.resources.list_changed),

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 
 import anyio
 import mcp.types as types
-from mcp.server.stdio import stdio_server
 
 from .. import __version__
 from ..gate import Gate
@@ -16,6 +15,7 @@ from .elicit import ElicitDecider
 from .gating import CallGate, GateOptions
 from .proxy import Peers, build_server, on_upstream_notification
 from .sessions import Sessions
+from .stdio_pipes import stdio_streams
 from .upstream import Upstream, UpstreamTarget, connect
 
 log = logging.getLogger("signoff.mcp")
@@ -76,7 +76,7 @@ async def serve(options: ProxyOptions, gate: Gate) -> None:
             if options.follow_rules:
                 tasks.start_soon(call_gate.keep_rules_fresh)
             if options.listen is None:
-                async with stdio_server() as (read, write):
+                async with stdio_streams() as (read, write):
                     await server.run(read, write, server.create_initialization_options())
             else:
                 await _serve_http(server, *options.listen)
