@@ -145,7 +145,7 @@ async def upstream_over_http(setup: Setup) -> AsyncIterator[str]:
 
 
 async def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # the proxy imports the SDK and signoff first: slow on a busy machine
     async with httpx.AsyncClient() as http:
         while time.monotonic() < deadline:
             if process.poll() is not None:
