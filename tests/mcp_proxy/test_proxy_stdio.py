@@ -355,3 +355,18 @@ def test_list_changed_passes_through(setup: Setup) -> None:
             assert "fresh" in names
 
     anyio.run(main)
+
+
+def test_upstream_progress_passes_through(setup: Setup) -> None:
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append((value, total, message))
+
+    async def main() -> None:
+        async with client(setup.stdio()) as mcp:
+            result = await mcp.call_tool("slow", {"steps": 3}, progress_callback=on_progress)
+            assert not result.is_error
+
+    anyio.run(main)
+    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
