@@ -154,6 +154,13 @@ class CallGate:
             return text_result(str(exc), is_error=True)
         except ExecutionError as exc:
             return text_result(str(exc), is_error=True)
+        except SignoffError as exc:  # the server is away, ...: the request may still be open
+            session.park(call.id)
+            return text_result(
+                f"The call to {call.name} could not be gated right now ({exc}). Call the tool again "
+                "with the same arguments to continue.",
+                is_error=True,
+            )
         if upstream.closed.is_set() and not reply.executed and not reply.replayed:
             raise UpstreamGone(f"the upstream MCP server ({upstream.target.describe()}) is not running")
         outcome = reply.outcome

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._util import as_text
 from ..outcome import Outcome
 from ..requests import Request
 
@@ -38,7 +37,3 @@ def awaiting_result(request: Request, *, waited: float, inbox: str | None) -> di
         "tool runs at most once."
     )
     return text_result(text, is_error=True)
-
-
-def answer_text(value: Any) -> str:
-    return as_text(value)
