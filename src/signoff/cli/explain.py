@@ -28,7 +28,7 @@ def explain(
     annotations: Annotated[
         str | None,
         typer.Option(
-            help='The tool\'s annotations as a JSON object, e.g. \'{"readOnlyHint": true}\' '
+            help="The tool's annotations as a JSON object, e.g. '{\"readOnlyHint\": true}' "
             "(for `tool_annotations` in `when`, and a service's unless_read_only mode)."
         ),
     ] = None,
