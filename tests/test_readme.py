@@ -55,6 +55,8 @@ CHECKED = {
     ("text", "approval dispatched:"): "test_the_dispatch_log_line_is_what_the_worker_prints",
     ("yaml", "kind: email"): "test_the_channels_example_builds_what_it_says",
     ("text", "🔔 等待你的决策"): "test_the_text_fallback_message_is_what_the_readme_shows",
+    ("yaml", "unless_read_only"): "test_the_mcp_gateway_example_runs_as_written",
+    ("bash", "signoff mcp-proxy"): "test_the_mcp_gateway_example_runs_as_written",
 }
 """Each block, by its language and a text only it contains, and the test that runs or checks it."""
 
@@ -579,5 +581,65 @@ def test_the_text_fallback_message_is_what_the_readme_shows(tmp_path: Path) -> N
         )
         notice = build_notice(request, approver="alice", link=None, request_url="", locale="zh")
         assert notice_text(notice) == readme_block("text", "🔔 等待你的决策").rstrip("\n")
+
+
+@pytest.mark.slow
+def test_the_mcp_gateway_example_runs_as_written(tmp_path: Path) -> None:
+    """The README's rules and command: the official MCP client through the proxy to the example
+    server; the read-only tool passes, the others ask, and a person's decisions come back."""
+    import shlex
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    from signoff.decisions import Approve, Reject
+
+    rules = RuleSet.from_yaml(readme_block("yaml", "unless_read_only"))
+    explained = Resolver(rules).explain("notes.delete_note", annotations={"destructiveHint": True})
+    assert explained.ask and explained.allowed_decisions == ("approve", "reject")
+    (tmp_path / "mcp-rules.yaml").write_text(readme_block("yaml", "unless_read_only"), encoding="utf-8")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "mcp_notes_server.py").symlink_to(ROOT / "examples" / "mcp_notes_server.py")
+    words = shlex.split(readme_block("bash", "signoff mcp-proxy"))
+    assert words[0] == "signoff" and "python" in words
+    command = [
+        sys.executable,
+        "-m",
+        "signoff.cli",
+        *[sys.executable if w == "python" else w for w in words[1:]],
+    ]
+    db = tmp_path / "signoff.db"
+    environment = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "SIGNOFF_DB": f"sqlite:///{db}"}
+    params = StdioServerParameters(command=command[0], args=command[1:], env=environment, cwd=str(tmp_path))
+    store = SQLiteStore(db)
+
+    async def decided(mcp: Client, tool: str, args: dict[str, Any], decision: Any) -> Any:
+        async with anyio.create_task_group() as tasks:
+            results: list[Any] = []
+
+            async def call() -> None:
+                results.append(await mcp.call_tool(tool, args))
+
+            tasks.start_soon(call)
+            while not (found := store.list_requests(tool=f"notes.{tool}", status="pending")):
+                await anyio.sleep(0.05)
+            store.decide(found[0].id, decision, actor="alice")
+        return results[0]
+
+    async def main() -> None:
+        async with Client(params, mode="legacy") as mcp:
+            listed = await mcp.list_tools()
+            assert sorted(tool.name for tool in listed.tools) == ["add_note", "delete_note", "list_notes"]
+            assert not (await mcp.call_tool("list_notes", {})).is_error
+            added = await decided(mcp, "add_note", {"title": "a", "text": "b"}, Approve())
+            assert not added.is_error and "saved" in added.content[0].text
+            refused = await decided(mcp, "delete_note", {"title": "a"}, Reject(message="keep it"))
+            assert refused.is_error and "keep it" in refused.content[0].text
+            assert "a" in (await mcp.call_tool("list_notes", {})).content[0].text
+
+    try:
+        anyio.run(main)
+        tools = [request.tool_name for request in store.list_requests()]
+        assert tools == ["notes.delete_note", "notes.add_note"]
     finally:
         store.close()

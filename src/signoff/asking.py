@@ -36,6 +36,7 @@ def request_for_call(
         app=scope.app,
         requester=scope.requester,
         round=call.round,
+        tool_annotations=jsonable(dict(call.annotations)) if call.annotations is not None else None,
         drafting=drafting,
     )
 
@@ -59,6 +60,7 @@ def card_text(call: ToolCall, scope: Scope, rule: Rule) -> str:
             app=scope.app,
             requester=scope.requester,
             prefix=rule.description_prefix,
+            tool_annotations=dict(call.annotations or {}),
         )
     )
     return visible(as_text(written), newlines=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,12 +21,18 @@ class ToolCall:
     round: str | None = None
     """The model turn that asked for the call (its message or response id). An unattended run's
     cap counts rounds: the calls of one turn are one auto-resume. None: the call is a round alone."""
+    annotations: Mapping[str, Any] | None = None
+    """What the tool says of itself (MCP's `readOnlyHint`, `destructiveHint`, `idempotentHint`,
+    `openWorldHint`, `title`): `tool_annotations` in `when` conditions; a service with
+    `approval_mode: unless_read_only` does not ask about a tool marked `readOnlyHint: true`."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
             raise TypeError("ToolCall.name must be a non-empty string")
         if not isinstance(self.args, dict):
             raise TypeError(f"ToolCall.args must be a JSON object (dict), got {type(self.args).__name__}")
+        if self.annotations is not None and not isinstance(self.annotations, Mapping):
+            raise TypeError(f"ToolCall.annotations must be a mapping, got {type(self.annotations).__name__}")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -19,7 +19,7 @@ ride out the server's transient trouble until the request's deadline (see `waiti
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -127,13 +127,19 @@ class Gate:
         app: str | None = None,
         args: dict[str, Any] | None = None,
         requester: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
     ) -> Explanation:
         """Would this call ask, with which decisions, and which layer said so."""
-        return self._gate_rules.resolver().explain(tool, agent, app, args, requester)
+        return self._gate_rules.resolver().explain(tool, agent, app, args, requester, annotations)
 
     def _explain_call(self, call: ToolCall, scope: Scope) -> Explanation:
         return self.explain(
-            call.name, agent=scope.agent, app=scope.app, args=call.args, requester=scope.requester
+            call.name,
+            agent=scope.agent,
+            app=scope.app,
+            args=call.args,
+            requester=scope.requester,
+            annotations=call.annotations,
         )
 
     # -- scope --------------------------------------------------------------------------------
@@ -236,7 +242,9 @@ class Gate:
         if resolver is None or not call.id:
             return None
         scope = effective_scope(scope, self.default_scope)
-        if resolver.explain(call.name, scope.agent, scope.app, call.args, scope.requester).ask:
+        if resolver.explain(
+            call.name, scope.agent, scope.app, call.args, scope.requester, call.annotations
+        ).ask:
             return None
         return not_required(call.name, call.id, call.args)
 

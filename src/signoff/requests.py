@@ -83,6 +83,9 @@ class NewRequest:
     app: str | None = None
     requester: str | None = None
     round: str | None = None
+    tool_annotations: dict[str, Any] | None = None
+    """What the tool says of itself (MCP annotations): sent to a server so that its rules see
+    them as the gate's did; not kept with the request."""
     """The model turn the call came from (`ToolCall.round`)."""
     drafting: bool = False
     actor: str = LOCAL_CREATOR
@@ -98,6 +101,8 @@ class NewRequest:
             if name is not None:
                 check_name(name, what)
         check_json(self.args, "args")  # NaN, infinities, lone surrogates: refused before anything is stored
+        if self.tool_annotations is not None:
+            check_json(self.tool_annotations, "tool_annotations")
 
 
 @dataclass(frozen=True, kw_only=True)

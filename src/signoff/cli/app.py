@@ -13,7 +13,7 @@ from .. import __version__
 from ..backends import TOKEN_ENV, URL_ENV
 from ..errors import SignoffError
 from ..store import DB_ENV
-from . import admin, channels, decide, demo, explain, layers, requests, serve, users
+from . import admin, channels, decide, demo, explain, layers, mcp_proxy, requests, serve, users
 from .state import CliError, CliInputError, CliState
 
 
@@ -149,3 +149,4 @@ for command in COMMANDS:
 for name, group in GROUPS.items():
     app.add_typer(group, name=name)
 app.command("login-link")(serve.login_link_command)
+app.command("mcp-proxy")(mcp_proxy.mcp_proxy)

@@ -25,6 +25,13 @@ def explain(
         str | None, typer.Option(help="The call's arguments as a JSON object (for `when`).")
     ] = None,
     requester: Annotated[str | None, typer.Option(help="The end user the agent acts for.")] = None,
+    annotations: Annotated[
+        str | None,
+        typer.Option(
+            help="The tool's annotations as a JSON object, e.g. '{\"readOnlyHint\": true}' "
+            "(for `tool_annotations` in `when`, and a service's unless_read_only mode)."
+        ),
+    ] = None,
     config: Annotated[
         Path | None, typer.Option(help="Explain against this rules file instead of the stored rules.")
     ] = None,
@@ -32,8 +39,9 @@ def explain(
 ) -> None:
     """Explain the rule for one call: the answer, the allowed decisions and the trace."""
     call_args = parse_json_object(args, option="--args") if args is not None else None
+    marks = parse_json_object(annotations, option="--annotations") if annotations is not None else None
     rules = RuleSet.from_file(config) if config is not None else store_of(ctx).load_rules()
-    result = Resolver(rules).explain(tool, agent, app, call_args, requester)
+    result = Resolver(rules).explain(tool, agent, app, call_args, requester, marks)
     if as_json:
         render.print_json(result.to_dict())
     else:

@@ -202,7 +202,12 @@ def tool_delete(ctx: typer.Context, name: Name, as_user: AsUser = None) -> None:
 def service_set(
     ctx: typer.Context,
     name: Name,
-    approval_mode: Annotated[str | None, typer.Option(help="all, whitelist or blacklist.")] = None,
+    approval_mode: Annotated[
+        str | None,
+        typer.Option(
+            help="all, whitelist, blacklist or unless_read_only (all but the tools marked readOnlyHint)."
+        ),
+    ] = None,
     tools: Annotated[
         str | None, typer.Option(help="The listed tools (short names), comma-separated.")
     ] = None,

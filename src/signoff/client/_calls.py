@@ -78,6 +78,8 @@ def create_request(new: NewRequest) -> Call[tuple[Request, bool]]:
         "drafting": new.drafting,
         "rule": new.rule.snapshot(),
     }
+    if new.tool_annotations is not None:  # only when known: a server from before it refuses the field
+        body["tool_annotations"] = new.tool_annotations
     return Call("POST", _path("requests"), lambda answer: (read_one(answer), answer.status == 201), body=body)
 
 

@@ -15,7 +15,7 @@ it is refused (`refuse_callables`), and where it is reported it is named (`pytho
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
 from ..errors import ConfigError
@@ -31,6 +31,8 @@ class WhenInput:
     agent: str | None
     app: str | None
     requester: str | None
+    tool_annotations: Mapping[str, Any] = field(default_factory=dict)
+    """What the tool says of itself (MCP's `readOnlyHint`, `destructiveHint`, ...); empty when unknown."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +46,7 @@ class DescriptionInput:
     app: str | None
     requester: str | None
     prefix: str
+    tool_annotations: Mapping[str, Any] = field(default_factory=dict)
 
 
 WhenFn: TypeAlias = Callable[[WhenInput], object]

@@ -1,4 +1,5 @@
-"""`when` conditions: CEL expressions over `args`, `tool`, `agent`, `app` and `requester`.
+"""`when` conditions: CEL expressions over `args`, `tool`, `agent`, `app`, `requester` and
+`tool_annotations` (what the tool says of itself, e.g. MCP's `destructiveHint`; `{}` when unknown).
 
 Each expression is compiled once and kept. A condition that cannot be evaluated for a call
 (a missing argument, a non-boolean result) counts as true: when in doubt, ask.
@@ -14,7 +15,7 @@ import cel
 
 from ..errors import ConfigError
 
-VARIABLES = ("args", "tool", "agent", "app", "requester")
+VARIABLES = ("args", "tool", "agent", "app", "requester", "tool_annotations")
 
 
 @dataclass(frozen=True)

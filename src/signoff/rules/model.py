@@ -84,7 +84,7 @@ CHANNEL_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 DEFAULT_MAX_AUTO_RESUME = 10
 ENV_MAX_AUTO_RESUME = "SIGNOFF_UNATTENDED_MAX_AUTO_RESUME"
 
-ApprovalMode: TypeAlias = Literal["all", "whitelist", "blacklist"]
+ApprovalMode: TypeAlias = Literal["all", "whitelist", "blacklist", "unless_read_only"]
 LayerKind: TypeAlias = Literal["defaults", "tool", "service", "agent", "app"]
 LAYER_KINDS: tuple[LayerKind, ...] = ("defaults", "tool", "service", "agent", "app")
 
@@ -181,8 +181,11 @@ class ServiceEntry(RuleSettings):
     """Layer 1 for a group of tools named `SERVICE.<tool>` (one MCP server, say).
 
     `all`: every tool asks; `whitelist`: only the listed tools ask; `blacklist`: all but the listed
-    ones ask. A tool added to the service later is reviewed under `all` and `blacklist`, not under
-    `whitelist` (seed 004's table, which this follows over its prose).
+    ones ask; `unless_read_only`: every tool asks unless the call's tool annotations mark it
+    read-only (`readOnlyHint: true`, as an MCP server says of its tools), and the listed tools ask
+    even then (annotations are the tool's own claim). A tool added to the service later is
+    reviewed under `all`, `blacklist` and `unless_read_only`, not under `whitelist` (seed 004's
+    table, which this follows over its prose).
     """
 
     requires_approval: bool = True

@@ -7,15 +7,18 @@ For (tool, agent, app, args):
 3. start from the tool layer (service mode applied), overlay the agent's `interrupt_on` entry,
    then the app's `interrupt_overrides`: `false` turns off, `true` turns on with the settings
    beneath (all decisions if none), a mapping turns on with its fields; later layers win;
-4. a `when` condition (CEL, or a Python callable in code) asks only if it is true.
+4. a service in `approval_mode: unless_read_only` that has the last word does not ask about a
+   tool whose annotations say `readOnlyHint: true` (unless its `tools` list names the tool);
+5. a `when` condition (CEL, or a Python callable in code) asks only if it is true.
 
-Everything but step 4 depends on (tool, agent, app) alone, so it is computed once per triple
-and cached; only the condition is evaluated per call.
+Everything but steps 4 and 5 depends on (tool, agent, app) alone, so it is computed once per
+triple and cached; only the annotations and the condition are looked at per call.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -50,6 +53,8 @@ class Explanation:
     app.hitl_disabled, app.hitl_required, when, or default."""
     rule: Rule
     trace: tuple[TraceStep, ...] = field(default=())
+    read_only_exempt: bool = False
+    """The service's `unless_read_only` mode has the last word: a tool marked read-only is not asked."""
 
     @property
     def allowed_decisions(self) -> tuple[str, ...]:
@@ -122,18 +127,34 @@ class Resolver:
         app: str | None = None,
         args: dict[str, Any] | None = None,
         requester: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
     ) -> Explanation:
         static = self._cache.get((tool, agent, app)) or self.static(tool, agent, app)
-        if not static.ask or static.rule.required or static.rule.when is None:
+        if not static.ask or static.rule.required:
             return static
+        if static.read_only_exempt:
+            static = _read_only_says(static, annotations)
+            if not static.ask:
+                return static
         when = static.rule.when
+        if when is None:
+            return static
+        marks = dict(annotations or {})
         if callable(when):
-            result = call_when(
-                when, WhenInput(args=args or {}, tool=tool, agent=agent, app=app, requester=requester)
+            facts = WhenInput(
+                args=args or {}, tool=tool, agent=agent, app=app, requester=requester, tool_annotations=marks
             )
+            result = call_when(when, facts)
             condition = python_name(when)
         else:
-            context = {"args": args or {}, "tool": tool, "agent": agent, "app": app, "requester": requester}
+            context = {
+                "args": args or {},
+                "tool": tool,
+                "agent": agent,
+                "app": app,
+                "requester": requester,
+                "tool_annotations": marks,
+            }
             result = evaluate_condition(when, context)
             condition = f"`{when}`"
         said = f"when {condition} {result.error or f'is {str(result.value).lower()}'}"
@@ -151,9 +172,13 @@ class Resolver:
         trace.append(TraceStep("default", None, "no layer asks by default"))
 
         service = self._service_for(tool)
+        read_only_exempt = False
         if service is not None:
             name, entry = service
             on, said = _service_says(tool, name, entry)
+            read_only_exempt = (
+                on and entry.approval_mode == "unless_read_only" and not _listed(tool, *service)
+            )
             settings.update(entry.fields_set())
             layer = "service"
             trace.append(TraceStep("service", name, said))
@@ -234,7 +259,8 @@ class Resolver:
             unattended=settings.get("unattended") or defaults.unattended,
             required=required,
         )
-        return Explanation(tool, agent_name, app_name, on, layer, rule, tuple(trace))
+        exempt = read_only_exempt and on and layer == "service" and not required
+        return Explanation(tool, agent_name, app_name, on, layer, rule, tuple(trace), read_only_exempt=exempt)
 
     def _service_for(self, tool: str) -> tuple[str, ServiceEntry] | None:
         for name, entry in self._services:
@@ -259,17 +285,39 @@ def _more_specific_than_service(match: Match[ToolEntry], service: str) -> bool:
     return False
 
 
+def _listed(tool: str, service: str, entry: ServiceEntry) -> bool:
+    return tool[len(service) + 1 :] in entry.tools or tool in entry.tools
+
+
 def _service_says(tool: str, service: str, entry: ServiceEntry) -> tuple[bool, str]:
     short = tool[len(service) + 1 :]
-    listed = short in entry.tools or tool in entry.tools
+    listed = _listed(tool, service, entry)
     if not entry.requires_approval:
         return False, "requires_approval=false"
     mode = entry.approval_mode
     if mode == "all":
         return True, "approval_mode=all: every tool of the service asks"
+    if mode == "unless_read_only":
+        if listed:
+            return True, f"approval_mode=unless_read_only: {short!r} is listed, so it asks even if read-only"
+        return True, "approval_mode=unless_read_only: asks unless the tool is marked read-only (readOnlyHint)"
     if mode == "whitelist":
         return listed, f"approval_mode=whitelist: {short!r} is {'' if listed else 'not '}listed"
     return not listed, f"approval_mode=blacklist: {short!r} is {'' if listed else 'not '}listed"
+
+
+def _read_only_says(static: Explanation, annotations: Mapping[str, Any] | None) -> Explanation:
+    """Step 4: the service's `unless_read_only` mode looks at this call's tool annotations."""
+    key = static.deciding_key
+    hint = (annotations or {}).get("readOnlyHint")
+    if hint is True:
+        step = TraceStep(
+            "service", key, "readOnlyHint=true: the tool is marked read-only, so nobody is asked"
+        )
+        return replace(static, ask=False, trace=(*static.trace, step))
+    said = "no readOnlyHint" if hint is None else f"readOnlyHint={shown(hint)!r}"
+    step = TraceStep("service", key, f"{said}: not marked read-only, so it asks")
+    return replace(static, trace=(*static.trace, step))
 
 
 def _overlay(switch: ToolSwitch, settings: dict[str, Any]) -> tuple[bool, str]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,6 +48,19 @@ class NewRequestBody(Body):
     rule: dict[str, Any] | None = Field(
         default=None,
         description="The rule the agent's gate resolved (a request snapshot); else the server's rules.",
+    )
+    tool_annotations: (
+        dict[
+            Annotated[str, Field(max_length=64)],
+            bool | Annotated[str, Field(max_length=512)] | int | float | None,
+        ]
+        | None
+    ) = Field(
+        default=None,
+        max_length=32,
+        description="What the tool says of itself (MCP tool annotations: readOnlyHint, destructiveHint, "
+        "idempotentHint, openWorldHint, title): `tool_annotations` in the server's `when` conditions, "
+        "and what a service's `approval_mode: unless_read_only` looks at. Not kept with the request.",
     )
 
 

@@ -125,7 +125,9 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> tuple[NewR
         raise InvalidInput(f"deadline: {exc}") from None
     except ConfigError as exc:
         raise InvalidInput(exc.message) from None
-    explanation = server.resolver().explain(body.tool, body.agent, body.app, body.args, body.requester)
+    explanation = server.resolver().explain(
+        body.tool, body.agent, body.app, body.args, body.requester, body.tool_annotations
+    )
     governed = governed_rule(
         explanation,
         snapshot=snapshot,

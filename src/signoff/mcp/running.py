@@ -1,0 +1,94 @@
+"""Running the proxy: reach the upstream, then serve MCP over stdio or streamable HTTP."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import anyio
+import mcp.types as types
+
+from .. import __version__
+from ..gate import Gate
+from .catalog import ToolCatalog
+from .elicit import ElicitDecider
+from .gating import CallGate, GateOptions
+from .proxy import Peers, build_server, on_upstream_notification
+from .sessions import Sessions
+from .stdio_pipes import stdio_streams
+from .upstream import Upstream, UpstreamTarget, connect
+
+log = logging.getLogger("signoff.mcp")
+
+CLIENT_INFO = types.Implementation(name="signoff-mcp-proxy", version=__version__)
+
+
+@dataclass(frozen=True)
+class ProxyOptions:
+    service: str
+    target: UpstreamTarget
+    listen: tuple[str, int] | None = None
+    max_wait: float | None = None
+    progress_interval: float = 1.0
+    upstream_timeout: float | None = 300.0
+    inbox: str | None = None
+    decider: ElicitDecider | None = None
+    follow_rules: bool = field(default=True)
+    """The gate reads its rules from the store (they may change): re-read them as it would."""
+
+
+async def serve(options: ProxyOptions, gate: Gate) -> None:
+    catalog = ToolCatalog()
+    peers = Peers()
+    sessions = Sessions(options.service)
+    gates: list[CallGate] = []
+
+    async def on_notification(notification: types.ServerNotification) -> None:
+        await on_upstream_notification(notification, catalog, peers)
+
+    async def on_closed() -> None:
+        log.error("the upstream MCP server (%s) closed the connection", options.target.describe())
+        for call_gate in gates:
+            await call_gate.cancel_open(f"the upstream MCP server {options.service!r} exited")
+
+    async with connect(
+        options.target,
+        on_notification=on_notification,
+        on_closed=on_closed,
+        timeout=options.upstream_timeout,
+        client_info=CLIENT_INFO,
+    ) as upstream:
+        gate_options = GateOptions(
+            service=options.service,
+            max_wait=options.max_wait,
+            progress_interval=options.progress_interval,
+            inbox=options.inbox,
+            decider=options.decider,
+        )
+
+        def current() -> Upstream:
+            return upstream
+
+        call_gate = CallGate(gate, gate_options, current, catalog, sessions)
+        gates.append(call_gate)
+        server = build_server(upstream, call_gate, catalog, peers)
+        async with anyio.create_task_group() as tasks:
+            if options.follow_rules:
+                tasks.start_soon(call_gate.keep_rules_fresh)
+            if options.listen is None:
+                async with stdio_streams() as (read, write):
+                    await server.run(read, write, server.create_initialization_options())
+            else:
+                await _serve_http(server, *options.listen)
+            tasks.cancel_scope.cancel()
+
+
+async def _serve_http(server: object, host: str, port: int) -> None:
+    import uvicorn
+
+    from .proxy import ProxyServer
+
+    assert isinstance(server, ProxyServer)
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    await uvicorn.Server(config).serve()
