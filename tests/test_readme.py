@@ -581,6 +581,8 @@ def test_the_text_fallback_message_is_what_the_readme_shows(tmp_path: Path) -> N
         )
         notice = build_notice(request, approver="alice", link=None, request_url="", locale="zh")
         assert notice_text(notice) == readme_block("text", "🔔 等待你的决策").rstrip("\n")
+    finally:
+        store.close()
 
 
 @pytest.mark.slow
