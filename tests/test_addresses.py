@@ -81,12 +81,15 @@ def test_the_api_lets_a_person_set_their_own_addresses_only(server: LiveServer) 
         put = client.put("/v1/users/alice/addresses/feishu", json={"address": "ou_abc"})
         assert put.status_code == 200, put.text
         assert put.json() == {"user": "alice", "kind": "feishu", "address": "ou_abc"}
-        assert client.get("/v1/users/alice/addresses").json() == {"feishu": "ou_abc"}
+        assert client.get("/v1/users/alice/addresses").json() == {
+            "user": "alice",
+            "addresses": {"feishu": "ou_abc"},
+        }
         assert client.put("/v1/users/bob/addresses/slack", json={"address": "U9"}).status_code == 403
         assert client.put("/v1/users/alice/addresses/email", json={"address": "nope"}).status_code == 422
     with server.client(admin) as client:
         assert client.put("/v1/users/bob/addresses/slack", json={"address": "U9"}).status_code == 200
-        assert client.get("/v1/users/bob/addresses").json() == {"slack": "U9"}
+        assert client.get("/v1/users/bob/addresses").json()["addresses"] == {"slack": "U9"}
         taken = client.put("/v1/users/alice/addresses/slack", json={"address": "U9"})
         assert taken.status_code == 409
         assert client.delete("/v1/users/bob/addresses/slack").json() == {"removed": True}

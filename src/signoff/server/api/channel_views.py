@@ -15,6 +15,13 @@ class AddressBody(Body):
     address: str = Field(min_length=1, max_length=320, description="The person's id or address there.")
 
 
+class AddressesView(BaseModel):
+    user: str
+    addresses: dict[str, str] = Field(
+        description="Kind (slack, wecom, feishu, email, text:<platform>) → address."
+    )
+
+
 class AddressView(BaseModel):
     user: str
     kind: str

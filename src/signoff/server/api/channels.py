@@ -18,6 +18,7 @@ from ..errors import API_ERRORS
 from ..idempotency import Answer, answer_once_as
 from .channel_views import (
     AddressBody,
+    AddressesView,
     AddressView,
     ChannelView,
     InboundDecisionBody,
@@ -27,8 +28,8 @@ from .channel_views import (
     WebhookBody,
     WebhookView,
 )
-from .request_views import OutboxRowView
-from .shown import ShownAs
+from .request_views import OutboxRowView, RequestView
+from .shown import ShownAs, shown_as
 from .views import Removed
 from .webhook_inbound import decide_from_webhook, verified_body
 
@@ -42,12 +43,14 @@ def _self_or_admin(user: User, name: str) -> None:
 
 
 @router.get("/users/{name}/addresses", summary="A person's channel addresses (themself or admins)")
-def addresses(name: str, http: HttpRequest, user: CurrentUser) -> dict[str, str]:
+def addresses(
+    name: str, http: HttpRequest, user: CurrentUser
+) -> Annotated[dict[str, Any], ShownAs(AddressesView)]:
     _self_or_admin(user, name)
     store = server_of(http).store
     if store.get_user(name) is None:
         raise NotFound(f"no user named {name!r}")
-    return store.addresses_of(name)
+    return {"user": name, "addresses": store.addresses_of(name)}
 
 
 @router.put("/users/{name}/addresses/{kind}", summary="Set a person's address on a channel")
@@ -134,6 +137,7 @@ def rotate_webhook(
     openapi_extra={
         "requestBody": {"content": {"application/json": {"schema": InboundDecisionBody.model_json_schema()}}}
     },
+    responses=shown_as(RequestView, description="The decided request."),
 )
 async def webhook_decision(webhook_id: str, http: HttpRequest) -> Response:
     server = server_of(http)
