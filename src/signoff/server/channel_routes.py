@@ -34,12 +34,10 @@ log = logging.getLogger("signoff.channels")
 CALLBACK_REFUSED = "callback.refused"
 
 
-@router.post(
-    "/channels/{name}/callback",
-    summary="A channel's callback (Slack interactions, WeCom and Feishu card actions, text replies)",
-    response_class=JSONResponse,
-)
+@router.post("/channels/{name}/callback", include_in_schema=False, response_class=JSONResponse)
 async def callback(name: str, http: HttpRequest) -> Response:
+    """A channel's callback (Slack interactions, WeCom and Feishu card actions, text replies):
+    the platforms' own formats, so not in the API's schema."""
     server = server_of(http)
     channel = server.channels.get(name)
     if channel is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path
 from fastapi import Request as HttpRequest
 from starlette.responses import Response
 
@@ -33,6 +33,7 @@ from .views import Removed
 from .webhook_inbound import decide_from_webhook, verified_body
 
 router = APIRouter(prefix="/v1", tags=["channels"], responses=API_ERRORS)
+MAX_ROW_ID = 2**62
 
 
 def _self_or_admin(user: User, name: str) -> None:
@@ -170,7 +171,7 @@ def dead_letters(
 
 @router.post("/outbox/{outbox_id}/retry", summary="Send a dead letter again (admins)")
 def retry_dead_letter(
-    outbox_id: int, http: HttpRequest, caller: CurrentCaller
+    outbox_id: Annotated[int, Path(ge=1, le=MAX_ROW_ID)], http: HttpRequest, caller: CurrentCaller
 ) -> Annotated[dict[str, Any], ShownAs(OutboxRowView)]:
     require_admin(caller.user)
     row = server_of(http).store.retry_dead_letter(outbox_id, actor=caller.user.name, channel=caller.channel)
