@@ -71,7 +71,7 @@ def show(secret: str, http: HttpRequest, decision: str | None = None) -> HTMLRes
         return _page(http, None, None, status_code=404)
     user, request = found
     card = Card(request=request, viewer=user, mode="link", decide_url=f"/h/{secret}")
-    if decision is not None and card.open and decision in card.actions:
+    if decision is not None and card.decidable and card.viewer_decides and decision in card.actions:
         hint = HINTS[decision]
         card = replace(
             card, open_panel=decision if decision in PANELS else None, notice=hint, notice_kind="info"
