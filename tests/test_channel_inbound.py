@@ -202,3 +202,24 @@ def test_a_webhook_without_a_person_takes_no_decisions(server: LiveServer) -> No
     )
     assert answer.status_code == 403
     assert store.get_request(request_id).status.value == "pending"
+
+
+def test_a_reply_delivered_twice_decides_once_even_with_another_request_pending(
+    server: LiveServer, chat: RecordingChannel
+) -> None:
+    """A platform that retries a reply (the same delivery id) must not decide the next request
+    with it: the first outcome is answered again, from the store."""
+    store = server.store
+    older = ask(store, call="d1", approvers=("alice",), channels=("chat",))
+    newer = ask(store, call="d2", approvers=("alice",), channels=("chat",))
+    wait_until(lambda: len(chat.recorded) == 2)
+    reply = {"id": "msg-1", "sender": "U-ALICE", "decision": {"type": "approve"}}
+    first = callback(server, reply)
+    assert first.json() == {"ok": True, "message": "Approved."}
+    again = callback(server, reply)
+    assert again.status_code == 200 and again.json() == first.json()
+    assert store.get_request(newer).status.value == "approved"
+    assert store.get_request(older).status.value == "pending", "the repeat decided nothing more"
+    other = callback(server, {**reply, "id": "msg-2"})
+    assert other.json()["ok"] is True
+    assert store.get_request(older).status.value == "approved"

@@ -16,7 +16,6 @@ import httpx
 from signoff._util import utcnow
 from signoff.channels import ChannelRegistry
 from signoff.channels.slack import SlackChannel
-from signoff.channels.slack_interactions import install
 from signoff.outbox import OutboxSettings, RetryPolicy
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
@@ -105,11 +104,8 @@ def wait_until(check: Callable[[], object], timeout: float = 15.0) -> None:
 
 
 @contextmanager
-def slack_server(
-    store: Store, settings: ServerSettings = QUICK, *, install_handler: bool = True
-) -> Iterator[SlackSetup]:
-    """A live server with a Slack channel; `install_handler=False` leaves its callbacks to the
-    shared route alone (without `SlackChannel.handle_callback`)."""
+def slack_server(store: Store, settings: ServerSettings = QUICK) -> Iterator[SlackSetup]:
+    """A live server with a Slack channel, its callbacks going to the server's own route."""
     for name, user_id in PEOPLE.items():
         store.add_user(name, role="member", actor="test")
         store.set_address(name, "slack", user_id, actor="test")
@@ -120,7 +116,5 @@ def slack_server(
         registry = ChannelRegistry()
         registry.add(channel)
         live = LiveServer(store, settings, channels=registry)
-        if install_handler:
-            install(live.app)
         with live:
             yield SlackSetup(live, fake, channel)

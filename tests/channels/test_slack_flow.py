@@ -307,16 +307,14 @@ def test_a_question_is_answered_in_a_modal(slack: SlackSetup) -> None:
     assert answered.decision is not None and answered.decision.decision.message == "eu-west-1"  # type: ignore[union-attr]
 
 
-def test_through_the_shared_route_alone_approve_works_and_a_modal_points_to_signoff(
-    sqlite_store: Store,
-) -> None:
-    with slack_server(sqlite_store, install_handler=False) as slack:
+def test_the_servers_callback_route_opens_modals_decides_and_refuses(sqlite_store: Store) -> None:
+    with slack_server(sqlite_store) as slack:
         request_id = slack.ask()
         slack.sent_to("U-ALICE")
-        slack.post(click(request_id, "edit", "U-ALICE"))
-        [ephemeral] = slack.fake.wait_for("chat.postEphemeral")
-        assert "Open in signoff" in ephemeral.body["text"]
-        assert slack.fake.of("views.open") == []
+        assert slack.post(click(request_id, "edit", "U-ALICE")).status_code == 200
+        [opened] = slack.fake.wait_for("views.open")
+        assert opened.body["view"]["type"] == "modal"
+        assert slack.fake.of("chat.postEphemeral") == []
         assert slack.post(click(request_id, "approve", "U-ALICE")).status_code == 200
         assert slack.store.get_request(request_id).status.value == "approved"
         assert slack.fake.wait_for("chat.update")[0].body["text"].endswith("✅ Approved by alice")

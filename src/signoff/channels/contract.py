@@ -135,6 +135,13 @@ class Channel(ABC):
         or `BadCallback`. Channels without callbacks (email: its links are handles) keep this."""
         raise BadCallback(f"channel {self.name} takes no callbacks")
 
+    async def handle(self, server: Any, inbound: Inbound) -> tuple[int, Any] | None:
+        """A verified callback the channel answers whole, with the server (`signoff.server.Server`)
+        at hand: Slack opens modals and reads their submissions. None (the default) leaves it to
+        the shared path: decide (`channel_routes.act`), then `answer`. A (status, None) answer is
+        an empty body."""
+        return None
+
     def answer(self, inbound: Inbound, outcome: InboundOutcome | None) -> tuple[int, Any]:
         """The HTTP status and JSON body to answer the callback with: `inbound.reply` for a
         reply, else `{"ok": ..., "message": ...}`. Platforms with their own answer shapes

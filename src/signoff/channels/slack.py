@@ -80,7 +80,7 @@ NO_FORM: dict[Locale, str] = {
     "zh": "请点消息上的“在 signoff 中打开”来填写。",
 }
 """Said when a modal cannot be opened: the server took the callback without the Slack
-channel's own handler (`handle_callback`), or Block Kit cannot show the request's form."""
+channel's own handler (`handle`), or Block Kit cannot show the request's form."""
 
 
 class SlackChannel(Channel):
@@ -268,7 +268,7 @@ class SlackChannel(Channel):
         """Slack's answer: nothing for a click (a refusal goes as an ephemeral message, after
         the ack), `response_action` for a modal: errors to show in it, or clear to close it."""
         if outcome is None:
-            if inbound.extra.get("open"):  # a modal needs the server: see `handle_callback`
+            if inbound.extra.get("open"):  # a modal needs the server: see `handle`
                 self.later(self.ephemeral(inbound, NO_FORM[self.locale]))
             if inbound.extra.get("type") == "unknown" and inbound.extra.get("slack_channel"):
                 self.later(self.ephemeral(inbound, inbound.reply["text"]))
@@ -284,11 +284,11 @@ class SlackChannel(Channel):
             self.later(self.ephemeral(inbound, outcome.message))
         return 200, None
 
-    async def handle_callback(self, server: Any, body: bytes, headers: Mapping[str, str]) -> tuple[int, Any]:
+    async def handle(self, server: Any, inbound: Inbound) -> tuple[int, Any] | None:
         """The whole interaction (modals included): see `slack_interactions.handle`."""
         from .slack_interactions import handle
 
-        answered: tuple[int, Any] = await handle(server, self, body, headers)
+        answered: tuple[int, Any] = await handle(server, self, inbound)
         return answered
 
 

@@ -1,10 +1,10 @@
-"""A Slack interaction, start to end, with the server at hand (`SlackChannel.handle_callback`).
+"""A Slack interaction, start to end, with the server at hand (`SlackChannel.handle`).
 
 Slack sends every click and every modal submission to the one Interactivity Request URL and
 wants an answer within 3 seconds. What happens:
 
-1. the signature is checked first (`SlackChannel.verify`): a forged or stale callback is a 401
-   and an audit row, an unreadable one a 400; nothing else is read then;
+1. the server's callback route checks the signature first (`SlackChannel.verify`): a forged or
+   stale callback is a 401 and an audit row, an unreadable one a 400; nothing else is read then;
 2. approve, and a submitted reject, decide through the server's shared path
    (`channel_routes.act`: the Slack user mapped to a person by their `slack` address, the
    approver check, the first decision wins, audited); a refused click is answered with an
@@ -22,51 +22,30 @@ Each inbound action is one structured log line (`channel_routes.log_inbound`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from fastapi import FastAPI
-from fastapi import Request as HttpRequest
-from fastapi.routing import APIRoute
 from slack_sdk.errors import SlackObjectFormationError
-from starlette.responses import JSONResponse, Response
 
 from .._util import utcnow
 from ..decision_checks import refuse_if_closed
 from ..errors import SignoffError
 from ..requests import Request
-from ..server.channel_routes import CALLBACK_REFUSED, act, log_inbound
-from ..server.channel_routes import callback as shared_callback
-from ..server.context import Server, server_of
+from ..server.channel_routes import act, log_inbound
+from ..server.context import Server
 from ..server.inbox.cards import refusal_text
 from ..server.inbox.decision_form import answer_fields, edit_fields
 from ..server.inbox.schema_form import FieldProblems, FormField, field_problems, read_fields
-from ..server.refusals import ANONYMOUS, audit_refusal
 from ..templates import REDACTED
-from .contract import BadCallback, BadSignature, Inbound, InboundOutcome
+from .contract import Inbound, InboundOutcome
 from .slack import NO_FORM, SlackChannel
 from .slack_blocks import COMMENT_BLOCK, EDIT_VIEW, MESSAGE_BLOCK, form_view, reject_view
 from .texts import EXPIRED_REPLY, Locale
 
 
-async def handle(
-    server: Server, channel: SlackChannel, body: bytes, headers: Mapping[str, str]
-) -> tuple[int, Any]:
-    try:
-        inbound = channel.verify(body, headers)
-    except (BadSignature, BadCallback) as exc:
-        log_inbound(channel, None, None, "refused", why=exc.message)
-        if isinstance(exc, BadSignature):
-            await server.run(
-                audit_refusal,
-                server.store,
-                exc,
-                actor=ANONYMOUS,
-                channel=channel.name,
-                action=CALLBACK_REFUSED,
-            )
-        raise
+async def handle(server: Server, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
+    """A verified interaction (the server's callback route checked its signature, refusing and
+    auditing a forged or stale one)."""
     if inbound.kind == "decide":
         outcome = await server.write(act, server, channel, inbound)
         return channel.answer(inbound, outcome)
@@ -76,26 +55,6 @@ async def handle(
     if inbound.extra.get("type") == "view_submission":
         return await _submitted_form(server, channel, inbound)
     return channel.answer(inbound, None)
-
-
-async def callback(name: str, http: HttpRequest) -> Response:
-    """`POST /channels/{name}/callback` for a channel that handles its callbacks whole
-    (`handle_callback`: Slack's modals need the server); any other channel's goes the shared way."""
-    server = server_of(http)
-    channel = server.channels.get(name)
-    handler = getattr(channel, "handle_callback", None)
-    if handler is None:
-        return await shared_callback(name, http)
-    headers = {key.lower(): value for key, value in http.headers.items()}
-    status, payload = await handler(server, await http.body(), headers)
-    return Response(status_code=status) if payload is None else JSONResponse(payload, status)
-
-
-def install(app: FastAPI) -> None:
-    """Answer `POST /channels/{name}/callback` with `callback`, ahead of the shared route (until
-    the shared route hands channels with `handle_callback` their callbacks itself)."""
-    route = APIRoute("/channels/{name}/callback", callback, methods=["POST"], include_in_schema=False)
-    app.router.routes.insert(0, route)
 
 
 # -- a modal to open --------------------------------------------------------------------------

@@ -12,18 +12,22 @@ structured log line (thread, request, handle, platform, result).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import JSONResponse, Response
 
+from .._util import utcnow
 from ..channels.contract import BadCallback, BadSignature, Channel, Inbound, InboundOutcome, InboundResult
 from ..channels.texts import EXPIRED_REPLY
 from ..errors import AlreadyDecided, NotAnApprover, NotFound, RequestExpired, RequestNotFound, SignoffError
 from ..requests import Request
+from ..store.idempotency_ops import KeptAnswer
 from .context import Server, server_of
 from .deciding import decide_as
 from .inbox.cards import DONE_WORDS, refusal_text
@@ -44,10 +48,6 @@ async def callback(name: str, http: HttpRequest) -> Response:
         raise NotFound(f"no channel named {name!r} is configured on this server")
     body = await http.body()
     headers = {key.lower(): value for key, value in http.headers.items()}
-    handler = getattr(channel, "handle_callback", None)
-    if handler is not None:  # a channel that needs the server for its callbacks (Slack's modals)
-        status, payload = await handler(server, body, headers)
-        return Response(status_code=status) if payload is None else JSONResponse(payload, status)
     try:
         inbound = channel.verify(body, headers)
     except (BadSignature, BadCallback) as exc:
@@ -57,13 +57,46 @@ async def callback(name: str, http: HttpRequest) -> Response:
                 audit_refusal, server.store, exc, actor=ANONYMOUS, channel=name, action=CALLBACK_REFUSED
             )
         raise
+    handled = await channel.handle(server, inbound)
+    if handled is not None:
+        status, payload = handled
+        return Response(status_code=status) if payload is None else JSONResponse(payload, status)
     outcome = None if inbound.kind == "reply" else await server.write(act, server, channel, inbound)
     status, payload = channel.answer(inbound, outcome)
     return JSONResponse(payload, status)
 
 
 def act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
-    """Decide what a verified callback says, as the person who sent it; what came of it."""
+    """Decide what a verified callback says, as the person who sent it; what came of it. A
+    callback the platform delivers again (the same `delivery_id`: a retried text reply, a
+    webhook-id) gets the first outcome again and decides nothing more, on every replica and
+    after restarts: the outcome is kept in the store with the decision, as Idempotency-Key
+    answers are."""
+    if inbound.delivery_id is None:
+        return _act(server, channel, inbound)
+    namespace = f"channel:{channel.name}"
+    key = "delivery-" + hashlib.sha256(inbound.delivery_id.encode()).hexdigest()
+    ttl = server.settings.idempotency_ttl
+    kept = server.store.kept_answer(namespace, key, ttl=ttl)
+    if kept is not None:
+        return InboundOutcome(**json.loads(kept.body))
+    outcome = _act(server, channel, inbound)
+    fresh = KeptAnswer(
+        method="POST",
+        path=f"/channels/{channel.name}/callback",
+        fingerprint=key,
+        status=200,
+        body=json.dumps(asdict(outcome)),
+        created_at=utcnow(),
+    )
+    if not server.store.keep_answer(namespace, key, fresh, ttl=ttl):
+        kept = server.store.kept_answer(namespace, key, ttl=ttl)  # the same delivery, answered meanwhile
+        if kept is not None:
+            return InboundOutcome(**json.loads(kept.body))
+    return outcome
+
+
+def _act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
     store = server.store
     locale = _locale(server, channel)
     user_name = store.user_at(channel.address_kind, inbound.sender) if inbound.sender else None
