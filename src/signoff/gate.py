@@ -131,6 +131,12 @@ class Gate:
         """Would this call ask, with which decisions, and which layer said so."""
         return self._gate_rules.resolver().explain(tool, agent, app, args, requester)
 
+    def may_ask(self, tool: str, agent: str | None = None, app: str | None = None) -> bool:
+        """False when the rules in force ask about no call of `tool` by `agent` in `app`, whatever
+        its args and requester (no `when` is evaluated): an adapter's cheap first check. One cached
+        lookup per (tool, agent, app) until the rules change (a new `Resolver` then)."""
+        return self._gate_rules.may_ask(tool, agent, app)
+
     def _explain_call(self, call: ToolCall, scope: Scope) -> Explanation:
         return self.explain(
             call.name, agent=scope.agent, app=scope.app, args=call.args, requester=scope.requester

@@ -197,3 +197,20 @@ def test_replaying_a_resume_runs_nothing_twice(tmp_path: Path, sqlite_store: SQL
     assert script.shown(2) == script.shown(1)
     assert len(ledger.runs()) == 1
     assert [r.tool_call_id for r in sqlite_store.list_requests(thread_id="t1")] == ["c1"]
+
+
+def test_a_call_nothing_asks_about_needs_no_thread_and_a_rule_switched_on_asks_at_once(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    ledger = Ledger(tmp_path / "ledger")
+    toolset = signoff_approval(make_toolset(ledger), Gate(sqlite_store, rules_refresh=0.0))
+    script = Script([[READ], "done"])
+    result = agent_for(script, toolset).run_sync("tidy up")  # no conversation_id: nothing asks
+    assert result.output == "done" and [run["tool"] for run in ledger.runs()] == ["read_data"]
+
+    sqlite_store.set_layer("tool", "read_data", {"requires_approval": True}, actor="admin")
+    script = Script([[READ], "done"])
+    result = agent_for(script, toolset).run_sync("tidy up", conversation_id="t1")
+    assert isinstance(result.output, DeferredToolRequests)
+    assert [call.tool_call_id for call in result.output.approvals] == ["c2"]
+    assert len(ledger.runs()) == 1 and sqlite_store.find_request("t1", "c2") is not None

@@ -27,7 +27,7 @@ from haystack.hooks.human_in_the_loop import ToolExecutionDecision
 
 from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, open_backend
 
-from .context import ScopeDefaults, fields_from_context, scope_from_context
+from .context import ScopeDefaults, rule_fields_from_context, scope_from_context
 from .decisions import execution_decision
 from .rounds import asking_round
 
@@ -158,14 +158,14 @@ class SignoffConfirmationStrategy:
         (what `gate.review` would answer), made without a Scope or a ToolCall; None: plan it."""
         if not tool_call_id:
             return None  # the gate numbers calls without an id in their scope
-        who = fields_from_context(context, self.defaults)
-        explanation = self.gate.explain(
-            tool_name, agent=who["agent"], app=who["app"], args=tool_params, requester=who["requester"]
-        )
-        if explanation.ask:
+        agent, app, requester = rule_fields_from_context(context, self.defaults)
+        if self.gate.may_ask(tool_name, agent, app) and (
+            self.gate.explain(tool_name, agent=agent, app=app, args=tool_params, requester=requester).ask
+        ):
             return None
+        # As Haystack's own strategy answers a call its policy does not ask about.
         return ToolExecutionDecision(
-            tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=dict(tool_params)
+            tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=tool_params
         )
 
     def plan(

@@ -40,6 +40,7 @@ from langgraph.types import Command, interrupt
 from pydantic import BaseModel
 
 from signoff import Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
+from signoff.rules import Resolver
 
 from .callables import GatedCall, gating
 from .config import ScopeFields, parse_interrupt_on, thread_of
@@ -102,11 +103,32 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         self.actor = actor
         self._schemas: dict[str, dict[str, Any]] = {}
         """Each tool's args schema as the model was last offered it: the requests' edit schema."""
+        self._static_answers: tuple[Resolver | None, dict[str, bool]] = (None, {})
+        """Per tool, whether the rules in force (the Resolver) might ask, before any `when`."""
         self.scope_fields = ScopeFields(agent=agent, app=app, requester=requester, unattended=unattended)
         for name, entry in parse_interrupt_on(interrupt_on or {}, description_prefix).items():
             self.gate.register_tool(name, entry)
 
     # -- which calls ask --------------------------------------------------------------------
+
+    def _may_ask(self, tool_calls: list[LcToolCall]) -> bool:
+        """Whether the rules might ask about any of `tool_calls` (before any `when`): the check
+        every turn pays, one cached lookup per call while the rules stay the same."""
+        resolver = self.gate.resolver()
+        seen, answers = self._static_answers
+        if seen is not resolver:  # the rules changed: a new Resolver
+            answers = {}
+            self._static_answers = (resolver, answers)
+        for tool_call in tool_calls:
+            name = tool_call["name"]
+            asks = answers.get(name)
+            if asks is None:
+                asks = answers[name] = resolver.static(
+                    name, self.scope_fields.agent, self.scope_fields.app
+                ).ask
+            if asks:
+                return True
+        return False
 
     def _asks(self, tool_call: LcToolCall, gated: Callable[[], GatedCall]) -> GatedCall | None:
         """The call as gated if the rules (a Python `when` among them) ask about it, else None.
@@ -176,9 +198,12 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
     def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         if self.wait:
             return None
-        turn = self._turn(state, runtime)
-        if isinstance(turn, dict) or turn is None:
-            return turn
+        last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
+        if last is None or not last.tool_calls or not self._may_ask(last.tool_calls):
+            return self._quiet(state)
+        turn = self._turn(state, runtime, last)
+        if turn is None:
+            return self._quiet(state)
         gated, scope, round = turn
         found = {key(call.tool_call): self._submit(call, scope, round) for call in gated}
         while pending := [call for call in gated if isinstance(found[key(call.tool_call)], Pending)]:
@@ -192,9 +217,12 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
     async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         if self.wait:
             return None
-        turn = self._turn(state, runtime)
-        if isinstance(turn, dict) or turn is None:
-            return turn
+        last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
+        if last is None or not last.tool_calls or not self._may_ask(last.tool_calls):
+            return self._quiet(state)
+        turn = self._turn(state, runtime, last)
+        if turn is None:
+            return self._quiet(state)
         gated, scope, round = turn
         found: dict[str, Found] = {}
         for call in gated:
@@ -208,23 +236,25 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         return self._settle([call.tool_call for call in gated], found)
 
     def _turn(
-        self, state: AgentState[Any], runtime: Runtime[Any]
-    ) -> tuple[list[GatedCall], Scope, str] | dict[str, Any] | None:
-        """The gated calls of the model's last message, the scope and the turn's round; or the
-        update when none asks."""
-        last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
-        if last is not None and last.tool_calls:
-            config = _run_config()
-            thread_id = thread_of(config)
-            gated = [
-                asked
-                for call in last.tool_calls
-                if (asked := self._asks(call, partial(_model_turn_call, call, state, runtime, config)))
-                is not None
-            ]
-            if gated:
-                return gated, self.scope_fields.scope_in(thread_id), round_of(last)
-        # Nothing of this turn asks: forget the last turn's decided calls.
+        self, state: AgentState[Any], runtime: Runtime[Any], last: AIMessage
+    ) -> tuple[list[GatedCall], Scope, str] | None:
+        """The gated calls of the model's last message, the scope and the turn's round; None
+        when none asks after all (a `when` said no)."""
+        config = _run_config()
+        gated = [
+            asked
+            for call in last.tool_calls
+            if (asked := self._asks(call, partial(_model_turn_call, call, state, runtime, config)))
+            is not None
+        ]
+        if not gated:
+            return None
+        # the thread is needed (and checked) only for a turn that asks
+        return gated, self.scope_fields.scope_in(thread_of(config)), round_of(last)
+
+    @staticmethod
+    def _quiet(state: AgentState[Any]) -> dict[str, Any] | None:
+        """Nothing of this turn asks: forget the last turn's decided calls."""
         return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
 
     def _ask(
@@ -295,12 +325,11 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        tool_call = request.tool_call
-        thread_id = thread_of(request.runtime.config)
         gated = self._gated_here(request)
         if gated is None:
             return handler(request)
-        scope = self.scope_fields.scope_in(thread_id)
+        tool_call = request.tool_call
+        scope = self.scope_fields.scope_in(thread_of(request.runtime.config))
         produced: list[ToolMessage | Command[Any]] = []
 
         def run_tool(**args: Any) -> dict[str, Any]:
@@ -318,12 +347,11 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        tool_call = request.tool_call
-        thread_id = thread_of(request.runtime.config)
         gated = self._gated_here(request)
         if gated is None:
             return await handler(request)
-        scope = self.scope_fields.scope_in(thread_id)
+        tool_call = request.tool_call
+        scope = self.scope_fields.scope_in(thread_of(request.runtime.config))
         produced: list[ToolMessage | Command[Any]] = []
 
         async def run_tool(**args: Any) -> dict[str, Any]:
@@ -339,9 +367,11 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
     def _gated_here(self, request: ToolCallRequest) -> GatedCall | None:
         """The call as gated if this node gates it, else None."""
         if self.wait:
+            if not self._may_ask([request.tool_call]):
+                return None
             return self._asks(request.tool_call, partial(_tools_node_call, request))
-        decided: dict[str, str] = (request.state or {}).get(DECIDED_KEY) or {}
-        return _tools_node_call(request) if key(request.tool_call) in decided else None
+        decided: dict[str, str] | None = (request.state or {}).get(DECIDED_KEY)
+        return _tools_node_call(request) if decided and key(request.tool_call) in decided else None
 
     def _result(
         self, tool_call: LcToolCall, reply: Reply, produced: list[ToolMessage | Command[Any]]
