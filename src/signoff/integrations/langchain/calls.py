@@ -72,6 +72,24 @@ def run_config() -> RunnableConfig:
         return {}
 
 
+_SCRATCHPAD = "__pregel_scratchpad"
+
+
+def is_resuming() -> bool:
+    """Whether LangGraph runs this node to resume it (it holds a resume value for the node's
+    task): then its calls may have requests decided while the run was stopped.
+
+    LangGraph 1.2 has no public way to ask. This reads the task's scratchpad from the run config,
+    as `langgraph.types.interrupt` does (its `resume` values for this task, or a resume value for
+    any): one place, and when the scratchpad is not there it answers True, so the calls are
+    looked up rather than run unasked."""
+    scratchpad = (run_config().get("configurable") or {}).get(_SCRATCHPAD)
+    try:
+        return bool(scratchpad.resume) or scratchpad.get_null_resume(False) is not None  # type: ignore[union-attr]
+    except AttributeError:
+        return True
+
+
 def tools_node_call(request: ToolCallRequest) -> GatedCall:
     return GatedCall(
         tool_call=request.tool_call, state=request.state, runtime=request.runtime, request=lambda: request

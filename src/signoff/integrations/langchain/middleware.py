@@ -45,7 +45,15 @@ from signoff import Gate, Outcome, Pending, Reply, Request, Scope, Suspended, op
 from signoff.rules import Resolver
 
 from .callables import GatedCall, gating
-from .calls import args_schema, key, model_turn_call, run_config, signoff_call, tools_node_call
+from .calls import (
+    args_schema,
+    is_resuming,
+    key,
+    model_turn_call,
+    run_config,
+    signoff_call,
+    tools_node_call,
+)
 from .config import ScopeFields, parse_interrupt_on, thread_of
 from .decisions import ResumeDecisions
 from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
@@ -150,12 +158,15 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
 
     def _submit(self, gated: GatedCall, scope: Scope, round: str) -> Found:
         with gating(gated):
-            return self.gate.submit(signoff_call(gated.tool_call, self._schemas, round=round), scope)
+            # resumed: a call of this turn may have its request already (decided while the run
+            # was stopped): it is found even if its rule was switched off since
+            call = signoff_call(gated.tool_call, self._schemas, round=round)
+            return self.gate.submit(call, scope, resumed=True)
 
     async def _asubmit(self, gated: GatedCall, scope: Scope, round: str) -> Found:
         with gating(gated):
             call = signoff_call(gated.tool_call, self._schemas, round=round)
-            return await self.gate.asubmit(call, scope)
+            return await self.gate.asubmit(call, scope, resumed=True)
 
     # -- the model's turn: which tools it is offered ----------------------------------------
 
@@ -182,9 +193,12 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         if self.wait or self.interrupt_mode == "per_call":
             return None  # calls are asked about in the tools node
         last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
-        if last is None or not last.tool_calls or not self._may_ask(last.tool_calls):
+        if last is None or not last.tool_calls:
             return self._quiet(state)
-        turn = self._turn(state, runtime, last)
+        resuming = is_resuming()
+        if not resuming and not self._may_ask(last.tool_calls):
+            return self._quiet(state)
+        turn = self._turn(state, runtime, last, resuming=resuming)
         if turn is None:
             return self._quiet(state)
         gated, scope, round = turn
@@ -201,9 +215,12 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         if self.wait or self.interrupt_mode == "per_call":
             return None  # calls are asked about in the tools node
         last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
-        if last is None or not last.tool_calls or not self._may_ask(last.tool_calls):
+        if last is None or not last.tool_calls:
             return self._quiet(state)
-        turn = self._turn(state, runtime, last)
+        resuming = is_resuming()
+        if not resuming and not self._may_ask(last.tool_calls):
+            return self._quiet(state)
+        turn = self._turn(state, runtime, last, resuming=resuming)
         if turn is None:
             return self._quiet(state)
         gated, scope, round = turn
@@ -219,20 +236,32 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         return self._settle([call.tool_call for call in gated], found)
 
     def _turn(
-        self, state: AgentState[Any], runtime: Runtime[Any], last: AIMessage
+        self, state: AgentState[Any], runtime: Runtime[Any], last: AIMessage, *, resuming: bool
     ) -> tuple[list[GatedCall], Scope, str] | None:
         """The gated calls of the model's last message, the scope and the turn's round; None
-        when none asks after all (a `when` said no)."""
+        when none asks after all (a `when` said no). `resuming`: LangGraph runs the node again
+        to resume it, so a call the rules no longer ask about may have been decided already:
+        then it is gated still, by its decision."""
         config = run_config()
-        gated = [
-            asked
-            for call in last.tool_calls
-            if (asked := self._asks(call, partial(model_turn_call, call, state, runtime, config))) is not None
-        ]
+        gated: list[GatedCall] = []
+        for call in last.tool_calls:
+            asked = self._asks(call, partial(model_turn_call, call, state, runtime, config))
+            if asked is None and resuming and self._decided_before(call, config):
+                asked = model_turn_call(call, state, runtime, config)
+            if asked is not None:
+                gated.append(asked)
         if not gated:
             return None
         # the thread is needed (and checked) only for a turn that asks
         return gated, self.scope_fields.scope_in(thread_of(config)), round_of(last)
+
+    def _decided_before(self, tool_call: LcToolCall, config: Any) -> bool:
+        """Whether the call has a decided request in signoff (one lookup; resumes only)."""
+        thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+        if not thread_id or tool_call.get("id") is None:
+            return False
+        request = self.gate.store.find_request(str(thread_id), key(tool_call))
+        return request is not None and request.is_terminal
 
     @staticmethod
     def _quiet(state: AgentState[Any]) -> dict[str, Any] | None:
@@ -281,7 +310,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        gated = self._gated_here(request)
+        gated, resumed = self._gated_here(request)
         if gated is None:
             return handler(request)
         tool_call = request.tool_call
@@ -296,7 +325,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         while True:
             try:
                 with gating(gated):
-                    reply = self.gate.run(call, run_tool, scope, suspend=not self.wait)
+                    reply = self.gate.run(call, run_tool, scope, suspend=not self.wait, resumed=resumed)
             except Suspended as waiting:
                 if (decisions := self._ask_per_call(tool_call, waiting, scope.thread_id)) is not None:
                     decisions[0].apply(decisions[1])
@@ -308,7 +337,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        gated = self._gated_here(request)
+        gated, resumed = self._gated_here(request)
         if gated is None:
             return await handler(request)
         tool_call = request.tool_call
@@ -323,21 +352,32 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         while True:
             try:
                 with gating(gated):
-                    reply = await self.gate.arun(call, run_tool, scope, suspend=not self.wait)
+                    reply = await self.gate.arun(
+                        call, run_tool, scope, suspend=not self.wait, resumed=resumed
+                    )
             except Suspended as waiting:
                 if (decisions := self._ask_per_call(tool_call, waiting, scope.thread_id)) is not None:
                     await asyncio.to_thread(decisions[0].apply, decisions[1])
                 continue
             return self._result(tool_call, reply, produced)
 
-    def _gated_here(self, request: ToolCallRequest) -> GatedCall | None:
-        """The call as gated if this node gates it, else None."""
+    def _gated_here(self, request: ToolCallRequest) -> tuple[GatedCall | None, bool]:
+        """The call as gated if this node gates it (else None), and whether it may have been
+        decided already (then its request is looked up whatever the rules say now)."""
+        tool_call = request.tool_call
         if self.wait or self.interrupt_mode == "per_call":
-            if not self._may_ask([request.tool_call]):
-                return None
-            return self._asks(request.tool_call, partial(tools_node_call, request))
+            resuming = self.interrupt_mode == "per_call" and not self.wait and is_resuming()
+            if self._may_ask([tool_call]):
+                gated = self._asks(tool_call, partial(tools_node_call, request))
+                if gated is not None:
+                    return gated, resuming
+            if resuming and self._decided_before(tool_call, request.runtime.config):
+                return tools_node_call(request), True
+            return None, False
         decided: dict[str, str] | None = (request.state or {}).get(DECIDED_KEY)
-        return tools_node_call(request) if decided and key(request.tool_call) in decided else None
+        if decided and key(tool_call) in decided:
+            return tools_node_call(request), True
+        return None, False
 
     def _ask_per_call(
         self, tool_call: LcToolCall, waiting: Suspended, thread_id: str
