@@ -15,7 +15,7 @@ pytest.importorskip("agents")
 
 from agents import RunContextWrapper
 
-from signoff import Gate, RuleSet
+from signoff import Decision, Edit, Gate, Reject, RuleSet
 from signoff.integrations.openai_agents import SignoffApproval
 from signoff.integrations.openai_agents.context import bound_thread
 from signoff.integrations.openai_agents.tools import RulesApproval
@@ -97,3 +97,40 @@ def test_a_copy_stays_gated_and_a_value_set_later_is_kept(tmp_path: Path, sqlite
         send_email.needs_approval = True
         assert send_email.needs_approval is True and copied.needs_approval is False
     assert type(send_email).__name__ == "FunctionTool"
+
+
+@pytest.mark.parametrize(
+    ("decision", "sent", "output"),
+    [
+        (
+            Reject(message="not now"),
+            [],
+            "Tool execution for 'send_email' was rejected by the user. With user feedback: not now",
+        ),
+        (
+            Edit(args={"to": "bob", "body": "hi"}),
+            [{"to": "bob", "body": "hi"}],
+            "The parameters for tool 'send_email' were updated by the user to:\n"
+            '{"to": "bob", "body": "hi"}\n\nsent to bob',
+        ),
+    ],
+    ids=["reject", "edit"],
+)
+def test_a_decision_outlives_its_rule_switched_off_before_the_resume(
+    tmp_path: Path, sqlite_store: SQLiteStore, decision: Decision, sent: list[dict[str, str]], output: str
+) -> None:
+    sqlite_store.set_layer("tool", "send_email", {"requires_approval": True}, actor="admin")
+    approval = SignoffApproval(Gate(sqlite_store, rules_refresh=0.0))
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    tools = approval.gate_tools(make_tools(ledger))
+    paused = asyncio.run(approval.run(agent(script(), tools), USER, thread_id="t1"))
+    (waiting,) = paused.pending
+    sqlite_store.decide(waiting.request_id, decision, actor="alice")
+    sqlite_store.set_layer("tool", "send_email", {"requires_approval": False}, actor="admin")  # HITL off
+
+    model = script(first=False)
+    done = asyncio.run(approval.resume(agent(model, tools), "t1"))
+    assert done.final_output == "done"
+    assert dict(outputs(model))["c1"] == output
+    assert [row["args"] for row in ledger.runs("send_email")] == sent
+    assert [row["key"] for row in ledger.runs("send_email")] == [waiting.request_id] * len(sent)

@@ -42,7 +42,7 @@ def resume_when_decided(
     scope = middleware.scope_fields.scope(config)
     interrupts = agent.get_state(config).interrupts
     for call in pending_calls(interrupts):
-        middleware.gate.review(call, scope, timeout=timeout)
+        middleware.gate.review(call, scope, timeout=timeout, resumed=True)
     return agent.invoke(resume_command(interrupts), config, version=version)
 
 
@@ -58,7 +58,7 @@ async def aresume_when_decided(
     scope = middleware.scope_fields.scope(config)
     snapshot = await agent.aget_state(config)
     for call in pending_calls(snapshot.interrupts):
-        await middleware.gate.areview(call, scope, timeout=timeout)
+        await middleware.gate.areview(call, scope, timeout=timeout, resumed=True)
     return await agent.ainvoke(resume_command(snapshot.interrupts), config, version=version)
 
 

@@ -62,7 +62,9 @@ class GatedInvoker:
             # reach the tool as the JSON input the SDK would parse (agents/tool.py 0.24).
             return await self.inner(ctx, input if final == args else json.dumps(final))
 
-        reply = await self.gate.arun(self.call(args, ctx.tool_call_id), once, scope, suspend=True)
+        # approved by the SDK, so asked about: its request's decision stands (resumed)
+        call = self.call(args, ctx.tool_call_id)
+        reply = await self.gate.arun(call, once, scope, suspend=True, resumed=True)
         if not (reply.executed or reply.replayed) or reply.outcome.decision == "edit":
             return reply.content
         return reply.value

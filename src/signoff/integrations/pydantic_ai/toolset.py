@@ -96,7 +96,8 @@ class SignoffApprovalToolset(WrapperToolset[Any]):
             return await self.wrapped.call_tool(name, validated, ctx, tool)
 
         try:
-            reply = await self.gate.arun(call, run_tool, scope, suspend=True)
+            # approved by the caller: asked about before, so its request's decision stands
+            reply = await self.gate.arun(call, run_tool, scope, suspend=True, resumed=ctx.tool_call_approved)
         except Suspended as waiting:
             raise ApprovalRequired(metadata=pending_metadata(waiting.pending)) from None
         return tool_value(reply)
