@@ -164,6 +164,7 @@ def langchain_hooks(gate: Gate) -> tuple[list[Side], Callable[[], None]]:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langchain_core.runnables.config import var_child_runnable_config
     from langchain_core.tools import tool
+    from langgraph._internal._constants import CONFIG_KEY_SCRATCHPAD
     from langgraph.prebuilt.tool_node import ToolRuntime
     from langgraph.runtime import Runtime
 
@@ -174,7 +175,7 @@ def langchain_hooks(gate: Gate) -> tuple[list[Side], Callable[[], None]]:
         """Search the web."""
         return query
 
-    config: Any = {"configurable": {"thread_id": THREAD}}
+    config: Any = {"configurable": {"thread_id": THREAD, CONFIG_KEY_SCRATCHPAD: fresh_scratchpad()}}
     token = var_child_runnable_config.set(config)
     call: Any = {"name": "search", "args": SEARCH_ARGS, "id": "lc-1", "type": "tool_call"}
     state: Any = {"messages": [HumanMessage("weather?"), AIMessage("", tool_calls=[call])]}
@@ -227,6 +228,26 @@ def langchain_hooks(gate: Gate) -> tuple[list[Side], Callable[[], None]]:
         ),
     ]
     return sides, lambda: var_child_runnable_config.reset(token)
+
+
+def fresh_scratchpad() -> Any:
+    """The scratchpad LangGraph gives a node's task on a first run (no resume value), which
+    `SignoffMiddleware` reads to tell a resume from a first run (outside a graph it would look the
+    calls up in the store, to be safe)."""
+    from itertools import count
+
+    from langgraph._internal._scratchpad import PregelScratchpad
+
+    counter = count()
+    return PregelScratchpad(
+        step=1,
+        stop=25,
+        call_counter=lambda: next(counter),
+        interrupt_counter=lambda: next(counter),
+        get_null_resume=lambda consume=False: None,
+        resume=[],
+        subgraph_counter=lambda: next(counter),
+    )
 
 
 def haystack_hooks(gate: Gate) -> list[Side]:

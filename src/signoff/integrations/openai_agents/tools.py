@@ -7,7 +7,11 @@ runs an approved call exactly once, with the args a person edited.
   (`gate.explain` for the tool, the call's args and the run's scope: rules from the store or a
   file, CEL `when`, agent and app layers). A tool that had `needs_approval=True` keeps asking:
   that becomes its tool-layer rule (`Gate.register_tool`), which the store's layers still
-  override, as the LangChain adapter treats `interrupt_on`.
+  override, as the LangChain adapter treats `interrupt_on`. Inside `SignoffApproval.run` and
+  `.resume` the tool reads `needs_approval=False` while its rules ask about none of its calls
+  whatever the args (its class gets a `needs_approval` descriptor; copies keep it), so the SDK
+  spends on it what it spends on a plain `False`; elsewhere (`Runner.run` directly) the SDK
+  gets the predicate.
 - `on_invoke_tool` is wrapped. A call the SDK runs after an approval is the call of a signoff
   request (found by the run's thread_id and the model's call_id): it runs through `gate.arun`,
   so it runs at most once per request, replays its stored result when run again, and runs with
