@@ -25,9 +25,13 @@ SCRIPT = Path(__file__).with_name("oa_process.py")
 
 
 phase = partial(run_phase, SCRIPT)
+PROCESSES_TIMEOUT = 480
+"""Five Python processes, each importing the Agents SDK: on a loaded 2-core machine each one
+takes up to a minute, past the suite's default 120 s."""
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(PROCESSES_TIMEOUT)
 def test_pause_in_one_process_approve_with_the_cli_resume_in_a_third(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": str(tmp_path / "signoff.db")}
     env.pop("SIGNOFF_URL", None)
@@ -36,6 +40,7 @@ def test_pause_in_one_process_approve_with_the_cli_resume_in_a_third(tmp_path: P
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(PROCESSES_TIMEOUT)
 def test_the_same_over_a_live_server_keeps_the_run_state_on_the_server(
     tmp_path: Path, sqlite_store: SQLiteStore
 ) -> None:
