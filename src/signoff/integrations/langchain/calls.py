@@ -10,6 +10,7 @@ from typing import Any
 from langchain.agents.middleware import AgentState, ToolCallRequest
 from langchain_core.messages import ToolCall as LcToolCall
 from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool
 from langgraph.config import get_config
 from langgraph.prebuilt.tool_node import ToolRuntime
@@ -83,7 +84,9 @@ def is_resuming() -> bool:
     as `langgraph.types.interrupt` does (its `resume` values for this task, or a resume value for
     any): one place, and when the scratchpad is not there it answers True, so the calls are
     looked up rather than run unasked."""
-    scratchpad = (run_config().get("configurable") or {}).get(_SCRATCHPAD)
+    config = var_child_runnable_config.get()  # what `get_config()` reads, without its checks
+    configurable = config.get("configurable") if config else None
+    scratchpad = configurable.get(_SCRATCHPAD) if configurable else None
     try:
         return bool(scratchpad.resume) or scratchpad.get_null_resume(False) is not None  # type: ignore[union-attr]
     except AttributeError:
