@@ -56,7 +56,7 @@ from .calls import (
 )
 from .config import ScopeFields, parse_interrupt_on, thread_of
 from .decisions import ResumeDecisions
-from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
+from .messages import answer_message, stored_form, tool_result
 from .payloads import hitl_request, tool_approval_request
 from .rounds import round_of
 
@@ -393,16 +393,7 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
     def _result(
         self, tool_call: LcToolCall, reply: Reply, produced: list[ToolMessage | Command[Any]]
     ) -> ToolMessage | Command[Any]:
-        outcome = reply.outcome
-        if not reply.executed and not reply.replayed:
-            return answer_message(tool_call, outcome, self._request(outcome))
-        result = produced[-1] if reply.executed and produced else replayed_message(tool_call, reply)
-        if outcome.decision != "edit" or not isinstance(result, ToolMessage):
-            return result
-        request = self._request(outcome)
-        notice = edit_notice_text(outcome, request, self.edit_notice)
-        stock = request is None or notice != outcome.feedback
-        return with_notice(result, notice, stock=stock)
+        return tool_result(tool_call, reply, produced, self._request, self.edit_notice)
 
 
 def _waiting(found: Found) -> Request:
