@@ -11,14 +11,17 @@ Prints one table (measurement, value, target, met) and writes bench/results/adap
    of the per-call time over the rounds, and their ratio within the run:
    - LangChain: `HumanInTheLoopMiddleware.after_model` / `wrap_tool_call` against
      `SignoffMiddleware`'s (durable, and `wait=True`), on a state whose last AIMessage has the
-     one call; run inside a runnable config carrying the thread_id, as in a graph.
+     one call; run inside a runnable config carrying the thread_id, as in a graph. `wait=True`
+     asks in `wrap_tool_call`, as the stock `interrupt_mode="per_call"` does: compared with both.
    - Haystack: `BlockingConfirmationStrategy(NeverAskPolicy(), ...).run` against
      `SignoffConfirmationStrategy.run` (what `ConfirmationHook` calls per tool call).
    - Pydantic AI: `approval_required(predicate)`'s `call_tool` against `signoff_approval`'s, both
      wrapping a toolset whose `call_tool` returns at once.
    - OpenAI Agents: the SDK's `evaluate_function_tool_approval` for a tool with
      `needs_approval=False`, with a `needs_approval` function that says no (the SDK's own
-     conditional approval), and with signoff's predicate.
+     conditional approval), and with signoff's gated tool, inside a `SignoffApproval.run` (its
+     scope bound: the tool reads `needs_approval=False` there) and under `Runner.run` directly
+     (signoff's predicate, asked per call).
 2. The gate's own cost for the same call: `gate.review`, `gate.submit`, `gate.explain`.
 3. Wake-up: a request is made, a waiter blocks in the adapter's waiting mode (or in
    `gate.review` / `gate.areview`), another thread decides; the time from `decide()` returning
@@ -161,6 +164,7 @@ def langchain_hooks(gate: Gate) -> tuple[list[Side], Callable[[], None]]:
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
     from langchain_core.runnables.config import var_child_runnable_config
     from langchain_core.tools import tool
+    from langgraph._internal._constants import CONFIG_KEY_SCRATCHPAD
     from langgraph.prebuilt.tool_node import ToolRuntime
     from langgraph.runtime import Runtime
 
@@ -171,7 +175,7 @@ def langchain_hooks(gate: Gate) -> tuple[list[Side], Callable[[], None]]:
         """Search the web."""
         return query
 
-    config: Any = {"configurable": {"thread_id": THREAD}}
+    config: Any = {"configurable": {"thread_id": THREAD, CONFIG_KEY_SCRATCHPAD: fresh_scratchpad()}}
     token = var_child_runnable_config.set(config)
     call: Any = {"name": "search", "args": SEARCH_ARGS, "id": "lc-1", "type": "tool_call"}
     state: Any = {"messages": [HumanMessage("weather?"), AIMessage("", tool_calls=[call])]}
@@ -191,6 +195,7 @@ def langchain_hooks(gate: Gate) -> tuple[list[Side], Callable[[], None]]:
         return answer
 
     stock = HumanInTheLoopMiddleware(interrupt_on={"send_email": True})
+    per_call = HumanInTheLoopMiddleware(interrupt_on={"send_email": True}, interrupt_mode="per_call")
     durable = SignoffMiddleware(interrupt_on={"send_email": True}, gate=gate)
     waiting = SignoffMiddleware(interrupt_on={"send_email": True}, gate=gate, wait=True)
     check(stock.after_model(state, runtime) is None, "stock after_model lets search through")
@@ -217,8 +222,32 @@ def langchain_hooks(gate: Gate) -> tuple[list[Side], Callable[[], None]]:
             "wrap_tool_call: SignoffMiddleware(wait=True)",
             lambda n: sync_ns(lambda: waiting.wrap_tool_call(request, handler), n),
         ),
+        Side(
+            "wrap_tool_call: HumanInTheLoopMiddleware(per_call)",
+            lambda n: sync_ns(lambda: per_call.wrap_tool_call(request, handler), n),
+        ),
     ]
     return sides, lambda: var_child_runnable_config.reset(token)
+
+
+def fresh_scratchpad() -> Any:
+    """The scratchpad LangGraph gives a node's task on a first run (no resume value), which
+    `SignoffMiddleware` reads to tell a resume from a first run (outside a graph it would look the
+    calls up in the store, to be safe)."""
+    from itertools import count
+
+    from langgraph._internal._scratchpad import PregelScratchpad
+
+    counter = count()
+    return PregelScratchpad(
+        step=1,
+        stop=25,
+        call_counter=lambda: next(counter),
+        interrupt_counter=lambda: next(counter),
+        get_null_resume=lambda consume=False: None,
+        resume=[],
+        subgraph_counter=lambda: next(counter),
+    )
 
 
 def haystack_hooks(gate: Gate) -> list[Side]:
@@ -295,6 +324,7 @@ def openai_agents_hooks(gate: Gate, loop: asyncio.AbstractEventLoop) -> list[Sid
     from agents.util._approvals import evaluate_function_tool_approval
 
     from signoff.integrations.openai_agents import SignoffApproval
+    from signoff.integrations.openai_agents.context import bound_thread
 
     def search(query: str) -> str:
         """Search the web."""
@@ -305,7 +335,8 @@ def openai_agents_hooks(gate: Gate, loop: asyncio.AbstractEventLoop) -> list[Sid
 
     plain = function_tool(search)
     conditional = function_tool(search, needs_approval=never)
-    ours = SignoffApproval(gate).gate_tool(function_tool(search))
+    approval = SignoffApproval(gate)
+    ours = approval.gate_tool(function_tool(search))
     ctx: Any = RunContextWrapper(context={"signoff": {"thread_id": THREAD}})
     arguments = json.dumps(SEARCH_ARGS)
 
@@ -314,12 +345,24 @@ def openai_agents_hooks(gate: Gate, loop: asyncio.AbstractEventLoop) -> list[Sid
             lambda: evaluate_function_tool_approval(tool, ctx, arguments, "oa-1"), n, loop
         )
 
+    def in_run(measure: Callable[[int], float]) -> Callable[[int], float]:
+        """Timed inside a `SignoffApproval.run` (its thread and context bound), as its tools run."""
+
+        def timed(n: int) -> float:
+            with bound_thread(approval.defaults, THREAD, ctx.context):
+                return measure(n)
+
+        return timed
+
     evaluated = loop.run_until_complete(evaluate_function_tool_approval(ours, ctx, arguments, "oa-1"))
     check(evaluated.outcome == "invoke", "signoff's predicate lets search through")
+    with bound_thread(approval.defaults, THREAD, ctx.context):
+        check(ours.needs_approval is False, "in a SignoffApproval run, search's rules say False")
     return [
-        Side("needs_approval=False", evaluate(plain)),
-        Side("needs_approval=<function saying no>", evaluate(conditional)),
-        Side("signoff needs_approval", evaluate(ours)),
+        Side("needs_approval=False", in_run(evaluate(plain))),
+        Side("needs_approval=<function saying no>", in_run(evaluate(conditional))),
+        Side("signoff needs_approval (in SignoffApproval.run)", in_run(evaluate(ours))),
+        Side("signoff needs_approval (under Runner.run)", evaluate(ours)),
     ]
 
 
@@ -337,8 +380,10 @@ def measure_hooks(report: Report, gate: Gate, sizes: Sizes) -> None:
             report, "langchain_after_model", "LangChain hook, no approval", runs, labels[0], [labels[1]]
         )
         report_pair(
-            report, "langchain_wrap_tool_call", "LangChain hook, no approval", runs, labels[2], labels[3:]
+            report, "langchain_wrap_tool_call", "LangChain hook, no approval", runs, labels[2], labels[3:5]
         )
+        # wait=True asks in the tools node, where the stock middleware's per_call mode asks
+        report_pair(report, "langchain_per_call", "LangChain hook, no approval", runs, labels[5], [labels[4]])
         progress("hooks: Haystack")
         sides = haystack_hooks(gate)
         runs = interleaved(sides, sizes)
@@ -360,8 +405,12 @@ def measure_hooks(report: Report, gate: Gate, sizes: Sizes) -> None:
         sides = openai_agents_hooks(gate, loop)
         runs = interleaved(sides, sizes)
         section = "OpenAI Agents hook, no approval"
-        report_pair(report, "openai_agents_bool", section, runs, sides[0].label, [sides[2].label])
-        report_pair(report, "openai_agents_function", section, runs, sides[1].label, [sides[2].label])
+        report_pair(
+            report, "openai_agents_bool", section, runs, sides[0].label, [sides[2].label, sides[3].label]
+        )
+        report_pair(
+            report, "openai_agents_function", section, runs, sides[1].label, [sides[2].label, sides[3].label]
+        )
     finally:
         loop.close()
 

@@ -79,3 +79,15 @@ def test_a_when_is_evaluated_per_call_on_the_fast_path(
         "big0",
         "big1",
     ]
+
+
+def test_may_ask_is_the_rules_answer_before_any_when(backend: Backend, store: Store) -> None:
+    gate = Gate(backend, rules_refresh=0.0)
+    gate.register_tool("transfer", ToolEntry(requires_approval=True, when="args.amount > 1000"))
+    assert gate.may_ask("transfer") is True, "a `when` could say yes: the args must be read"
+    assert gate.explain("transfer", args={"amount": 5}).ask is False
+    assert gate.may_ask("search") is False
+    store.set_layer("agent", "bank-bot", {"interrupt_on": {"search": True}}, actor="admin")
+    assert gate.may_ask("search", "bank-bot") is True and gate.may_ask("search") is False
+    store.set_layer("tool", "transfer", {"requires_approval": False}, actor="admin")
+    assert gate.may_ask("transfer") is False, "the store's tool entry overrides the code's"

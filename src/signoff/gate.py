@@ -22,31 +22,30 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._util import os_user, parse_duration, utcnow
-from .asking import request_for_call, request_for_question
+from .asking import request_for_question
 from .backend import Backend
 from .calls import Scope, ToolCall
-from .errors import ApprovalRequiredUnattended, AutoResumeExceeded, RequestConflict, RequestExpired
+from .errors import RequestExpired
 from .execution import DEFAULT_LEASE
+from .gate_plan import Planner, same_call
 from .gate_rules import GateRules
-from .outcome import Outcome, Reply, not_required, outcome_for
+from .outcome import Outcome, Reply, outcome_for
 from .pending import Pending, Suspended, or_suspend
 from .policies import AlwaysAsk, Policy, learn_from
-from .requests import NewRequest, Request, RequestStatus
+from .requests import Request, RequestStatus
 from .rules.effective import DEFAULT_DEADLINE
 from .rules.model import RuleSet, ToolEntry
 from .rules.resolve import Explanation, Resolver
 from .running import arun_once, run_once
-from .scopes import ScopeState, current_scope, effective_scope, scope_state
+from .scopes import ScopeState, current_scope, scope_state
 from .store import open_store
-from .unattended import decide_unattended
 from .waiting import (
-    PAST_DEADLINE,
     give_up_at,
-    narrow_patience,
     patience,
     patience_until,
     present,
@@ -90,14 +89,26 @@ class Gate:
         rules_refresh: float = 1.0,
     ) -> None:
         self.store: Backend = store if store is not None else open_store()
-        self.policy: Policy = policy if policy is not None else AlwaysAsk()
         self.ui = ui
         self.default_scope = scope or Scope()
         self.actor = actor or os_user()
         self.lease = lease
         self.poll_interval = poll_interval
-        self._max_auto_resume = max_auto_resume
         self._gate_rules = GateRules(self.store, rules, refresh=rules_refresh)
+        self._planner = Planner(
+            self.store,
+            self._gate_rules,
+            policy if policy is not None else AlwaysAsk(),
+            max_auto_resume=max_auto_resume,
+        )
+
+    @property
+    def policy(self) -> Policy:
+        return self._planner.policy
+
+    @policy.setter
+    def policy(self, policy: Policy) -> None:
+        self._planner.policy = policy
 
     # -- rules --------------------------------------------------------------------------------
 
@@ -132,15 +143,11 @@ class Gate:
         """Would this call ask, with which decisions, and which layer said so."""
         return self._gate_rules.resolver().explain(tool, agent, app, args, requester, annotations)
 
-    def _explain_call(self, call: ToolCall, scope: Scope) -> Explanation:
-        return self.explain(
-            call.name,
-            agent=scope.agent,
-            app=scope.app,
-            args=call.args,
-            requester=scope.requester,
-            annotations=call.annotations,
-        )
+    def may_ask(self, tool: str, agent: str | None = None, app: str | None = None) -> bool:
+        """False when the rules in force ask about no call of `tool` by `agent` in `app`, whatever
+        its args and requester (no `when` is evaluated): an adapter's cheap first check. One cached
+        lookup per (tool, agent, app) until the rules change (a new `Resolver` then)."""
+        return self._gate_rules.may_ask(tool, agent, app)
 
     # -- scope --------------------------------------------------------------------------------
 
@@ -156,36 +163,50 @@ class Gate:
 
     # -- review -------------------------------------------------------------------------------
 
-    def review(self, call: ToolCall, scope: Scope | None = None, *, timeout: float | None = None) -> Outcome:
+    def review(
+        self,
+        call: ToolCall,
+        scope: Scope | None = None,
+        *,
+        timeout: float | None = None,
+        resumed: bool = False,
+    ) -> Outcome:
         """Ask if the rules say so, and wait (blocking) for the decision or the deadline.
 
         Raises ReviewTimeout if `timeout` seconds pass first; the request stays pending and a
-        replay of the same call picks it up.
+        replay of the same call picks it up. `resumed=True`: the call may have been asked about
+        before (a durable run resuming): its request is looked up even if the rules in force
+        would not ask, so a decision made keeps whatever the rules say now (no fast path).
         """
-        if (unasked := self._unasked(call, scope)) is not None:
+        if not resumed and (unasked := self._planner.unasked(call, scope, self.default_scope)) is not None:
             return unasked
         state = scope_state(scope, self.default_scope)
         call = state.with_call_id(call)
         give_up = give_up_at(timeout)
         # until the default deadline; narrowed once the rule is known
         with patience(patience_until(utcnow() + DEFAULT_DEADLINE, give_up)):
-            planned = self._open(call, state.scope)
+            planned = self._planner.open(call, state.scope)
         if isinstance(planned, Outcome):
             return planned
         return self._decided(planned, call, state.scope, give_up=give_up, timeout=timeout)
 
     async def areview(
-        self, call: ToolCall, scope: Scope | None = None, *, timeout: float | None = None
+        self,
+        call: ToolCall,
+        scope: Scope | None = None,
+        *,
+        timeout: float | None = None,
+        resumed: bool = False,
     ) -> Outcome:
         """`review` as a coroutine: waiting holds no thread."""
-        if (unasked := self._unasked(call, scope)) is not None:
+        if not resumed and (unasked := self._planner.unasked(call, scope, self.default_scope)) is not None:
             return unasked
         state = scope_state(scope, self.default_scope)
         call = state.with_call_id(call)
         give_up = give_up_at(timeout)
         # until the default deadline; narrowed once the rule is known
         with patience(patience_until(utcnow() + DEFAULT_DEADLINE, give_up)):
-            planned = await asyncio.to_thread(self._open, call, state.scope)
+            planned = await asyncio.to_thread(self._planner.open, call, state.scope)
         if isinstance(planned, Outcome):
             return planned
         request = planned
@@ -198,14 +219,17 @@ class Gate:
                 )
             return await asyncio.to_thread(self._finish, request, call, state.scope)
 
-    def submit(self, call: ToolCall, scope: Scope | None = None) -> Outcome | Pending:
-        """The suspending mode: the outcome if there is one already, else `Pending` at once."""
-        if (unasked := self._unasked(call, scope)) is not None:
+    def submit(
+        self, call: ToolCall, scope: Scope | None = None, *, resumed: bool = False
+    ) -> Outcome | Pending:
+        """The suspending mode: the outcome if there is one already, else `Pending` at once
+        (`resumed`: as for `review`)."""
+        if not resumed and (unasked := self._planner.unasked(call, scope, self.default_scope)) is not None:
             return unasked
         state = scope_state(scope, self.default_scope)
         call = state.with_call_id(call)
         with patience(patience_until(utcnow() + DEFAULT_DEADLINE, None)):  # narrowed once the rule is known
-            planned = self._open(call, state.scope)
+            planned = self._planner.open(call, state.scope)
         if isinstance(planned, Outcome):
             return planned
         request = planned
@@ -223,63 +247,18 @@ class Gate:
         afterwards to wait for the decision."""
         state = scope_state(scope, self.default_scope)
         call = state.with_call_id(call)
-        explanation = self._explain_call(call, state.scope)
+        explanation = self._planner.explain(call, state.scope)
         if not explanation.ask:
             return None
-        new = self._new_request(call, state.scope, explanation, drafting=True)
+        new = self._planner.new_request(call, state.scope, explanation, drafting=True)
         with patience(patience_until(new.deadline, None)):
             request, _ = self.store.create_request(new)
-        return self._same_call(request, call)
+        return same_call(request, call)
 
-    async def asubmit(self, call: ToolCall, scope: Scope | None = None) -> Outcome | Pending:
-        return await asyncio.to_thread(self.submit, call, scope)
-
-    def _unasked(self, call: ToolCall, scope: Scope | None) -> Outcome | None:
-        """The fast path: the outcome of a call with an id that the rules in force (no refresh
-        due: no I/O) do not ask about, as `_open` would plan it; None: plan it in full. Calls
-        without an id take the full path, which numbers them in their scope."""
-        resolver = self._gate_rules.current()
-        if resolver is None or not call.id:
-            return None
-        scope = effective_scope(scope, self.default_scope)
-        if resolver.explain(
-            call.name, scope.agent, scope.app, call.args, scope.requester, call.annotations
-        ).ask:
-            return None
-        return not_required(call.name, call.id, call.args)
-
-    def _open(self, call: ToolCall, scope: Scope) -> Outcome | Request:
-        """Plan the call: an Outcome when nobody needs asking, else its (possibly decided) request."""
-        assert call.id is not None
-        explanation = self._explain_call(call, scope)
-        narrow_patience(utcnow() + explanation.rule.deadline + PAST_DEADLINE)  # the deadline it would have
-        if not explanation.ask:
-            return not_required(call.name, call.id, call.args)
-        existing = self.store.find_request(scope.thread_id, call.id)
-        if existing is not None:
-            return self._same_call(existing, call)
-        if not explanation.rule.required and not self.policy.should_ask(call, scope, self.store):
-            return not_required(call.name, call.id, call.args)
-        if scope.unattended:
-            return self._auto_decide(call, scope, explanation)
-        request, _ = self.store.create_request(self._new_request(call, scope, explanation))
-        return self._same_call(request, call)
-
-    def _new_request(
-        self, call: ToolCall, scope: Scope, explanation: Explanation, *, drafting: bool = False
-    ) -> NewRequest:
-        return request_for_call(
-            call, scope, explanation.rule, self._gate_rules.origin(explanation), drafting=drafting
-        )
-
-    @staticmethod
-    def _same_call(request: Request, call: ToolCall) -> Request:
-        if request.tool_name != call.name:
-            raise RequestConflict(
-                f"tool_call_id {call.id!r} in thread {request.thread_id!r} already belongs to a call of "
-                f"{request.tool_name!r}, not {call.name!r}"
-            )
-        return request
+    async def asubmit(
+        self, call: ToolCall, scope: Scope | None = None, *, resumed: bool = False
+    ) -> Outcome | Pending:
+        return await asyncio.to_thread(partial(self.submit, call, scope, resumed=resumed))
 
     def _decided(
         self, request: Request, call: ToolCall, scope: Scope, *, give_up: float | None, timeout: float | None
@@ -304,21 +283,8 @@ class Gate:
     # -- unattended ---------------------------------------------------------------------------
 
     def max_auto_resume(self) -> int:
-        if self._max_auto_resume is not None:
-            return self._max_auto_resume
-        return self.rules().defaults.auto_resume_limit()
-
-    def _auto_decide(self, call: ToolCall, scope: Scope, explanation: Explanation) -> Request:
-        """Nobody to ask (cron): decide by the `unattended` mode, for at most N rounds per run (a
-        round: the calls of one model turn, `call.round`; a call without one is a round alone)."""
-        rule = explanation.rule
-        if rule.unattended == "fail":
-            raise ApprovalRequiredUnattended(f"{call.name!r} needs approval and this run is unattended")
-        limit = self.max_auto_resume()
-        if self.store.count_auto_rounds(scope.thread_id, besides=call.round) >= limit:
-            raise AutoResumeExceeded(limit)
-        request, _ = self.store.create_request(self._new_request(call, scope, explanation))
-        return decide_unattended(self.store, request, call.name)
+        """How many rounds an unattended run may auto-resume (see `signoff.gate_plan`)."""
+        return self._planner.max_auto_resume()
 
     # -- input requests -----------------------------------------------------------------------
 
@@ -368,18 +334,20 @@ class Gate:
         idempotent: bool = False,
         timeout: float | None = None,
         suspend: bool = False,
+        resumed: bool = False,
     ) -> Reply:
         """Review the call, then run `fn(**final_args)` at most once per request.
 
         Asking again after a success returns the stored result without calling `fn`. With
-        `suspend=True`, a call still waiting raises `Suspended` instead of blocking.
+        `suspend=True`, a call still waiting raises `Suspended` instead of blocking. `resumed`:
+        as for `review` (a decided call runs as decided, even if its rule was switched off).
         """
         state = scope_state(scope, self.default_scope)
         call = state.with_call_id(call)
         if suspend:
-            outcome = or_suspend(self.submit(call, state.scope))
+            outcome = or_suspend(self.submit(call, state.scope, resumed=resumed))
         else:
-            outcome = self.review(call, state.scope, timeout=timeout)
+            outcome = self.review(call, state.scope, timeout=timeout, resumed=resumed)
         return run_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
 
     async def arun(
@@ -391,14 +359,15 @@ class Gate:
         idempotent: bool = False,
         timeout: float | None = None,
         suspend: bool = False,
+        resumed: bool = False,
     ) -> Reply:
         """`run` for coroutines (sync `fn` works too)."""
         state = scope_state(scope, self.default_scope)
         call = state.with_call_id(call)
         if suspend:
-            outcome = or_suspend(await self.asubmit(call, state.scope))
+            outcome = or_suspend(await self.asubmit(call, state.scope, resumed=resumed))
         else:
-            outcome = await self.areview(call, state.scope, timeout=timeout)
+            outcome = await self.areview(call, state.scope, timeout=timeout, resumed=resumed)
         return await arun_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
 
     # -- the decorator ------------------------------------------------------------------------

@@ -45,6 +45,14 @@ class GateRules:
             return resolver
         return None
 
+    def may_ask(self, tool: str, agent: str | None, app: str | None) -> bool:
+        """`resolver().static(tool, agent, app).ask`, with no more calls than that needs: the
+        check every call through an adapter pays."""
+        resolver = self._resolver_now
+        if resolver is None or (self._fixed_rules is None and time.monotonic() >= self._next_refresh):
+            resolver = self.resolver()
+        return resolver.static(tool, agent, app).ask
+
     def resolver(self) -> Resolver:
         resolver = self._resolver_now
         if resolver is not None and (self._fixed_rules is not None or time.monotonic() < self._next_refresh):

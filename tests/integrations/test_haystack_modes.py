@@ -162,3 +162,35 @@ def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path
     replayed = phase("replay", tmp_path, env)
     assert replayed["seen"] == resumed["seen"]
     assert [r["tool"] for r in ledger.runs()].count("send_email") == 1  # the gated call: never again
+
+
+def test_the_no_approval_path_reads_the_runs_scope_and_the_rules_in_force(sqlite_store: SQLiteStore) -> None:
+    """What `ConfirmationHook` gets for a call nothing asks about, and what still makes one ask."""
+    from signoff import ReviewTimeout
+
+    sqlite_store.replace_rules(
+        RuleSet.model_validate({"agents": {"strict": {"interrupt_on": {"read_data": True}}}}), actor="admin"
+    )
+    strategy = SignoffConfirmationStrategy(Gate(sqlite_store, rules_refresh=0.0), timeout=0.05)
+    params = {"table": "users"}
+
+    def ask(call_id: str, context: dict[str, Any]) -> Any:
+        return strategy.run(
+            tool_name="read_data",
+            tool_description="Read rows.",
+            tool_params=params,
+            tool_call_id=call_id,
+            confirmation_strategy_context=context,
+        )
+
+    decision = ask("c1", CONTEXT)
+    assert decision.execute and decision.final_tool_params == params and decision.tool_call_id == "c1"
+    with pytest.raises(ReviewTimeout):
+        ask("c2", {"signoff": {"thread_id": "t1", "agent": "strict"}})
+    assert sqlite_store.find_request("t1", "c2") is not None
+    with pytest.raises(ValueError, match="unknown keys"):
+        ask("c3", {"signoff": {"thread_id": "t1", "agnet": "strict"}})
+    sqlite_store.set_layer("tool", "read_data", {"requires_approval": True}, actor="admin")
+    with pytest.raises(ReviewTimeout):
+        ask("c4", CONTEXT)
+    assert sqlite_store.find_request("t1", "c1") is None and sqlite_store.find_request("t1", "c3") is None

@@ -305,3 +305,26 @@ def test_durable_resume_under_run_async(
     )
     assert [shown(seen) for seen in later.seen] == [expected]
     assert [run["args"] for run in ledger.runs("send_email")] == [{"to": "bob", "body": "hi"}]
+
+
+@pytest.mark.parametrize("name", ["reject", "modify"])
+def test_a_decision_outlives_its_rule_switched_off_before_the_resume(
+    tmp_path: Path, sqlite_store: SQLiteStore, name: str
+) -> None:
+    expected, runs = answered_expected(tmp_path, name)
+    sqlite_store.set_layer("tool", "send_email", {"requires_approval": True}, actor="admin")
+    ledger = Ledger(tmp_path / "signoff.jsonl")
+    gate = Gate(sqlite_store, rules_refresh=0.0)
+    paused = agent_with(Script(calls(("send_email", EMAIL, "c1"))), ledger, SignoffPauseHook(gate=gate)).run(
+        USER, hook_context=CONTEXT
+    )
+    assert paused["exit_reason"] == AWAITING_APPROVAL
+    request = sqlite_store.find_request("t1", "c1")
+    assert request is not None
+    sqlite_store.decide(request.id, DECISIONS[name][1], actor="alice")
+    sqlite_store.set_layer("tool", "send_email", {"requires_approval": False}, actor="admin")  # HITL off
+
+    later = Script("done")
+    resume(agent_with(later, ledger, SignoffPauseHook(gate=gate)), paused["messages"], hook_context=CONTEXT)
+    assert [shown(seen) for seen in later.seen] == [expected]
+    assert [row["key"] for row in ledger.runs("send_email")] == [request.id] * runs

@@ -107,3 +107,36 @@ def test_an_empty_allowed_decisions_is_refused_as_the_stock_middleware_refuses_i
 ) -> None:
     with pytest.raises(ValueError, match="allowed_decisions"):
         SignoffMiddleware(interrupt_on={"send_email": {"allowed_decisions": []}}, gate=Gate(sqlite_store))
+
+
+@pytest.mark.parametrize("wait", [False, True], ids=["durable", "waiting"])
+def test_a_turn_nothing_asks_about_needs_no_thread_id_as_with_the_stock_middleware(
+    tmp_path: Path, sqlite_store: SQLiteStore, wait: bool
+) -> None:
+    middleware = SignoffMiddleware(interrupt_on={"send_email": True}, gate=Gate(sqlite_store), wait=wait)
+    ledger = Ledger(tmp_path / "l")
+    model = script(calls(("read_data", {"table": "users"}, "c1")), "done")
+    agent = create_agent(model, tools=make_tools(ledger), middleware=[middleware])
+    done = agent.invoke(ASK, version="v2")
+    assert done.value["messages"][-1].content == "done"
+    assert [run["tool"] for run in ledger.runs()] == ["read_data"]
+
+
+@pytest.mark.parametrize("wait", [False, True], ids=["durable", "waiting"])
+def test_a_rule_switched_on_in_the_store_asks_on_the_next_turn(
+    tmp_path: Path, sqlite_store: SQLiteStore, wait: bool
+) -> None:
+    middleware = SignoffMiddleware(gate=Gate(sqlite_store, rules_refresh=0.0), wait=wait)
+    ledger = Ledger(tmp_path / "l")
+    read = calls(("read_data", {"table": "users"}, "c1"))
+    done, _ = run(middleware, ledger, read)  # remembers that nothing asks about read_data
+    assert done.interrupts == () and len(ledger.runs()) == 1
+    # a short deadline: the waiting mode's call expires (rejected) instead of waiting a day
+    rule = {"requires_approval": True, "deadline": "1s", "on_expire": "reject"}
+    sqlite_store.set_layer("tool", "read_data", rule, actor="admin")
+    again, _ = run(middleware, ledger, calls(("read_data", {"table": "users"}, "c2")))
+    assert sqlite_store.find_request("t1", "c2") is not None
+    assert len(ledger.runs()) == 1, "the call asked, and nobody approved it"
+    if not wait:
+        (pause,) = again.interrupts
+        assert [a["name"] for a in pause.value["action_requests"]] == ["read_data"]

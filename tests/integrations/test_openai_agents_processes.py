@@ -1,6 +1,7 @@
 """A durable Agents SDK run across real processes: the agent pauses and exits, a person approves
 with the CLI from another process, a third resumes from the RunState kept in the store; the
-gated tool runs once, and a replay of the resume runs nothing again."""
+gated tool runs once, and a replay of the resume runs nothing again. Locally (the processes share
+a SQLite file) and remotely (every process talks to a live server over HTTP with its own token)."""
 
 from __future__ import annotations
 
@@ -15,29 +16,64 @@ from tests.integrations.processes import SRC, run, run_phase
 
 pytest.importorskip("agents")
 
+from signoff.store import SQLiteStore
+from tests.live import LiveServer
+
 from .oa_support import Ledger
 
 SCRIPT = Path(__file__).with_name("oa_process.py")
 
 
 phase = partial(run_phase, SCRIPT)
+PROCESSES_TIMEOUT = 480
+"""Five Python processes, each importing the Agents SDK: on a loaded 2-core machine each one
+takes up to a minute, past the suite's default 120 s."""
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(PROCESSES_TIMEOUT)
 def test_pause_in_one_process_approve_with_the_cli_resume_in_a_third(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": str(tmp_path / "signoff.db")}
     env.pop("SIGNOFF_URL", None)
     env.pop("OPENAI_API_KEY", None)  # nothing may need it: the model is scripted
-    ledger = Ledger(tmp_path / "ledger.jsonl")
+    three_processes(tmp_path, env, env)
 
-    started = phase("start", tmp_path, env)
+
+@pytest.mark.slow
+@pytest.mark.timeout(PROCESSES_TIMEOUT)
+def test_the_same_over_a_live_server_keeps_the_run_state_on_the_server(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    with LiveServer(sqlite_store) as server:
+        base = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_URL": server.url}
+        base["SIGNOFF_DB"] = str(tmp_path / "unused.db")  # the URL wins: nothing may be written here
+        base.pop("OPENAI_API_KEY", None)
+        agent_env = {**base, "SIGNOFF_TOKEN": server.user("mail-agent", role="agent")}
+        person_env = {**base, "SIGNOFF_TOKEN": server.user("alice", role="member")}
+        three_processes(tmp_path, agent_env, person_env)
+        assert sqlite_store.load_run_state("nightly-1", created_by="mail-agent") is None  # finished
+        (request,) = sqlite_store.list_requests(thread_id="nightly-1")
+        assert request.created_by == "mail-agent" and request.decision is not None
+        assert request.decision.actor == "alice"
+    assert not (tmp_path / "unused.db").exists()
+
+
+def three_processes(folder: Path, agent_env: dict[str, str], person_env: dict[str, str]) -> None:
+    """Start (pauses, exits), approve with the CLI, resume, replay; the gated tool runs once."""
+    ledger = Ledger(folder / "ledger.jsonl")
+
+    started = phase("start", folder, agent_env)
     assert started["paused"] is True and started["final_output"] is None
     (waiting,) = started["waiting"]
     assert [row["tool"] for row in ledger.runs()] == ["lookup"]  # the ungated call ran in its turn
+    assert (folder / "kept.txt").read_text(), "the paused run's state was kept"
 
-    run(sys.executable, "-m", "signoff.cli", "approve", waiting, "--as", "alice", env=env)
+    approve = [sys.executable, "-m", "signoff.cli", "approve", waiting]
+    if "SIGNOFF_URL" not in person_env:
+        approve += ["--as", "alice"]
+    run(*approve, env=person_env)
 
-    resumed = phase("resume", tmp_path, env)
+    resumed = phase("resume", folder, agent_env)
     assert resumed == {
         "paused": False,
         "waiting": [],
@@ -46,9 +82,9 @@ def test_pause_in_one_process_approve_with_the_cli_resume_in_a_third(tmp_path: P
     }
     assert [(row["tool"], row["key"]) for row in ledger.runs()] == [("lookup", None), ("send_email", waiting)]
 
-    replayed = phase("replay", tmp_path, env)
+    replayed = phase("replay", folder, agent_env)
     assert replayed == resumed
     assert len(ledger.runs("send_email")) == 1  # the gated call: never again
 
     with pytest.raises(AssertionError, match="no paused Agents SDK run"):
-        phase("resume", tmp_path, env)  # finished: its state is forgotten, nothing to resume
+        phase("resume", folder, agent_env)  # finished: its state is forgotten, nothing to resume

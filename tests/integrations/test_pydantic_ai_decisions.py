@@ -197,3 +197,43 @@ def test_replaying_a_resume_runs_nothing_twice(tmp_path: Path, sqlite_store: SQL
     assert script.shown(2) == script.shown(1)
     assert len(ledger.runs()) == 1
     assert [r.tool_call_id for r in sqlite_store.list_requests(thread_id="t1")] == ["c1"]
+
+
+def test_a_call_nothing_asks_about_needs_no_thread_and_a_rule_switched_on_asks_at_once(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    ledger = Ledger(tmp_path / "ledger")
+    toolset = signoff_approval(make_toolset(ledger), Gate(sqlite_store, rules_refresh=0.0))
+    script = Script([[READ], "done"])
+    result = agent_for(script, toolset).run_sync("tidy up")  # no conversation_id: nothing asks
+    assert result.output == "done" and [run["tool"] for run in ledger.runs()] == ["read_data"]
+
+    sqlite_store.set_layer("tool", "read_data", {"requires_approval": True}, actor="admin")
+    script = Script([[READ], "done"])
+    result = agent_for(script, toolset).run_sync("tidy up", conversation_id="t1")
+    assert isinstance(result.output, DeferredToolRequests)
+    assert [call.tool_call_id for call in result.output.approvals] == ["c2"]
+    assert len(ledger.runs()) == 1 and sqlite_store.find_request("t1", "c2") is not None
+
+
+@pytest.mark.parametrize("decision", [Reject(message="not now"), Edit(args={"to": "bob", "body": "hi"})])
+def test_a_decision_outlives_its_rule_switched_off_before_the_resume(
+    tmp_path: Path, sqlite_store: SQLiteStore, decision: Any
+) -> None:
+    sqlite_store.set_layer("tool", "send_email", {"requires_approval": True}, actor="admin")
+    ledger = Ledger(tmp_path / "ledger")
+    script = Script([[MAIL], "done"])
+    toolset = signoff_approval(make_toolset(ledger), Gate(sqlite_store, rules_refresh=0.0))
+    result = agent_for(script, toolset).run_sync("tidy up", conversation_id="t1")
+    assert isinstance(result.output, DeferredToolRequests)
+    request = request_id(sqlite_store, "c1")
+    sqlite_store.decide(request, decision, actor="alice")
+    sqlite_store.set_layer("tool", "send_email", {"requires_approval": False}, actor="admin")  # HITL off
+
+    final = resume(toolset, script, result)
+    assert final.output == "done"
+    (shown,) = script.shown(1)
+    if isinstance(decision, Reject):
+        assert shown[-1] == "denied" and "not now" in shown[3] and ledger.runs() == []
+    else:
+        assert ledger.runs() == [{"tool": "send_email", "args": {"to": "bob", "body": "hi"}, "key": request}]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from signoff import Scope
-from signoff.integrations._scope import ScopeDefaults, overlaid, overlay_scope
+from signoff.integrations._scope import ScopeDefaults, overlaid, overlay_scope, rule_fields
 
 DEFAULTS = ScopeDefaults(agent="mailer", app="prod", requester="alice")
 
@@ -45,3 +45,26 @@ def test_a_scope_without_a_thread_gets_one_of_its_own_unless_one_is_required() -
     assert made.thread_id.startswith("fw-") and made.agent == "mailer"
     with pytest.raises(ValueError, match="needs a thread"):
         overlay_scope({}, DEFAULTS, where="ctx", thread_prefix="fw-", thread_required="needs a thread")
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        None,
+        {"thread_id": "t1"},
+        {"thread_id": "t1", "requester": "bob", "app": None},
+        {"agent": "", "app": "staging"},
+        Scope(thread_id="t2", agent="other"),
+    ],
+    ids=["none", "thread-only", "nones-kept-out", "empty-string-overrides", "scope"],
+)
+def test_rule_fields_are_the_overlaid_scopes_fields(given: object) -> None:
+    merged = overlaid(given, DEFAULTS, where="ctx")
+    assert rule_fields(given, DEFAULTS, where="ctx") == (merged["agent"], merged["app"], merged["requester"])
+
+
+def test_rule_fields_refuse_what_overlaid_refuses() -> None:
+    with pytest.raises(ValueError, match=r"ctx has unknown keys \['agnet'\]"):
+        rule_fields({"agnet": "x"}, DEFAULTS, where="ctx")
+    with pytest.raises(TypeError, match="got list"):
+        rule_fields(["t"], DEFAULTS, where="ctx")

@@ -25,6 +25,7 @@ from ..execution import Claim, current_owner
 from ..identity import User
 from ..requests import Execution, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
+from ..store.run_state_ops import RunStateRecord
 from . import _calls as calls
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
 from ._sync import DEFAULT_RETRY_FOR, DEFAULT_TIMEOUT, _matches
@@ -233,6 +234,22 @@ class AsyncClient:
 
     async def recall(self, scope_key: str, fingerprint: str) -> bool:
         return await self._send(calls.recall(scope_key, fingerprint))
+
+    # -- run states ---------------------------------------------------------------------------
+
+    async def save_run_state(self, thread_id: str, state: str, *, kind: str) -> RunStateRecord:
+        """Keep a paused run's state on the server, as the token's user's (`Client.save_run_state`)."""
+        return await self._send(calls.save_run_state(thread_id, state, kind=kind))
+
+    async def load_run_state(self, thread_id: str) -> RunStateRecord | None:
+        """The token's user's kept run state of `thread_id`, if any."""
+        return await self._send(calls.load_run_state(thread_id))
+
+    async def delete_run_state(self, thread_id: str) -> bool:
+        """Forget the token's user's run state of `thread_id` (True, as `Client`'s: the server
+        does not say whether there was one)."""
+        await self._send(calls.delete_run_state(thread_id))
+        return True
 
     # -- audit, groups, identity --------------------------------------------------------------
 

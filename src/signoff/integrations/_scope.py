@@ -54,6 +54,24 @@ def overlaid(given: Any, defaults: ScopeDefaults, *, where: str) -> dict[str, An
     return merged
 
 
+def rule_fields(
+    given: Any, defaults: ScopeDefaults, *, where: str
+) -> tuple[str | None, str | None, str | None]:
+    """(agent, app, requester) as `overlaid` makes them (the fields the rules read), checked the
+    same way, without building the whole scope: an adapter's per-call path."""
+    if given is None:
+        return defaults.agent, defaults.app, defaults.requester
+    if type(given) is dict and given.keys() <= _SCOPE_FIELD_SET:
+        agent, app, requester = given.get("agent"), given.get("app"), given.get("requester")
+        return (
+            defaults.agent if agent is None else agent,
+            defaults.app if app is None else app,
+            defaults.requester if requester is None else requester,
+        )
+    merged = overlaid(given, defaults, where=where)  # other mappings, a Scope; or the error
+    return merged["agent"], merged["app"], merged["requester"]
+
+
 def overlay_scope(
     given: Any,
     defaults: ScopeDefaults,

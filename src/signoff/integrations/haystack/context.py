@@ -21,15 +21,29 @@ from typing import Any
 
 from signoff import Scope
 
-from .._scope import SCOPE_FIELDS, SCOPE_KEY, ScopeDefaults, overlaid, overlay_scope
+from .._scope import SCOPE_FIELDS, SCOPE_KEY, ScopeDefaults, overlaid, overlay_scope, rule_fields
 
-__all__ = ["SCOPE_FIELDS", "SCOPE_KEY", "ScopeDefaults", "fields_from_context", "scope_from_context"]
+__all__ = [
+    "SCOPE_FIELDS",
+    "SCOPE_KEY",
+    "ScopeDefaults",
+    "fields_from_context",
+    "rule_fields_from_context",
+    "scope_from_context",
+]
 _WHERE = f"hook_context[{SCOPE_KEY!r}]"
 
 
 def fields_from_context(context: Mapping[str, Any] | None, defaults: ScopeDefaults) -> dict[str, Any]:
     """The scope's fields as `scope_from_context` overlays them (the thread may be None)."""
     return overlaid((context or {}).get(SCOPE_KEY), defaults, where=_WHERE)
+
+
+def rule_fields_from_context(
+    context: Mapping[str, Any] | None, defaults: ScopeDefaults
+) -> tuple[str | None, str | None, str | None]:
+    """(agent, app, requester) of the scope `scope_from_context` makes: what the rules read."""
+    return rule_fields(context.get(SCOPE_KEY) if context else None, defaults, where=_WHERE)
 
 
 def scope_from_context(

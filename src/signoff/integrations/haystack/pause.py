@@ -30,6 +30,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from signoff import Gate, Outcome, Pending
 
 from .hook import SignoffConfirmationHook
+from .resuming import resumed
 from .rounds import round_of
 from .strategy import SignoffConfirmationStrategy
 
@@ -110,7 +111,7 @@ class SignoffPauseHook:
             return
         context = state.data.get("hook_context")
         found = [
-            strategy.submit(call, scope)
+            strategy.submit(call, scope, resumed=resumed(call.id))
             for _, strategy, call, scope in self.gated(message, state.data.get("tools") or [], context)
         ]
         if any(isinstance(item, Pending) for item in found):
@@ -124,7 +125,7 @@ class SignoffPauseHook:
             return
         context = state.data.get("hook_context")
         found = [
-            await strategy.asubmit(call, scope)
+            await strategy.asubmit(call, scope, resumed=resumed(call.id))
             for _, strategy, call, scope in self.gated(message, state.data.get("tools") or [], context)
         ]
         if any(isinstance(item, Pending) for item in found):

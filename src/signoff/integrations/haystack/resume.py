@@ -26,6 +26,7 @@ from haystack.tools.utils import flatten_tools_or_toolsets
 from signoff import Outcome, Pending, Scope, ToolCall
 
 from .pause import AWAITING_APPROVAL, SignoffPauseHook, split_paused
+from .resuming import resuming
 from .strategy import SignoffConfirmationStrategy
 
 Decided = tuple[ToolCall, Scope, Outcome, SignoffConfirmationStrategy]
@@ -45,15 +46,16 @@ def resume(
     decided: list[Decided] = []
     for _, strategy, call, scope in hook.gated(paused, tools, hook_context):
         found: Outcome | Pending = (
-            strategy.gate.review(call, scope, timeout=strategy.timeout)
+            strategy.gate.review(call, scope, timeout=strategy.timeout, resumed=True)
             if wait
-            else strategy.submit(call, scope)
+            else strategy.submit(call, scope, resumed=True)
         )
         if isinstance(found, Pending):
             return _still_paused(messages)
         decided.append((call, scope, found, strategy))
     resumed = _resumed_agent(agent, paused, tools, decided)
-    return resumed.run(messages=base, hook_context=hook_context, tools=resumed.tools, **run_kwargs)
+    with resuming(call.id for call in paused.tool_calls):
+        return resumed.run(messages=base, hook_context=hook_context, tools=resumed.tools, **run_kwargs)
 
 
 async def resume_async(
@@ -69,17 +71,18 @@ async def resume_async(
     decided: list[Decided] = []
     for _, strategy, call, scope in hook.gated(paused, tools, hook_context):
         found: Outcome | Pending = (
-            await strategy.gate.areview(call, scope, timeout=strategy.timeout)
+            await strategy.gate.areview(call, scope, timeout=strategy.timeout, resumed=True)
             if wait
-            else await strategy.asubmit(call, scope)
+            else await strategy.asubmit(call, scope, resumed=True)
         )
         if isinstance(found, Pending):
             return _still_paused(messages)
         decided.append((call, scope, found, strategy))
     resumed = _resumed_agent(agent, paused, tools, decided)
-    return await resumed.run_async(
-        messages=base, hook_context=hook_context, tools=resumed.tools, **run_kwargs
-    )
+    with resuming(call.id for call in paused.tool_calls):
+        return await resumed.run_async(
+            messages=base, hook_context=hook_context, tools=resumed.tools, **run_kwargs
+        )
 
 
 def _prepare(
@@ -182,7 +185,7 @@ class _DecidedRuns:
             if entry is None:
                 return function(**kwargs)
             call, scope, _, strategy = entry
-            return strategy.gate.run(call, lambda **_: function(**kwargs), scope).value
+            return strategy.gate.run(call, lambda **_: function(**kwargs), scope, resumed=True).value
 
         return run
 
@@ -196,6 +199,6 @@ class _DecidedRuns:
             async def once(**_: Any) -> Any:
                 return await function(**kwargs)
 
-            return (await strategy.gate.arun(call, once, scope)).value
+            return (await strategy.gate.arun(call, once, scope, resumed=True)).value
 
         return run

@@ -27,8 +27,9 @@ from haystack.hooks.human_in_the_loop import ToolExecutionDecision
 
 from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, open_backend
 
-from .context import ScopeDefaults, fields_from_context, scope_from_context
+from .context import ScopeDefaults, rule_fields_from_context, scope_from_context
 from .decisions import execution_decision
+from .resuming import resumed
 from .rounds import asking_round
 
 RulesSpec = RuleSet | dict[str, Any] | str | Path | None
@@ -97,7 +98,10 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
-        if unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context):
+        again = resumed(tool_call_id)
+        if not again and (
+            unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context)
+        ):
             return unasked
         call, scope = self.plan(
             tool_name,
@@ -107,7 +111,7 @@ class SignoffConfirmationStrategy:
             confirmation_strategy_context,
             round=asking_round.get(),
         )
-        return self.decision(self.gate.review(call, scope, timeout=self.timeout))
+        return self.decision(self.gate.review(call, scope, timeout=self.timeout, resumed=again))
 
     async def run_async(
         self,
@@ -118,7 +122,10 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
-        if unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context):
+        again = resumed(tool_call_id)
+        if not again and (
+            unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context)
+        ):
             return unasked
         call, scope = self.plan(
             tool_name,
@@ -128,7 +135,7 @@ class SignoffConfirmationStrategy:
             confirmation_strategy_context,
             round=asking_round.get(),
         )
-        outcome = await self.gate.areview(call, scope, timeout=self.timeout)
+        outcome = await self.gate.areview(call, scope, timeout=self.timeout, resumed=again)
         if outcome.decision == "edit":  # the note reads the request again
             return await asyncio.to_thread(self.decision, outcome)
         return self.decision(outcome)
@@ -158,14 +165,14 @@ class SignoffConfirmationStrategy:
         (what `gate.review` would answer), made without a Scope or a ToolCall; None: plan it."""
         if not tool_call_id:
             return None  # the gate numbers calls without an id in their scope
-        who = fields_from_context(context, self.defaults)
-        explanation = self.gate.explain(
-            tool_name, agent=who["agent"], app=who["app"], args=tool_params, requester=who["requester"]
-        )
-        if explanation.ask:
+        agent, app, requester = rule_fields_from_context(context, self.defaults)
+        if self.gate.may_ask(tool_name, agent, app) and (
+            self.gate.explain(tool_name, agent=agent, app=app, args=tool_params, requester=requester).ask
+        ):
             return None
+        # As Haystack's own strategy answers a call its policy does not ask about.
         return ToolExecutionDecision(
-            tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=dict(tool_params)
+            tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=tool_params
         )
 
     def plan(
@@ -190,11 +197,11 @@ class SignoffConfirmationStrategy:
         )
         return call, scope_from_context(context, self.defaults, thread_required=thread_required)
 
-    def submit(self, call: ToolCall, scope: Scope) -> Outcome | Pending:
-        return self.gate.submit(call, scope)
+    def submit(self, call: ToolCall, scope: Scope, *, resumed: bool = False) -> Outcome | Pending:
+        return self.gate.submit(call, scope, resumed=resumed)
 
-    async def asubmit(self, call: ToolCall, scope: Scope) -> Outcome | Pending:
-        return await self.gate.asubmit(call, scope)
+    async def asubmit(self, call: ToolCall, scope: Scope, *, resumed: bool = False) -> Outcome | Pending:
+        return await self.gate.asubmit(call, scope, resumed=resumed)
 
     def decision(self, outcome: Outcome) -> ToolExecutionDecision:
         return execution_decision(outcome, self.gate.store)

@@ -1,6 +1,7 @@
 """Decisions from the app's own UI: a stock `{"decisions": [...]}` resume value, applied in signoff.
 
-Only with `SignoffMiddleware(accept_resume_decisions=True, actor="...")`; without it such a value
+Only with `SignoffMiddleware(accept_resume_decisions=True, actor="...")` (in `interrupt_mode=
+"per_call"`, a single stock decision per interrupt, keyed by its id); without it such a value
 is ignored like any other and signoff's decisions stand. The value is checked while LangGraph
 reads it (the interrupt's `response_schema`), so a value that does not fit raises a
 `pydantic.ValidationError` naming every problem, decides nothing and is not saved: the thread
@@ -29,6 +30,12 @@ HITL_RESPONSE_SCHEMA: dict[str, Any] = {
     "properties": {"decisions": {"type": "array", "items": {"type": "object"}}},
     "required": ["decisions"],
 }
+DECISION_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"type": {"enum": ["approve", "edit", "reject", "respond"]}},
+    "required": ["type"],
+}
+"""A per-call resume value: one stock decision (`{"type": "approve"}`...)."""
 
 
 def stock_decisions(value: Any) -> Any:
@@ -45,15 +52,24 @@ class ResumeDecisions:
     store: Backend
     actor: str
     requests: Sequence[Request]
+    per_call: bool = False
+    """One request, answered by one stock decision (`interrupt_mode="per_call"`), not a list."""
 
     def schema(self) -> Any:
         """The interrupt's `response_schema`: any value passes; a stock decisions value must fit."""
-        return Annotated[Any, AfterValidator(self._check), WithJsonSchema(HITL_RESPONSE_SCHEMA)]
+        shown = DECISION_SCHEMA if self.per_call else HITL_RESPONSE_SCHEMA
+        return Annotated[Any, AfterValidator(self._check), WithJsonSchema(shown)]
 
     def _check(self, value: Any) -> Any:
-        if (raw := stock_decisions(value)) is not None:
+        if (raw := self._decisions(value)) is not None:
             self.parse(raw)
         return value
+
+    def _decisions(self, value: Any) -> Any:
+        """The stock decisions a resume value carries, or None for any other value (`True`...)."""
+        if self.per_call:
+            return [value] if isinstance(value, dict) and "type" in value else None
+        return stock_decisions(value)
 
     def parse(self, raw: Any) -> list[tuple[Request, Decision | None]]:
         """Each request with its decision, None where signoff has one already (this very decision,
@@ -89,7 +105,7 @@ class ResumeDecisions:
     def apply(self, value: Any) -> None:
         """Record a checked value's decisions. The value is saved by then, so nothing here may
         refuse it: a request decided, cancelled or expired meanwhile keeps what signoff has."""
-        if (raw := stock_decisions(value)) is None:
+        if (raw := self._decisions(value)) is None:
             return
         for waiting, item in zip(self.requests, raw, strict=True):
             request = self.store.get_request(waiting.id)

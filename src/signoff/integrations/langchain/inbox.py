@@ -99,7 +99,7 @@ def open_stock_requests(
             id=item.tool_call["id"],
             description=item.action.get("description"),
         )
-        found.append(gate.submit(call, run_scope))
+        found.append(gate.submit(call, run_scope, resumed=True))  # its request may be decided
     return StockReview(interrupt_id=interrupt_id, actions=tuple(actions), found=tuple(found))
 
 
@@ -137,7 +137,8 @@ def resume_stock_when_decided(
     review = open_stock_requests(agent, config, gate, scope=scope)
     run_scope = _run_scope(config, scope)
     for request in review.requests:
-        gate.review(ToolCall(name=request.tool_name, args=request.args, id=request.tool_call_id), run_scope)
+        call = ToolCall(name=request.tool_name, args=request.args, id=request.tool_call_id)
+        gate.review(call, run_scope, resumed=True)
     return agent.invoke(stock_resume(agent, config, gate, scope=scope), config, version=version)
 
 

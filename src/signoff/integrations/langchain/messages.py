@@ -7,6 +7,7 @@ instead; the stock texts are used where the rule keeps signoff's defaults.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.messages import ToolCall as LcToolCall
@@ -112,3 +113,25 @@ def replayed_message(tool_call: LcToolCall, reply: Reply) -> ToolMessage:
         name=tool_call["name"],
         tool_call_id=tool_call["id"],
     )
+
+
+def tool_result(
+    tool_call: LcToolCall,
+    reply: Reply,
+    produced: list[ToolMessage | Command[Any]],
+    request_of: Callable[[Outcome], Request | None],
+    edit_notice: str | None,
+) -> ToolMessage | Command[Any]:
+    """What the tools node returns for a gated call: the answer in the tool's place (reject,
+    respond), the tool's own result (`produced` by this run, or replayed from the execution
+    record), after an edit with the notice the model needs (its history holds the call it made)."""
+    outcome = reply.outcome
+    if not reply.executed and not reply.replayed:
+        return answer_message(tool_call, outcome, request_of(outcome))
+    result = produced[-1] if reply.executed and produced else replayed_message(tool_call, reply)
+    if outcome.decision != "edit" or not isinstance(result, ToolMessage):
+        return result
+    request = request_of(outcome)
+    notice = edit_notice_text(outcome, request, edit_notice)
+    stock = request is None or notice != outcome.feedback
+    return with_notice(result, notice, stock=stock)

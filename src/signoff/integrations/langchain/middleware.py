@@ -12,6 +12,12 @@ are signoff's) and stops again if some are still undecided. Rejected and answere
 their ToolMessage there, as the stock middleware does; the others run in the tools node,
 exactly once per request (`signoff.idempotency_key()` inside the tool).
 
+Per call (`interrupt_mode="per_call"`, as the stock middleware's): nothing stops after the
+model's turn; each gated call is asked about in the tools node, as it starts, and while it is
+undecided its own interrupt stops the run, with the stock `ToolApprovalRequest` payload (resume
+with `Command(resume={interrupt.id: ...})`, or `resume_when_decided`). Calls nobody gates, and
+gated calls already decided, run meanwhile.
+
 Waiting (`wait=True`): each gated call waits for its decision inside the tools node (`gate.run`,
 or `gate.arun` under `ainvoke`: no thread per waiter).
 
@@ -31,21 +37,28 @@ from langchain.agents.middleware import AgentMiddleware, AgentState, ModelReques
 from langchain.agents.middleware.types import PrivateStateAttr
 from langchain_core.messages import AIMessage, ToolMessage
 from langchain_core.messages import ToolCall as LcToolCall
-from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
-from langgraph.config import get_config
-from langgraph.prebuilt.tool_node import ToolRuntime
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
-from pydantic import BaseModel
 
-from signoff import Gate, Outcome, Pending, Reply, Request, Scope, ToolCall, open_backend
+from signoff import Gate, Outcome, Pending, Reply, Request, Scope, Suspended, open_backend
+from signoff.rules import Resolver
 
 from .callables import GatedCall, gating
+from .calls import (
+    args_schema,
+    is_resuming,
+    key,
+    model_turn_call,
+    run_config,
+    signoff_call,
+    tools_node_call,
+)
 from .config import ScopeFields, parse_interrupt_on, thread_of
 from .decisions import ResumeDecisions
-from .messages import answer_message, edit_notice_text, replayed_message, stored_form, with_notice
-from .rounds import round_in, round_of
+from .messages import answer_message, stored_form, tool_result
+from .payloads import hitl_request, tool_approval_request
+from .rounds import round_of
 
 EDIT_NOTICE = (
     "Note: a human reviewer replaced this tool call before it ran. The call recorded in "
@@ -89,11 +102,9 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
                 "accept_resume_decisions=True needs actor=: the person (or service) the resume "
                 "value's decisions are recorded under, and checked against the rule's approvers"
             )
-        if interrupt_mode != "batched":
-            raise ValueError(
-                f"SignoffMiddleware pauses once per model turn (interrupt_mode='batched'); got "
-                f"{interrupt_mode!r}. For one wait per call, use wait=True."
-            )
+        if interrupt_mode not in ("batched", "per_call"):
+            raise ValueError(f"interrupt_mode must be 'batched' or 'per_call', got {interrupt_mode!r}")
+        self.interrupt_mode = interrupt_mode
         self.gate = gate if gate is not None else Gate(open_backend())
         self.wait = wait
         self.edit_notice = edit_notice
@@ -102,11 +113,32 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         self.actor = actor
         self._schemas: dict[str, dict[str, Any]] = {}
         """Each tool's args schema as the model was last offered it: the requests' edit schema."""
+        self._static_answers: tuple[Resolver | None, dict[str, bool]] = (None, {})
+        """Per tool, whether the rules in force (the Resolver) might ask, before any `when`."""
         self.scope_fields = ScopeFields(agent=agent, app=app, requester=requester, unattended=unattended)
         for name, entry in parse_interrupt_on(interrupt_on or {}, description_prefix).items():
             self.gate.register_tool(name, entry)
 
     # -- which calls ask --------------------------------------------------------------------
+
+    def _may_ask(self, tool_calls: list[LcToolCall]) -> bool:
+        """Whether the rules might ask about any of `tool_calls` (before any `when`): the check
+        every turn pays, one cached lookup per call while the rules stay the same."""
+        resolver = self.gate.resolver()
+        seen, answers = self._static_answers
+        if seen is not resolver:  # the rules changed: a new Resolver
+            answers = {}
+            self._static_answers = (resolver, answers)
+        for tool_call in tool_calls:
+            name = tool_call["name"]
+            asks = answers.get(name)
+            if asks is None:
+                asks = answers[name] = resolver.static(
+                    name, self.scope_fields.agent, self.scope_fields.app
+                ).ask
+            if asks:
+                return True
+        return False
 
     def _asks(self, tool_call: LcToolCall, gated: Callable[[], GatedCall]) -> GatedCall | None:
         """The call as gated if the rules (a Python `when` among them) ask about it, else None.
@@ -126,31 +158,15 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
 
     def _submit(self, gated: GatedCall, scope: Scope, round: str) -> Found:
         with gating(gated):
-            return self.gate.submit(self._signoff_call(gated.tool_call, round=round), scope)
+            # resumed: a call of this turn may have its request already (decided while the run
+            # was stopped): it is found even if its rule was switched off since
+            call = signoff_call(gated.tool_call, self._schemas, round=round)
+            return self.gate.submit(call, scope, resumed=True)
 
     async def _asubmit(self, gated: GatedCall, scope: Scope, round: str) -> Found:
         with gating(gated):
-            return await self.gate.asubmit(self._signoff_call(gated.tool_call, round=round), scope)
-
-    def _signoff_call(
-        self, tool_call: LcToolCall, request: ToolCallRequest | None = None, *, round: str | None = None
-    ) -> ToolCall:
-        if tool_call.get("id") is None:
-            raise ValueError(
-                f"Tool call `{tool_call['name']}` has no ID, so its result can't be matched to it. "
-                "Make sure the chat model returns tool call IDs."
-            )
-        tool = request.tool if request is not None else None
-        if round is None and request is not None:
-            round = round_in(request.state, key(tool_call))
-        return ToolCall(
-            name=tool_call["name"],
-            args=dict(tool_call["args"]),
-            id=key(tool_call),
-            description=tool.description if tool is not None else None,
-            schema=self._schemas.get(tool_call["name"]),
-            round=round,
-        )
+            call = signoff_call(gated.tool_call, self._schemas, round=round)
+            return await self.gate.asubmit(call, scope, resumed=True)
 
     # -- the model's turn: which tools it is offered ----------------------------------------
 
@@ -174,11 +190,17 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
     # -- durable: after the model's turn ----------------------------------------------------
 
     def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        if self.wait:
-            return None
-        turn = self._turn(state, runtime)
-        if isinstance(turn, dict) or turn is None:
-            return turn
+        if self.wait or self.interrupt_mode == "per_call":
+            return None  # calls are asked about in the tools node
+        last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
+        if last is None or not last.tool_calls:
+            return self._quiet(state)
+        resuming = is_resuming()
+        if not resuming and not self._may_ask(last.tool_calls):
+            return self._quiet(state)
+        turn = self._turn(state, runtime, last, resuming=resuming)
+        if turn is None:
+            return self._quiet(state)
         gated, scope, round = turn
         found = {key(call.tool_call): self._submit(call, scope, round) for call in gated}
         while pending := [call for call in gated if isinstance(found[key(call.tool_call)], Pending)]:
@@ -190,11 +212,17 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         return self._settle([call.tool_call for call in gated], found)
 
     async def aafter_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
-        if self.wait:
-            return None
-        turn = self._turn(state, runtime)
-        if isinstance(turn, dict) or turn is None:
-            return turn
+        if self.wait or self.interrupt_mode == "per_call":
+            return None  # calls are asked about in the tools node
+        last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
+        if last is None or not last.tool_calls:
+            return self._quiet(state)
+        resuming = is_resuming()
+        if not resuming and not self._may_ask(last.tool_calls):
+            return self._quiet(state)
+        turn = self._turn(state, runtime, last, resuming=resuming)
+        if turn is None:
+            return self._quiet(state)
         gated, scope, round = turn
         found: dict[str, Found] = {}
         for call in gated:
@@ -208,69 +236,56 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         return self._settle([call.tool_call for call in gated], found)
 
     def _turn(
-        self, state: AgentState[Any], runtime: Runtime[Any]
-    ) -> tuple[list[GatedCall], Scope, str] | dict[str, Any] | None:
-        """The gated calls of the model's last message, the scope and the turn's round; or the
-        update when none asks."""
-        last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
-        if last is not None and last.tool_calls:
-            config = _run_config()
-            thread_id = thread_of(config)
-            gated = [
-                asked
-                for call in last.tool_calls
-                if (asked := self._asks(call, partial(_model_turn_call, call, state, runtime, config)))
-                is not None
-            ]
-            if gated:
-                return gated, self.scope_fields.scope_in(thread_id), round_of(last)
-        # Nothing of this turn asks: forget the last turn's decided calls.
+        self, state: AgentState[Any], runtime: Runtime[Any], last: AIMessage, *, resuming: bool
+    ) -> tuple[list[GatedCall], Scope, str] | None:
+        """The gated calls of the model's last message, the scope and the turn's round; None
+        when none asks after all (a `when` said no). `resuming`: LangGraph runs the node again
+        to resume it, so a call the rules no longer ask about may have been decided already:
+        then it is gated still, by its decision."""
+        config = run_config()
+        gated: list[GatedCall] = []
+        for call in last.tool_calls:
+            asked = self._asks(call, partial(model_turn_call, call, state, runtime, config))
+            if asked is None and resuming and self._decided_before(call, config):
+                asked = model_turn_call(call, state, runtime, config)
+            if asked is not None:
+                gated.append(asked)
+        if not gated:
+            return None
+        # the thread is needed (and checked) only for a turn that asks
+        return gated, self.scope_fields.scope_in(thread_of(config)), round_of(last)
+
+    def _decided_before(self, tool_call: LcToolCall, config: Any) -> bool:
+        """Whether the call has a decided request in signoff (one lookup; resumes only)."""
+        thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
+        if not thread_id or tool_call.get("id") is None:
+            return False
+        request = self.gate.store.find_request(str(thread_id), key(tool_call))
+        return request is not None and request.is_terminal
+
+    @staticmethod
+    def _quiet(state: AgentState[Any]) -> dict[str, Any] | None:
+        """Nothing of this turn asks: forget the last turn's decided calls."""
         return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
 
     def _ask(
         self, pending: list[LcToolCall], found: Mapping[str, Found], thread_id: str
     ) -> tuple[ResumeDecisions, Any] | None:
-        """Interrupt for the undecided calls; with `accept_resume_decisions`, the resume value
-        (checked by LangGraph before it is saved) and what it decides."""
-        payload = self._payload(pending, found, thread_id)
+        """Interrupt for the turn's undecided calls; with `accept_resume_decisions`, the resume
+        value (checked by LangGraph before it is saved) and what it decides."""
+        waiting = [(call, _waiting(found[key(call)])) for call in pending]
+        payload = hitl_request(waiting, thread_id)
+        return self._interrupt(payload, [request for _, request in waiting], per_call=False)
+
+    def _interrupt(
+        self, payload: dict[str, Any], requests: list[Request], *, per_call: bool
+    ) -> tuple[ResumeDecisions, Any] | None:
         if not self.accept_resume_decisions:
             interrupt(payload)
             return None
         assert self.actor is not None
-        requests = [waiting.request for call in pending if isinstance(waiting := found[key(call)], Pending)]
-        decisions = ResumeDecisions(self.gate.store, self.actor, requests)
+        decisions = ResumeDecisions(self.gate.store, self.actor, requests, per_call=per_call)
         return decisions, interrupt(payload, response_schema=decisions.schema())
-
-    def _payload(
-        self, pending: list[LcToolCall], found: Mapping[str, Found], thread_id: str
-    ) -> dict[str, Any]:
-        """The stock `HITLRequest` for the undecided calls, plus where signoff keeps them."""
-        action_requests: list[dict[str, Any]] = []
-        review_configs: list[dict[str, Any]] = []
-        requests: list[dict[str, Any]] = []
-        for call in pending:
-            waiting = found[key(call)]
-            assert isinstance(waiting, Pending)
-            request = waiting.request
-            action_requests.append(
-                {"name": call["name"], "args": call["args"], "description": request.description}
-            )
-            review_configs.append(
-                {"action_name": call["name"], "allowed_decisions": list(request.rule.allowed_decisions)}
-            )
-            requests.append(
-                {
-                    "request_id": request.id,
-                    "tool_call_id": key(call),
-                    "name": call["name"],
-                    "args": call["args"],
-                }
-            )
-        return {
-            "action_requests": action_requests,
-            "review_configs": review_configs,
-            "signoff": {"thread_id": thread_id, "requests": requests},
-        }
 
     def _settle(self, gated: list[LcToolCall], found: Mapping[str, Found]) -> dict[str, Any]:
         """Every gated call is decided: answers for those that don't run, the rest marked to run."""
@@ -295,127 +310,92 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
-        tool_call = request.tool_call
-        thread_id = thread_of(request.runtime.config)
-        gated = self._gated_here(request)
+        gated, resumed = self._gated_here(request)
         if gated is None:
             return handler(request)
-        scope = self.scope_fields.scope_in(thread_id)
+        tool_call = request.tool_call
+        scope = self.scope_fields.scope_in(thread_of(request.runtime.config))
+        call = signoff_call(tool_call, self._schemas, request)
         produced: list[ToolMessage | Command[Any]] = []
 
         def run_tool(**args: Any) -> dict[str, Any]:
             produced.append(handler(request.override(tool_call={**tool_call, "args": args})))
             return stored_form(produced[-1])
 
-        with gating(gated):
-            reply = self.gate.run(
-                self._signoff_call(tool_call, request), run_tool, scope, suspend=not self.wait
-            )
-        return self._result(tool_call, reply, produced)
+        while True:
+            try:
+                with gating(gated):
+                    reply = self.gate.run(call, run_tool, scope, suspend=not self.wait, resumed=resumed)
+            except Suspended as waiting:
+                if (decisions := self._ask_per_call(tool_call, waiting, scope.thread_id)) is not None:
+                    decisions[0].apply(decisions[1])
+                continue  # decided since? (else the next interrupt stops the run)
+            return self._result(tool_call, reply, produced)
 
     async def awrap_tool_call(
         self,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
-        tool_call = request.tool_call
-        thread_id = thread_of(request.runtime.config)
-        gated = self._gated_here(request)
+        gated, resumed = self._gated_here(request)
         if gated is None:
             return await handler(request)
-        scope = self.scope_fields.scope_in(thread_id)
+        tool_call = request.tool_call
+        scope = self.scope_fields.scope_in(thread_of(request.runtime.config))
+        call = signoff_call(tool_call, self._schemas, request)
         produced: list[ToolMessage | Command[Any]] = []
 
         async def run_tool(**args: Any) -> dict[str, Any]:
             produced.append(await handler(request.override(tool_call={**tool_call, "args": args})))
             return stored_form(produced[-1])
 
-        with gating(gated):
-            reply = await self.gate.arun(
-                self._signoff_call(tool_call, request), run_tool, scope, suspend=not self.wait
-            )
-        return self._result(tool_call, reply, produced)
+        while True:
+            try:
+                with gating(gated):
+                    reply = await self.gate.arun(
+                        call, run_tool, scope, suspend=not self.wait, resumed=resumed
+                    )
+            except Suspended as waiting:
+                if (decisions := self._ask_per_call(tool_call, waiting, scope.thread_id)) is not None:
+                    await asyncio.to_thread(decisions[0].apply, decisions[1])
+                continue
+            return self._result(tool_call, reply, produced)
 
-    def _gated_here(self, request: ToolCallRequest) -> GatedCall | None:
-        """The call as gated if this node gates it, else None."""
-        if self.wait:
-            return self._asks(request.tool_call, partial(_tools_node_call, request))
-        decided: dict[str, str] = (request.state or {}).get(DECIDED_KEY) or {}
-        return _tools_node_call(request) if key(request.tool_call) in decided else None
+    def _gated_here(self, request: ToolCallRequest) -> tuple[GatedCall | None, bool]:
+        """The call as gated if this node gates it (else None), and whether it may have been
+        decided already (then its request is looked up whatever the rules say now)."""
+        tool_call = request.tool_call
+        if self.wait or self.interrupt_mode == "per_call":
+            resuming = self.interrupt_mode == "per_call" and not self.wait and is_resuming()
+            if self._may_ask([tool_call]):
+                gated = self._asks(tool_call, partial(tools_node_call, request))
+                if gated is not None:
+                    return gated, resuming
+            if resuming and self._decided_before(tool_call, request.runtime.config):
+                return tools_node_call(request), True
+            return None, False
+        decided: dict[str, str] | None = (request.state or {}).get(DECIDED_KEY)
+        if decided and key(tool_call) in decided:
+            return tools_node_call(request), True
+        return None, False
+
+    def _ask_per_call(
+        self, tool_call: LcToolCall, waiting: Suspended, thread_id: str
+    ) -> tuple[ResumeDecisions, Any] | None:
+        """Interrupt for one undecided call (per-call mode); a batched turn's calls are decided
+        by now, so there a suspended call is a bug, raised as it is."""
+        if self.interrupt_mode != "per_call":
+            raise waiting
+        request = waiting.pending.request
+        payload = tool_approval_request(tool_call, request, thread_id)
+        return self._interrupt(payload, [request], per_call=True)
 
     def _result(
         self, tool_call: LcToolCall, reply: Reply, produced: list[ToolMessage | Command[Any]]
     ) -> ToolMessage | Command[Any]:
-        outcome = reply.outcome
-        if not reply.executed and not reply.replayed:
-            return answer_message(tool_call, outcome, self._request(outcome))
-        result = produced[-1] if reply.executed and produced else replayed_message(tool_call, reply)
-        if outcome.decision != "edit" or not isinstance(result, ToolMessage):
-            return result
-        request = self._request(outcome)
-        notice = edit_notice_text(outcome, request, self.edit_notice)
-        stock = request is None or notice != outcome.feedback
-        return with_notice(result, notice, stock=stock)
+        return tool_result(tool_call, reply, produced, self._request, self.edit_notice)
 
 
-def key(tool_call: LcToolCall) -> str:
-    """The call's tool_call_id: with the thread, signoff's key for its request."""
-    tool_call_id = tool_call.get("id")
-    if tool_call_id is None:
-        raise ValueError(
-            f"Tool call `{tool_call['name']}` has no ID, so its result can't be matched to it. "
-            "Make sure the chat model returns tool call IDs."
-        )
-    return tool_call_id
-
-
-def args_schema(tool: BaseTool) -> dict[str, Any] | None:
-    """The JSON Schema of the args the model gives `tool` (its `tool_call_schema`), if it has one."""
-    schema = tool.tool_call_schema
-    if isinstance(schema, dict):
-        return schema
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
-        return schema.model_json_schema()
-    return None
-
-
-def _run_config() -> RunnableConfig:
-    try:
-        return get_config()
-    except RuntimeError:
-        return {}
-
-
-def _tools_node_call(request: ToolCallRequest) -> GatedCall:
-    return GatedCall(
-        tool_call=request.tool_call, state=request.state, runtime=request.runtime, request=lambda: request
-    )
-
-
-def _model_turn_call(
-    tool_call: LcToolCall, state: AgentState[Any], runtime: Runtime[Any], config: RunnableConfig
-) -> GatedCall:
-    return GatedCall(
-        tool_call=tool_call,
-        state=state,
-        runtime=runtime,
-        request=partial(_model_turn_request, tool_call, state, runtime, config),
-    )
-
-
-def _model_turn_request(
-    tool_call: LcToolCall, state: AgentState[Any], runtime: Runtime[Any], config: RunnableConfig
-) -> ToolCallRequest:
-    """The `ToolCallRequest` a `when` predicate gets after the model's turn, built as the stock
-    middleware builds it there (no tool; a fresh ToolRuntime from the node's Runtime)."""
-    tool_runtime = ToolRuntime(
-        state=state,
-        context=runtime.context,
-        config=config,
-        stream_writer=runtime.stream_writer,
-        tool_call_id=key(tool_call),
-        store=runtime.store,
-        execution_info=runtime.execution_info,
-        server_info=runtime.server_info,
-    )
-    return ToolCallRequest(tool_call=tool_call, tool=None, state=state, runtime=tool_runtime)  # type: ignore[arg-type]
+def _waiting(found: Found) -> Request:
+    assert isinstance(found, Pending)
+    return found.request

@@ -40,9 +40,10 @@ def resume_when_decided(
     """Block until every call the run waits for is decided (or expired), then resume it and
     return what `agent.invoke` returns. `timeout` raises `ReviewTimeout` (nothing is lost)."""
     scope = middleware.scope_fields.scope(config)
-    for call in pending_calls(agent.get_state(config).interrupts):
-        middleware.gate.review(call, scope, timeout=timeout)
-    return agent.invoke(Command(resume=True), config, version=version)
+    interrupts = agent.get_state(config).interrupts
+    for call in pending_calls(interrupts):
+        middleware.gate.review(call, scope, timeout=timeout, resumed=True)
+    return agent.invoke(resume_command(interrupts), config, version=version)
 
 
 async def aresume_when_decided(
@@ -57,5 +58,12 @@ async def aresume_when_decided(
     scope = middleware.scope_fields.scope(config)
     snapshot = await agent.aget_state(config)
     for call in pending_calls(snapshot.interrupts):
-        await middleware.gate.areview(call, scope, timeout=timeout)
-    return await agent.ainvoke(Command(resume=True), config, version=version)
+        await middleware.gate.areview(call, scope, timeout=timeout, resumed=True)
+    return await agent.ainvoke(resume_command(snapshot.interrupts), config, version=version)
+
+
+def resume_command(interrupts: Any) -> Command[Any]:
+    """`Command(resume=True)`; with several interrupts pending (one per call, in per-call mode),
+    LangGraph needs each named: `True` for every interrupt id."""
+    ids = [item.id for item in interrupts or () if getattr(item, "id", None)]
+    return Command(resume=dict.fromkeys(ids, True) if len(ids) > 1 else True)

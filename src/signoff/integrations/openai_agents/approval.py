@@ -111,7 +111,7 @@ class SignoffApproval:
     ) -> SignoffRun:
         """`Runner.run(agent, input, context=...)` under `thread_id`; pauses (see the module), or
         with `wait=True` waits for each decision until the rule's deadline."""
-        with bound_thread(self.defaults, thread_id):
+        with bound_thread(self.defaults, thread_id, context):
             result = await Runner.run(agent, input, context=context, **runner_options)
             return await self._settle(agent, thread_id, result, wait, runner_options)
 
@@ -125,8 +125,9 @@ class SignoffApproval:
         if record.kind != STATE_KIND:
             raise ValueError(f"thread {thread_id!r} keeps a {record.kind!r} run state, not an Agents SDK one")
         state = await RunState.from_string(agent, record.state)
-        with bound_thread(self.defaults, thread_id):
-            found = await self._found(agent, state.get_interruptions(), state, wait)
+        context = run_context(state)
+        with bound_thread(self.defaults, thread_id, context):
+            found = await self._found(agent, state.get_interruptions(), context, wait)
             if pending := _pending(found):
                 return SignoffRun(thread_id, None, pending)
             apply(state, found)
@@ -139,7 +140,7 @@ class SignoffApproval:
         """Turn the result's interruptions into requests; apply and run on while all are decided."""
         while result.interruptions:
             state = result.to_state()
-            found = await self._found(agent, result.interruptions, state, wait)
+            found = await self._found(agent, result.interruptions, result.context_wrapper.context, wait)
             if pending := _pending(found):
                 await asyncio.to_thread(
                     self._states().save_run_state, thread_id, state.to_string(), kind=STATE_KIND
@@ -150,10 +151,7 @@ class SignoffApproval:
         await asyncio.to_thread(self._states().delete_run_state, thread_id)
         return SignoffRun(thread_id, result)
 
-    async def _found(
-        self, agent: Agent[Any], items: Any, state: RunState[Any, Any], wait: bool
-    ) -> list[Found]:
-        context = state._context.context if state._context is not None else None
+    async def _found(self, agent: Agent[Any], items: Any, context: Any, wait: bool) -> list[Found]:
         scope = scope_of(context, self.defaults, thread_required=True)
         return await submit_all(self.gate, agent, list(items), scope, wait=wait)
 
@@ -165,6 +163,17 @@ class SignoffApproval:
                 "store or a Client of a signoff server"
             )
         return store
+
+
+def run_context(state: RunState[Any, Any]) -> Any:
+    """The run context a resumed state continues with (the object its tools get as `ctx.context`).
+
+    RunState 0.24 has no public accessor for it: `RunResult.context_wrapper` is public, but a
+    state read back with `from_string` has no result yet, and `to_json()` gives a serialized copy,
+    not the object the run goes on with. So this reads the one private attribute, `_context`
+    (the `RunContextWrapper` that `Runner.run(agent, state)` resumes with), and nowhere else."""
+    wrapper = getattr(state, "_context", None)
+    return wrapper.context if wrapper is not None else None
 
 
 def _pending(found: list[Found]) -> list[Pending]:

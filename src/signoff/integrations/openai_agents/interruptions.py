@@ -110,7 +110,11 @@ async def submit_all(
     for item in items:
         call = replace(signoff_call(agent, item), round=round)
         check_editable(gate, agent, item, call, scope)
-        result = await (gate.areview(call, scope) if wait else gate.asubmit(call, scope))
+        # resumed: a resumed run's calls were asked about: their decisions stand, whatever the
+        # rules say now (a first run's interruptions ask anyway)
+        result = await (
+            gate.areview(call, scope, resumed=True) if wait else gate.asubmit(call, scope, resumed=True)
+        )
         found.append(Found(item, call, result))
     return found
 

@@ -7,7 +7,11 @@ runs an approved call exactly once, with the args a person edited.
   (`gate.explain` for the tool, the call's args and the run's scope: rules from the store or a
   file, CEL `when`, agent and app layers). A tool that had `needs_approval=True` keeps asking:
   that becomes its tool-layer rule (`Gate.register_tool`), which the store's layers still
-  override, as the LangChain adapter treats `interrupt_on`.
+  override, as the LangChain adapter treats `interrupt_on`. Inside `SignoffApproval.run` and
+  `.resume` the tool reads `needs_approval=False` while its rules ask about none of its calls
+  whatever the args (its class gets a `needs_approval` descriptor; copies keep it), so the SDK
+  spends on it what it spends on a plain `False`; elsewhere (`Runner.run` directly) the SDK
+  gets the predicate.
 - `on_invoke_tool` is wrapped. A call the SDK runs after an approval is the call of a signoff
   request (found by the run's thread_id and the model's call_id): it runs through `gate.arun`,
   so it runs at most once per request, replays its stored result when run again, and runs with
@@ -29,7 +33,7 @@ from agents.tool_context import ToolContext
 from signoff import Gate, ToolCall, ToolEntry
 
 from .._scope import ScopeDefaults
-from .context import fields_of, scope_of
+from .context import bound_rule_fields, fields_of, scope_of
 
 Invoker = Callable[[ToolContext[Any], str], Awaitable[Any]]
 
@@ -57,32 +61,77 @@ class GatedInvoker:
         args = json.loads(input) if input else {}
 
         async def once(**final: Any) -> Any:
-            if final == args:
-                return await self.inner(ctx, input)
-            # The SDK may hold arguments it prepared from the model's input; these are others.
-            ctx._function_tool_arguments = None
-            return await self.inner(ctx, json.dumps(final))
+            # The SDK hands prepared arguments only to its own invoker (it checks
+            # `approval.invoker is tool.on_invoke_tool`), never to this one: the edited args
+            # reach the tool as the JSON input the SDK would parse (agents/tool.py 0.24).
+            return await self.inner(ctx, input if final == args else json.dumps(final))
 
-        reply = await self.gate.arun(self.call(args, ctx.tool_call_id), once, scope, suspend=True)
+        # approved by the SDK, so asked about: its request's decision stands (resumed)
+        call = self.call(args, ctx.tool_call_id)
+        reply = await self.gate.arun(call, once, scope, suspend=True, resumed=True)
         if not (reply.executed or reply.replayed) or reply.outcome.decision == "edit":
             return reply.content
         return reply.value
 
 
-def signoff_needs_approval(
-    gate: Gate, tool_name: str, defaults: ScopeDefaults
-) -> Callable[[RunContextWrapper[Any], dict[str, Any], str], Awaitable[bool]]:
-    """A `needs_approval` predicate for `tool_name` that asks the gate's rules."""
+class RulesApproval:
+    """A gated tool's `needs_approval`: asks the gate's rules whether this call needs a person
+    (`gate.explain` for the tool, the call's args and the run's scope)."""
 
-    async def needs_approval(ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
+    __signoff__ = True
+
+    def __init__(self, gate: Gate, tool_name: str, defaults: ScopeDefaults) -> None:
+        self.gate = gate
+        self.tool_name = tool_name
+        self.defaults = defaults
+
+    async def __call__(self, ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
         # the rules need who and where, not the thread: no Scope is made (nor a thread made up)
-        who = fields_of(ctx.context, defaults)
-        return gate.explain(
-            tool_name, agent=who["agent"], app=who["app"], args=params, requester=who["requester"]
+        who = fields_of(ctx.context, self.defaults)
+        return self.gate.explain(
+            self.tool_name, agent=who["agent"], app=who["app"], args=params, requester=who["requester"]
         ).ask
 
-    needs_approval.__signoff__ = True  # type: ignore[attr-defined]
-    return needs_approval
+    def setting(self) -> bool | RulesApproval:
+        """What the SDK reads as the tool's `needs_approval` now: False inside a run of
+        `SignoffApproval` whose rules ask about no call of this tool, whatever its args (the
+        SDK then neither parses the args nor awaits a predicate, as for `needs_approval=False`);
+        else this predicate, asked per call."""
+        where = bound_rule_fields()
+        if where is None or self.gate.may_ask(self.tool_name, where[0], where[1]):
+            return self
+        return False
+
+
+def signoff_needs_approval(gate: Gate, tool_name: str, defaults: ScopeDefaults) -> RulesApproval:
+    """A `needs_approval` predicate for `tool_name` that asks the gate's rules."""
+    return RulesApproval(gate, tool_name, defaults)
+
+
+class _NeedsApproval:
+    """`needs_approval` on a gated tool's class: the SDK reads it twice per call. A `RulesApproval`
+    stored on the tool is read through its `setting()`; anything else set later is kept as is."""
+
+    def __get__(self, tool: Any, owner: type | None = None) -> Any:
+        if tool is None:
+            return self
+        value = tool.__dict__.get("needs_approval", False)
+        return value.setting() if isinstance(value, RulesApproval) else value
+
+    def __set__(self, tool: Any, value: Any) -> None:
+        tool.__dict__["needs_approval"] = value
+
+
+_gated_classes: dict[type, type] = {}
+
+
+def _gated_class(cls: type[FunctionTool]) -> type[FunctionTool]:
+    """`cls` with `needs_approval` read through the rules (one subclass per tool class; the SDK
+    copies tools with `type(self)`, so copies stay gated)."""
+    if (gated := _gated_classes.get(cls)) is None:
+        namespace = {"needs_approval": _NeedsApproval(), "__module__": cls.__module__}
+        gated = _gated_classes[cls] = type(cls.__name__, (cls,), namespace)
+    return gated
 
 
 def is_gated(tool: Any) -> bool:
@@ -107,6 +156,7 @@ def gate_tool(tool: FunctionTool, gate: Gate, defaults: ScopeDefaults) -> Functi
         )
     if tool.needs_approval is True:
         gate.register_tool(tool.name, ToolEntry(requires_approval=True))
+    tool.__class__ = _gated_class(type(tool))
     tool.needs_approval = signoff_needs_approval(gate, tool.name, defaults)
     tool.on_invoke_tool = GatedInvoker(tool.on_invoke_tool, tool, gate, defaults)
     return tool

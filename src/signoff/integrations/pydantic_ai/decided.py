@@ -66,14 +66,17 @@ def same_call(request: Request) -> ToolCall:
 
 
 def outcomes_now(gate: Gate, scope: Scope, requests: Iterable[Request]) -> dict[str, Outcome | Pending]:
-    return {request.tool_call_id: gate.submit(same_call(request), scope) for request in requests}
+    return {
+        request.tool_call_id: gate.submit(same_call(request), scope, resumed=True) for request in requests
+    }
 
 
 def wait_outcomes(
     gate: Gate, scope: Scope, requests: Iterable[Request], timeout: float | None
 ) -> dict[str, Outcome]:
     return {
-        request.tool_call_id: gate.review(same_call(request), scope, timeout=timeout) for request in requests
+        request.tool_call_id: gate.review(same_call(request), scope, timeout=timeout, resumed=True)
+        for request in requests
     }
 
 
@@ -81,7 +84,7 @@ async def await_outcomes(
     gate: Gate, scope: Scope, requests: Sequence[Request], timeout: float | None
 ) -> dict[str, Outcome]:
     outcomes = await asyncio.gather(
-        *(gate.areview(same_call(request), scope, timeout=timeout) for request in requests)
+        *(gate.areview(same_call(request), scope, timeout=timeout, resumed=True) for request in requests)
     )
     return {request.tool_call_id: outcome for request, outcome in zip(requests, outcomes, strict=True)}
 

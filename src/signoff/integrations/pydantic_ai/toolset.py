@@ -67,9 +67,13 @@ class SignoffApprovalToolset(WrapperToolset[Any]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
-        thread = self.fields.thread(ctx)
-        if not ctx.tool_call_approved and not self.asks(name, tool_args, self.fields):
-            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        if not ctx.tool_call_approved:
+            fields = self.fields
+            if not self.gate.may_ask(name, fields.agent, fields.app) or not self.asks(
+                name, tool_args, fields
+            ):
+                return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        thread = self.fields.thread(ctx)  # needed (and checked) only for a call that may ask
         scope = self.fields.scope(thread)
         args = tool_args
         if ctx.tool_call_approved:
@@ -92,7 +96,8 @@ class SignoffApprovalToolset(WrapperToolset[Any]):
             return await self.wrapped.call_tool(name, validated, ctx, tool)
 
         try:
-            reply = await self.gate.arun(call, run_tool, scope, suspend=True)
+            # approved by the caller: asked about before, so its request's decision stands
+            reply = await self.gate.arun(call, run_tool, scope, suspend=True, resumed=ctx.tool_call_approved)
         except Suspended as waiting:
             raise ApprovalRequired(metadata=pending_metadata(waiting.pending)) from None
         return tool_value(reply)
