@@ -45,6 +45,7 @@ from signoff import (
     Store,
     ToolCall,
 )
+from signoff._util import utcnow
 from signoff.client._sse import SseDecoder
 from signoff.errors import InvalidInput
 from signoff.execution import current_owner
@@ -57,7 +58,7 @@ RULES = RuleSet.from_yaml(
 tools:
   deploy: {requires_approval: true, approvers: [alice]}
   send_email: {requires_approval: true, approvers: [alice], allowed_decisions: [approve, reject]}
-  short_lived: {requires_approval: true, approvers: [alice], deadline: 0.3s}
+  short_lived: {requires_approval: true, approvers: [alice], deadline: 2s}
 """
 )
 PUSH_ONLY = 3600.0
@@ -250,7 +251,7 @@ def test_errors_are_the_same_classes_with_the_servers_messages(
     assert agent.get_request(deploy.id).status is RequestStatus.PENDING
 
     brief = open_request(agent, "short_lived", call_id="c3")
-    time.sleep(0.5)
+    time.sleep(max(0.0, (brief.deadline - utcnow()).total_seconds()) + 0.2)
     with pytest.raises(RequestExpired, match=re.escape(f"request {brief.id} expired at")):
         alice.decide(brief.id, Approve())
     with pytest.raises(InvalidInput, match="unknown status bogus"):

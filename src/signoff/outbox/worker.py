@@ -59,6 +59,8 @@ class DeliveryWorker:
         self._lanes: dict[str, asyncio.Semaphore] = {}
         self._held: Counter[str] = Counter()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._claiming = 0
+        """Claims under way (their rows leased, their tasks not yet started): `drain` waits for them."""
         self._rows: dict[asyncio.Task[None], OutboxRow] = {}
         """The row each task is sending (given back if the worker stops first)."""
         self._runner: asyncio.Task[None] | None = None
@@ -135,6 +137,13 @@ class DeliveryWorker:
         """Claim what is due (room permitting) and start sending it; how many rows were claimed.
         A lane holds at most its bound (`queue_factor` × its concurrency): full lanes are not
         claimed for, and rows past a lane's bound go back to the table at once."""
+        self._claiming += 1
+        try:
+            return await self._claim_and_start()
+        finally:
+            self._claiming -= 1
+
+    async def _claim_and_start(self) -> int:
         room = self.settings.batch - len(self._tasks)
         if room <= 0 or not await asyncio.to_thread(self.store.outbox_due):
             return 0
@@ -189,8 +198,10 @@ class DeliveryWorker:
                 await asyncio.wait(
                     set(self._tasks), timeout=max(0.0, give_up - asyncio.get_running_loop().time())
                 )
-            elif claimed == 0:
+            elif claimed == 0 and self._claiming == 0:
                 return
+            elif claimed == 0:  # the worker's own loop is claiming: its tasks start in a moment
+                await asyncio.sleep(0.01)
 
     # -- one row -------------------------------------------------------------------------------
 
