@@ -187,6 +187,8 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
                 Reject(message="no") if index % 3 else Edit(args={"id": 1}),
                 actor="alice",
             )
+        store.set_address("alice", "email", "alice.longname-for-layout@approvals.example.com", actor="test")
+        store.set_address("alice", "text:wechat", "wxid_" + "x" * 40, actor="test")
         secret, _ = store.issue_credential("handle", "alice", request_id=long_one, actor="test")
         pages = {
             "inbox": "/",
@@ -197,6 +199,7 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
             "history": "/history",
             "rules": "/rules?tool=delete_records&agent=" + LONG_AGENT + "&args=%7B%22env%22%3A%22prod%22%7D",
             "overview": "/overview",
+            "settings (channel addresses)": "/settings",
             "error page": "/requests/req_does_not_exist",
         }
         yield {"server": server, "pages": pages, "handle": f"/h/{secret}", "long": long_one}
