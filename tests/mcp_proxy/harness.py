@@ -105,10 +105,16 @@ class Setup:
         return StdioServerParameters(command=command[0], args=command[1:], env=env(None))
 
     def run_count(self, tool: str | None = None) -> int:
+        return len(self.runs_of(tool))
+
+    def runs_of(self, tool: str | None = None, *, event: str | None = None) -> list[dict[str, Any]]:
+        """The upstream's records of `tool`'s runs (or of another `event`, e.g. "cancelled")."""
         if not self.runs.exists():
-            return 0
+            return []
         lines = [json.loads(line) for line in self.runs.read_text(encoding="utf-8").splitlines()]
-        return sum(1 for line in lines if tool is None or line["tool"] == tool)
+        return [
+            line for line in lines if (tool is None or line["tool"] == tool) and line.get("event") == event
+        ]
 
 
 @asynccontextmanager

@@ -357,6 +357,28 @@ def test_list_changed_passes_through(setup: Setup) -> None:
     anyio.run(main)
 
 
+def test_list_changed_reaches_a_2026_era_client_on_its_listen_stream(setup: Setup) -> None:
+    from mcp.client.subscriptions import ToolsListChanged
+
+    async def main() -> None:
+        async with client(setup.stdio(), mode="auto") as mcp:
+            assert mcp.protocol_version == "2026-07-28"
+            async with mcp.listen(tools_list_changed=True) as subscription:
+                assert subscription.honored.tools_list_changed
+                await mcp.call_tool("add_tool", {"name": "fresh"})
+                with anyio.fail_after(20):
+                    event = await subscription.__aiter__().__anext__()
+                assert isinstance(event, ToolsListChanged)
+            names = [
+                tool["name"]
+                for page in await all_pages(lambda c: mcp.list_tools(cursor=c), "tools")
+                for tool in page["tools"]
+            ]
+            assert "fresh" in names
+
+    anyio.run(main)
+
+
 def test_upstream_progress_passes_through(setup: Setup) -> None:
     seen: list[tuple[float, float | None, str | None]] = []
 

@@ -3,8 +3,10 @@
     python tests/mcp_proxy/upstream_server.py RUNS_FILE            # stdio
     python tests/mcp_proxy/upstream_server.py RUNS_FILE --http PORT  # streamable HTTP at /mcp
 
-Every tool run appends one JSON line `{"tool": ..., "args": ...}` to RUNS_FILE, so a test can
-count how often a tool really ran. Tools, resources and prompts come in pages of PAGE.
+Every tool run appends one JSON line `{"tool": ..., "args": ..., "id": <JSON-RPC id>}` to
+RUNS_FILE, so a test can count how often a tool really ran (and see under which id the proxy
+asked); a `hang` that is cancelled appends `{"tool": "hang", "event": "cancelled", ...}`.
+Tools, resources and prompts come in pages of PAGE.
 """
 
 from __future__ import annotations
@@ -64,9 +66,9 @@ def page(items: list[Any], cursor: str | None) -> tuple[list[Any], str | None]:
     return items[start:rest], (str(rest) if rest < len(items) else None)
 
 
-def record(name: str, args: dict[str, Any]) -> None:
+def record(name: str, args: dict[str, Any], request_id: Any, **more: Any) -> None:
     with open(RUNS, "a", encoding="utf-8") as runs:
-        runs.write(json.dumps({"tool": name, "args": args}) + "\n")
+        runs.write(json.dumps({"tool": name, "args": args, "id": request_id, **more}) + "\n")
 
 
 async def list_tools(
@@ -80,11 +82,15 @@ async def call_tool(
     ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
 ) -> types.CallToolResult:
     args = params.arguments or {}
-    record(params.name, args)
+    record(params.name, args, ctx.request_id)
     if params.name == "crash":
         os._exit(3)
     if params.name == "hang":
-        await anyio.sleep_forever()
+        try:
+            await anyio.sleep_forever()
+        except anyio.get_cancelled_exc_class():
+            record(params.name, args, ctx.request_id, event="cancelled")
+            raise
     if params.name == "slow":
         for step in range(int(args.get("steps", 2))):
             await ctx.session.report_progress(step + 1, int(args.get("steps", 2)), f"step {step + 1}")

@@ -14,6 +14,8 @@ from .upstream import Upstream
 class ToolCatalog:
     def __init__(self) -> None:
         self._tools: dict[str, types.Tool] = {}
+        self._marks: dict[str, dict[str, Any]] = {}
+        """`annotations_of` each tool read since the upstream last said its list changed."""
         self._stale = True
         self._lock = anyio.Lock()
 
@@ -21,13 +23,32 @@ class ToolCatalog:
         """Learn the tools of one page of a `tools/list` answer (a client's listing passes by)."""
         tools = {tool.name: tool for tool in types.ListToolsResult.model_validate(listing).tools}
         if first_page and listing.get("nextCursor") is None:
-            self._tools = tools
+            self._learn(tools, replace=True)
             self._stale = False
         else:
-            self._tools.update(tools)
+            self._learn(tools, replace=False)
 
     def invalidate(self) -> None:
         self._stale = True
+        self._marks = {}
+
+    def known(self, name: str) -> dict[str, Any] | None:
+        """The annotations of the tool called `name` if it was read since the list last changed
+        (a client's listing, page by page, or ours), else None; reads nothing (`get` does)."""
+        return self._marks.get(name)
+
+    def marks(self, tool: types.Tool) -> dict[str, Any]:
+        """`annotations_of(tool)`, as worked out when the tool was listed."""
+        found = self._marks.get(tool.name)
+        return found if found is not None and self._tools.get(tool.name) is tool else annotations_of(tool)
+
+    def _learn(self, tools: dict[str, types.Tool], *, replace: bool) -> None:
+        marks = {name: annotations_of(tool) for name, tool in tools.items()}
+        if replace:
+            self._tools, self._marks = tools, marks
+        else:
+            self._tools.update(tools)
+            self._marks.update(marks)
 
     async def get(self, upstream: Upstream, name: str) -> types.Tool | None:
         """The tool called `name`, reading the whole listing again if it is stale or lacks it."""
@@ -49,7 +70,7 @@ class ToolCatalog:
                 cursor = listing.next_cursor
                 if cursor is None:
                     break
-            self._tools = tools
+            self._learn(tools, replace=True)
             self._stale = False
 
 

@@ -35,7 +35,7 @@ from ..requests import Request
 from ..rules.resolve import Resolver
 from ..validation import validate_args
 from . import elicit
-from .catalog import ToolCatalog, annotations_of
+from .catalog import ToolCatalog
 from .results import awaiting_result, outcome_result, text_result, with_note
 from .sessions import McpSession, Sessions
 from .upstream import Upstream, UpstreamGone
@@ -81,6 +81,11 @@ class CallGate:
             except SignoffError as exc:
                 log.warning("could not re-read the rules: %s", exc)
 
+    def asks(self, tool: str, args: dict[str, Any], marks: dict[str, Any], client: str | None) -> bool:
+        """Whether the rules ask about this call of the upstream's `tool` by `client`."""
+        full_name = f"{self.options.service}.{tool}"
+        return self.resolver.explain(full_name, client, None, args, None, marks).ask
+
     async def call(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> dict[str, Any] | types.InputRequiredResult:
@@ -96,10 +101,10 @@ class CallGate:
                 f"{self.options.service!r} has no such tool",
             )
         args = dict(params.arguments or {})
-        marks = annotations_of(tool)
+        marks = self.catalog.marks(tool)
         client = client_name(ctx)
         full_name = f"{self.options.service}.{params.name}"
-        if not self.resolver.explain(full_name, client, None, args, None, marks).ask:
+        if not self.asks(params.name, args, marks, client):
             return await self._forward(ctx, upstream, params.name, args, offset=0)
         try:
             validate_args(tool.input_schema, args)

@@ -1,6 +1,7 @@
 """The proxy's MCP server: the upstream's tools, resources and prompts re-exposed as they are
 (names, schemas, annotations, pagination cursors: its raw answers), `tools/call` gated, and
-the upstream's list-changed and resource-updated notifications passed on to the clients."""
+the upstream's list-changed and resource-updated notifications passed on to the clients (in
+the 2026-07-28 era, on the `subscriptions/listen` streams they open)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,15 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+)
 from mcp.shared.exceptions import MCPError
 from mcp.types.methods import CACHEABLE_METHODS
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
@@ -45,22 +55,40 @@ class ProxyServer(Server[Any]):
 
 
 class Peers:
-    """The client sessions seen so far, to pass the upstream's notifications on to."""
+    """Where the upstream's change notifications go: the handshake-era client sessions seen so
+    far (sent to each), and the 2026-07-28 era's `subscriptions/listen` streams (published on
+    `bus`, which the SDK's `ListenHandler` serves, each stream getting what it asked for)."""
 
     def __init__(self) -> None:
         self._by_session: dict[str, ServerSession] = {}
+        self.bus = InMemorySubscriptionBus()
 
     def seen(self, ctx: ServerRequestContext[Any, Any]) -> None:
         key = http_session_of(ctx) or f"stdio-{client_name(ctx)}"
         self._by_session[key] = ctx.session
 
     async def notify(self, notification: types.ServerNotification) -> None:
+        event = _event_of(notification)
+        if event is not None:
+            await self.bus.publish(event)
         for key, session in list(self._by_session.items()):
             try:
                 await session.send_notification(notification)
             except Exception as exc:  # a client gone away: forget it, tell the others
                 log.info("dropping MCP client %s: %s", key, exc)
                 self._by_session.pop(key, None)
+
+
+def _event_of(notification: types.ServerNotification) -> ServerEvent | None:
+    if isinstance(notification, types.ToolListChangedNotification):
+        return ToolsListChanged()
+    if isinstance(notification, types.PromptListChangedNotification):
+        return PromptsListChanged()
+    if isinstance(notification, types.ResourceListChangedNotification):
+        return ResourcesListChanged()
+    if isinstance(notification, types.ResourceUpdatedNotification):
+        return ResourceUpdated(uri=str(notification.params.uri))
+    return None
 
 
 def without_meta(params: BaseModel | None) -> Any:
@@ -139,6 +167,8 @@ def build_server(upstream: Upstream, gate: CallGate, catalog: ToolCatalog, peers
         )
     if capabilities.completions is not None:
         handlers.update(on_completion=passing(types.CompleteRequest))
+    if _changes_listed(capabilities):  # the 2026-07-28 era hears of them on a listen stream
+        handlers.update(on_subscriptions_listen=ListenHandler(peers.bus))
     server = ProxyServer(
         init.server_info.name,
         version=init.server_info.version,
@@ -153,6 +183,13 @@ def build_server(upstream: Upstream, gate: CallGate, catalog: ToolCatalog, peers
         tools_changed=bool(capabilities.tools and capabilities.tools.list_changed),
     )
     return server
+
+
+def _changes_listed(capabilities: types.ServerCapabilities) -> bool:
+    return any(
+        capability is not None and capability.list_changed
+        for capability in (capabilities.tools, capabilities.prompts, capabilities.resources)
+    )
 
 
 PASSED_ON = (

@@ -13,6 +13,7 @@ from ..gate import Gate
 from .catalog import ToolCatalog
 from .elicit import ElicitDecider
 from .gating import CallGate, GateOptions
+from .passthrough import Passthrough
 from .proxy import Peers, build_server, on_upstream_notification
 from .sessions import Sessions
 from .stdio_pipes import stdio_streams
@@ -42,12 +43,16 @@ async def serve(options: ProxyOptions, gate: Gate) -> None:
     peers = Peers()
     sessions = Sessions(options.service)
     gates: list[CallGate] = []
+    passthroughs: list[Passthrough] = []
 
     async def on_notification(notification: types.ServerNotification) -> None:
         await on_upstream_notification(notification, catalog, peers)
 
     async def on_closed() -> None:
-        log.error("the upstream MCP server (%s) closed the connection", options.target.describe())
+        gone = f"the upstream MCP server ({options.target.describe()}) closed the connection"
+        log.error("%s", gone)
+        for passthrough in passthroughs:
+            passthrough.upstream_gone(gone)
         for call_gate in gates:
             await call_gate.cancel_open(f"the upstream MCP server {options.service!r} exited")
 
@@ -76,7 +81,12 @@ async def serve(options: ProxyOptions, gate: Gate) -> None:
             if options.follow_rules:
                 tasks.start_soon(call_gate.keep_rules_fresh)
             if options.listen is None:
-                async with stdio_streams() as (read, write):
+                passthrough = None
+                if options.target.url is None:  # both ends stdio: ungated calls pass as lines
+                    passthrough = Passthrough(upstream, catalog, call_gate.asks)
+                    passthroughs.append(passthrough)
+                    upstream.tap = passthrough.tap
+                async with stdio_streams(passthrough) as (read, write):
                     await server.run(read, write, server.create_initialization_options())
             else:
                 await _serve_http(server, *options.listen)

@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import mcp.types as types
 from mcp import ClientSession, StdioServerParameters
+from mcp.client._transport import WriteStream
 from mcp.client.session import IncomingMessage
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -54,12 +55,26 @@ class UpstreamTarget:
 class Upstream:
     """One live connection to the upstream server."""
 
-    def __init__(self, session: ClientSession, target: UpstreamTarget, timeout: float | None) -> None:
+    def __init__(
+        self,
+        session: ClientSession,
+        target: UpstreamTarget,
+        timeout: float | None,
+        wire: WriteStream[SessionMessage],
+    ) -> None:
         self.session = session
         self.target = target
         self.timeout = timeout
         self.closed = anyio.Event()
         self.init: types.InitializeResult | None = None
+        self.tap: Callable[[SessionMessage], bool] | None = None
+        """Shown each message from the upstream first; True: it was handled, the session
+        does not see it (the pass-through's answers)."""
+        self._wire = wire
+
+    async def send(self, message: SessionMessage) -> None:
+        """Write a JSON-RPC message to the upstream as it is, beside the session's own."""
+        await self._wire.send(message)
 
     @property
     def capabilities(self) -> types.ServerCapabilities:
@@ -121,6 +136,9 @@ async def connect(
             async with watched_send:
                 try:
                     async for message in read:
+                        tap = upstream_box[0].tap if upstream_box else None
+                        if tap is not None and isinstance(message, SessionMessage) and tap(message):
+                            continue
                         await watched_send.send(message)
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                     pass
@@ -145,7 +163,7 @@ async def connect(
                 client_info=client_info,
             )
         )
-        upstream = Upstream(session, target, timeout)
+        upstream = Upstream(session, target, timeout, write)
         upstream_box.append(upstream)
         with anyio.fail_after(STARTUP_TIMEOUT):
             upstream.init = await session.initialize()
