@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,6 +31,7 @@ from pathlib import Path
 import httpx
 
 from core import Metric, Report, Target, machine_info, percentile, print_report, progress, write_results
+from serving import signoff_serve
 from signoff._util import utcnow
 from signoff.requests import NewRequest
 from signoff.rules.model import RequestRule
@@ -50,15 +50,6 @@ class Sizes:
 
 FULL = Sizes(runs=200, warmups=10)
 QUICK = Sizes(runs=20, warmups=3)
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -85,28 +76,8 @@ def serving(workdir: Path) -> Iterator[tuple[str, str]]:
             )
         )
     store.close()
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "signoff.cli", "serve", "--db", f"sqlite:///{db}", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("signoff serve did not start")
-            time.sleep(0.1)
+    with signoff_serve(db, startup=30) as (url, _):
         yield url, token
-    finally:
-        process.terminate()
-        process.wait(15)
 
 
 @dataclass(frozen=True)

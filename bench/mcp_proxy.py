@@ -25,14 +25,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,6 +38,7 @@ import httpx
 from mcp import Client, StdioServerParameters
 
 from core import Metric, Report, Target, machine_info, percentile, print_report, progress, write_results
+from serving import signoff_serve
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -64,13 +63,6 @@ QUICK = Sizes(calls=100, rounds=4, wakeups=25, warmups=3)
 
 def env(**extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(ROOT / "src"), **extra}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def upstream_args(runs: Path) -> list[str]:
@@ -154,33 +146,6 @@ async def measure_overhead(report: Report, workdir: Path, sizes: Sizes) -> None:
 # -- 2. wake-up through a server ----------------------------------------------------------------
 
 
-@contextmanager
-def signoff_serve(db: Path) -> Iterator[str]:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "signoff.cli", "serve", "--db", f"sqlite:///{db}", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env(),
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("signoff serve did not start")
-            time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        process.wait(30)
-
-
 def tokens(db: Path) -> tuple[str, str]:
     from signoff.rules import RuleSet
     from signoff.store import SQLiteStore
@@ -210,7 +175,7 @@ async def measure_wakeups(report: Report, workdir: Path, sizes: Sizes) -> None:
     db = workdir / "server.db"
     agent, person = tokens(db)
     samples: list[float] = []
-    with signoff_serve(db) as url:
+    with signoff_serve(db, env=env()) as (url, _):
         params = proxy_params(workdir, "--url", url, SIGNOFF_TOKEN=agent)
         headers = {"Authorization": f"Bearer {person}"}
         async with connected(params) as client, httpx.AsyncClient(base_url=url, headers=headers) as http:

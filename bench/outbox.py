@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ from pathlib import Path
 import httpx
 
 from core import Metric, Report, Target, machine_info, percentile, print_report, progress, write_results
+from serving import free_port
 from signoff import Approve
 from signoff._util import utcnow
 from signoff.channels import ChannelRegistry, MessageRef, Notice
@@ -63,12 +63,6 @@ class Sizes:
 
 FULL = Sizes(decisions=300, deliveries=5000)
 QUICK = Sizes(decisions=60, deliveries=1000)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @contextmanager

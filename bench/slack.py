@@ -23,8 +23,6 @@ import hashlib
 import hmac
 import json
 import os
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
@@ -41,6 +39,7 @@ from urllib.parse import urlencode
 import httpx
 
 from core import Metric, Report, Target, machine_info, percentile, print_report, progress, write_results
+from serving import signoff_serve
 from signoff._util import utcnow
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
@@ -111,12 +110,6 @@ class FakeSlack:
                 raise RuntimeError("the fake Slack did not get what it waited for")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @contextmanager
 def serving(workdir: Path, fake: FakeSlack) -> Iterator[tuple[str, SQLiteStore]]:
     db = workdir / "slack.db"
@@ -129,28 +122,11 @@ def serving(workdir: Path, fake: FakeSlack) -> Iterator[tuple[str, SQLiteStore]]
         f"    signing_secret: {{env: SLACK_SIGNING_SECRET}}\n    api_url: {fake.api_url}\n",
         encoding="utf-8",
     )
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "SLACK_BOT_TOKEN": TOKEN, "SLACK_SIGNING_SECRET": SECRET}
-    command = [sys.executable, "-m", "signoff.cli", "serve", "--db", f"sqlite:///{db}", "--port", str(port)]
-    process = subprocess.Popen(
-        [*command, "--channels", str(channels)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("signoff serve did not start")
-            time.sleep(0.1)
-        yield url, store
+        with signoff_serve(db, "--channels", str(channels), env=env, startup=30) as (url, _):
+            yield url, store
     finally:
-        process.terminate()
-        process.wait(15)
         store.close()
 
 

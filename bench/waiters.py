@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from serving import signoff_serve
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 RESULTS_PATH = BENCH / "results" / "waiters.json"
@@ -209,40 +211,14 @@ def waiters_process(
 
 @contextmanager
 def serving(code: Code, db: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    import socket
-
-    import httpx
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "signoff.cli", "serve", "--db", f"sqlite:///{db}", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=python_env(code),
-        cwd=ROOT,
-    )
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError("signoff serve did not start")
-            time.sleep(0.1)
-        yield url, process
-    finally:
-        process.terminate()
-        process.wait(30)
+    with signoff_serve(db, env=python_env(code), cwd=ROOT) as running:
+        yield running
 
 
-def pending_requests(store: Any, count: int) -> list[str]:
-    """`count` pending requests of the agent `bot`, in commits of 500."""
+def pending_requests(store: Any, count: int, creator: str) -> list[str]:
+    """`count` pending requests made by `creator`, in commits of 500: the identity the waiters'
+    gate finds its calls' requests under (a local store's `agent`; through a server, the agent's
+    user), else each waiter would ask anew instead of waiting on the request made here."""
     from datetime import timedelta
 
     from signoff._util import utcnow
@@ -262,7 +238,7 @@ def pending_requests(store: Any, count: int) -> list[str]:
                         description="deploy",
                         deadline=utcnow() + timedelta(hours=24),
                         rule=RequestRule(approvers=("alice",)),
-                        actor="bot",
+                        actor=creator,
                     )
                 )
                 ids.append(request.id)
@@ -291,8 +267,9 @@ def local_scenario(
     code: Code, url: str, store: Any, sizes: Sizes, backends_dsn: str | None = None
 ) -> Outcome:
     from signoff import Approve
+    from signoff.requests import LOCAL_CREATOR
 
-    ids = pending_requests(store, sizes.waiters)
+    ids = pending_requests(store, sizes.waiters, LOCAL_CREATOR)
     with waiters_process(code, sizes.waiters, db=url) as process:
         time.sleep(sizes.settle)
         pids = {"waiters": [process.pid]}
@@ -346,7 +323,7 @@ def client_scenario(code: Code, workdir: Path, sizes: Sizes) -> Outcome:
         store.add_user("alice", role="member", actor="bench")
         agent_token, _ = store.issue_credential("token", "bot", actor="bench")
         person_token, _ = store.issue_credential("token", "alice", actor="bench")
-        ids = pending_requests(store, sizes.waiters)
+        ids = pending_requests(store, sizes.waiters, "bot")
     finally:
         store.close()
     with (
