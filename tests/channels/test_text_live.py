@@ -193,7 +193,7 @@ def test_with_two_pending_the_latest_is_decided_and_the_reply_says_one_more_wait
     assert second == {"ok": True, "to": ALICE, "reply": "❌ 已拒绝：第一个"}
     assert status(store, older) == "rejected"
     third = reply(server, ALICE, "1").json()
-    assert third == {"ok": False, "to": ALICE, "reply": "Already approved by alice."}, (
+    assert third == {"ok": False, "to": ALICE, "reply": "该请求已处理：✅ 已批准（alice）。"}, (
         "with none pending: the newest"
     )
     assert (status(store, newer), status(store, older)) == ("approved", "rejected")
@@ -256,7 +256,7 @@ def test_forged_stale_and_unknown_replies_decide_nothing(server: LiveServer, bri
     refused = [entry for entry in store.audit_entries() if entry.action == "callback.refused"]
     assert len(refused) == 2
     stranger = reply(server, "wxid_stranger", "1").json()
-    assert stranger == {"ok": False, "to": "wxid_stranger", "reply": "Your account is not linked to signoff."}
+    assert stranger == {"ok": False, "to": "wxid_stranger", "reply": "你的账号尚未关联 signoff。"}
     not_notified = reply(server, BOB, "1").json()
     assert not_notified == {"ok": False, "to": BOB, "reply": "没有等待你决策的请求。"}
     assert status(store, request_id) == "pending"

@@ -164,7 +164,7 @@ def test_a_non_approver_is_refused_with_an_encrypted_reply_and_audited(
     message, corp = wecom_decrypt(AES_KEY, encrypted)
     assert corp == CORP.encode()
     assert b"<ToUserName><![CDATA[lisi]]></ToUserName>" in message
-    assert b"approver" in message
+    assert "你不是这个请求的审批人".encode() in message  # in the channel's language (zh)
     assert store.get_request(request_id).status.value == "pending"
     assert any(entry.actor == "bob" for entry in store.audit_entries(request_id=request_id))
     stranger = click(server, "nobody", approve["key"])

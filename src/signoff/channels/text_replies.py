@@ -23,15 +23,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .._util import utcnow
-from ..server.inbox.cards import DONE_WORDS
 from .contract import InboundOutcome
-from .texts import TEXT_DECIDED, TEXT_EXPIRED, TEXT_MORE_WAITING, TEXT_NOTHING_WAITING, Locale
+from .texts import REPLIES, TEXT_DECIDED, TEXT_EXPIRED, TEXT_MORE_WAITING, TEXT_NOTHING_WAITING, Locale
 
 APPROVE_WORDS = frozenset({"1", "批准", "approve", "y", "yes"})
 REJECT_WORDS = frozenset({"2", "拒绝", "reject", "n", "no"})
 PER_PERSON = 50
 PEOPLE = 10_000
-FINAL_WORDS = frozenset({DONE_WORDS["approve"][0], DONE_WORDS["reject"][0]})
+FINAL_WORDS = frozenset(words[kind] for words in REPLIES.values() for kind in ("approve", "reject"))
 """The shared route's words for a decision that closed the request (a quorum's counted approval
 says something else, and is passed on as it is)."""
 REPLAY_WINDOW = timedelta(minutes=11)

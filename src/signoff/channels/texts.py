@@ -35,6 +35,36 @@ FINAL: dict[Locale, dict[str, str]] = {
 BY: dict[Locale, str] = {"en": "{state} by {who}", "zh": "{state}（{who}）"}
 VALID_FOR: dict[Locale, str] = {"en": "⚠️ Valid for {span}", "zh": "⚠️ {span}内有效"}
 EXPIRED_REPLY: dict[Locale, str] = {"en": "The request expired.", "zh": "请求已过期"}
+REPLIES: dict[Locale, dict[str, str]] = {
+    "en": {
+        "not_linked": "Your account is not linked to signoff.",
+        "nothing_pending": "There is no pending request to answer.",
+        "nothing_decided": "Nothing was decided.",
+        "no_such_request": "There is no such request.",
+        "not_an_approver": "You are not an approver of this request.",
+        "counted": "Your approval is counted ({count} of {quorum}).",
+        "approve": "Approved.",
+        "edit": "Approved with your changes.",
+        "reject": "Rejected.",
+        "respond": "Answer sent.",
+    },
+    "zh": {
+        "not_linked": "你的账号尚未关联 signoff。",
+        "nothing_pending": "没有待你审批的请求。",
+        "nothing_decided": "没有做出任何决策。",
+        "no_such_request": "没有这个请求。",
+        "not_an_approver": "你不是这个请求的审批人。",
+        "counted": "已记下你的批准（{count}/{quorum}）。",
+        "approve": "已批准。",
+        "edit": "已按你的修改批准。",
+        "reject": "已拒绝。",
+        "respond": "回复已发送。",
+    },
+}
+"""What a person is told right after answering on a chat channel (the platform's reply)."""
+ALREADY_REPLY: dict[Locale, str] = {"zh": "该请求已处理：{state}。"}
+"""The chat reply to a decision on a request that was already closed (`state`: its `FINAL`
+words and who), where the inbox's English words (`refusal_text`) are not the channel's language."""
 EXECUTION: dict[Locale, dict[str, str]] = {
     "en": {"succeeded": "✅ {tool} ran", "failed": "❌ {tool} failed"},
     "zh": {"succeeded": "✅ {tool} 已执行", "failed": "❌ {tool} 执行失败"},

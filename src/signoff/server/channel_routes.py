@@ -24,13 +24,13 @@ from starlette.responses import JSONResponse, Response
 
 from .._util import utcnow
 from ..channels.contract import BadCallback, BadSignature, Channel, Inbound, InboundOutcome, InboundResult
-from ..channels.texts import EXPIRED_REPLY
+from ..channels.texts import ALREADY_REPLY, BY, EXPIRED_REPLY, FINAL, REPLIES, Locale
 from ..errors import AlreadyDecided, NotAnApprover, NotFound, RequestExpired, RequestNotFound, SignoffError
 from ..requests import Request
 from ..store.idempotency_ops import KeptAnswer
 from .context import Server, server_of
 from .deciding import decide_as
-from .inbox.cards import DONE_WORDS, refusal_text
+from .inbox.cards import refusal_text
 from .refusals import ANONYMOUS, audit_refusal
 
 router = APIRouter(tags=["channels"])
@@ -99,6 +99,7 @@ def act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
 def _act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
     store = server.store
     locale = _locale(server, channel)
+    words = REPLIES[locale]
     user_name = store.user_at(channel.address_kind, inbound.sender) if inbound.sender else None
     if user_name is None:
         store.record(
@@ -108,31 +109,44 @@ def _act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
             request_id=inbound.request_id,
             data={"reason": "unknown sender", "sender": inbound.sender, "kind": channel.address_kind},
         )
-        return _done(channel, inbound, None, "unknown_sender", "Your account is not linked to signoff.")
+        return _done(channel, inbound, None, "unknown_sender", words["not_linked"])
     user = store.get_user(user_name)
     if user is None or user.disabled:
-        return _done(channel, inbound, None, "unknown_sender", "Your account is not linked to signoff.")
+        return _done(channel, inbound, None, "unknown_sender", words["not_linked"])
     user = replace(user, groups=tuple(store.groups_of(user.name)))
     request_id = _request_id(server, channel, inbound, user.name)
     if request_id is None:
-        return _done(channel, inbound, None, "unknown_request", "There is no pending request to answer.")
+        return _done(channel, inbound, None, "unknown_request", words["nothing_pending"])
     if inbound.decision is None:
-        return _done(channel, inbound, request_id, "invalid", "Nothing was decided.")
+        return _done(channel, inbound, request_id, "invalid", words["nothing_decided"])
     try:
         decided = decide_as(server, request_id, dict(inbound.decision), user, channel=channel.name)
     except RequestExpired:
         return _done(channel, inbound, request_id, "expired", EXPIRED_REPLY[locale])
     except RequestNotFound:
-        return _done(channel, inbound, None, "unknown_request", "There is no such request.")
+        return _done(channel, inbound, None, "unknown_request", words["no_such_request"])
     except (NotAnApprover, AlreadyDecided) as exc:
-        latest = _maybe(server, request_id)
-        return _done(channel, inbound, request_id, "refused", refusal_text(exc, latest))
+        refusal = _refusal(exc, _maybe(server, request_id), locale)
+        return _done(channel, inbound, request_id, "refused", refusal)
     except SignoffError as exc:
-        return _done(channel, inbound, request_id, "invalid", refusal_text(exc, _maybe(server, request_id)))
-    words, _ = DONE_WORDS[str(inbound.decision.get("type"))]
+        refusal = _refusal(exc, _maybe(server, request_id), locale)
+        return _done(channel, inbound, request_id, "invalid", refusal)
+    said = words.get(str(inbound.decision.get("type")), words["approve"])
     if not decided.is_terminal:
-        words = f"Your approval is counted ({len(decided.approvals)} of {decided.rule.quorum})."
-    return _done(channel, inbound, request_id, "decided", words, thread=decided.thread_id)
+        said = words["counted"].format(count=len(decided.approvals), quorum=decided.rule.quorum)
+    return _done(channel, inbound, request_id, "decided", said, thread=decided.thread_id)
+
+
+def _refusal(error: SignoffError, request: Request | None, locale: Locale) -> str:
+    """Why a decision was refused, in the channel's language where it has the words."""
+    if isinstance(error, NotAnApprover):
+        return REPLIES[locale]["not_an_approver"]
+    already = ALREADY_REPLY.get(locale)
+    if already is not None and isinstance(error, AlreadyDecided) and request is not None:
+        state = FINAL[locale].get(request.status.value, request.status.value)
+        who = request.decision.actor if request.decision is not None else None
+        return already.format(state=BY[locale].format(state=state, who=who) if who else state)
+    return refusal_text(error, request)
 
 
 def _request_id(server: Server, channel: Channel, inbound: Inbound, user: str) -> str | None:
