@@ -53,6 +53,16 @@ class GateRules:
             resolver = self.resolver()
         return resolver.static(tool, agent, app).ask
 
+    def asks_nowhere(self, tool: str) -> bool:
+        """`resolver().asks_nowhere(tool)`: no call of `tool` is asked about under the rules in
+        force, for any agent, app, args or requester. The first check an adapter's call pays, so
+        it is one call: the cached answer of the resolver in force, refreshed when due."""
+        resolver = self._resolver_now
+        if resolver is None or (self._fixed_rules is None and time.monotonic() >= self._next_refresh):
+            resolver = self.resolver()
+        found = resolver.nowhere.get(tool)
+        return resolver.asks_nowhere(tool) if found is None else found
+
     def resolver(self) -> Resolver:
         resolver = self._resolver_now
         if resolver is not None and (self._fixed_rules is not None or time.monotonic() < self._next_refresh):

@@ -190,6 +190,16 @@ def test_the_no_approval_path_reads_the_runs_scope_and_the_rules_in_force(sqlite
     assert sqlite_store.find_request("t1", "c2") is not None
     with pytest.raises(ValueError, match="unknown keys"):
         ask("c3", {"signoff": {"thread_id": "t1", "agnet": "strict"}})
+    # a tool the rules ask about nowhere is let through before the context is read, as
+    # Haystack's own strategy does: a misspelt key there is refused only where a call may ask
+    unread = strategy.run(
+        tool_name="search",
+        tool_description="Search.",
+        tool_params=params,
+        tool_call_id="c3b",
+        confirmation_strategy_context={"signoff": {"thread_id": "t1", "agnet": "strict"}},
+    )
+    assert unread.execute and unread.final_tool_params is params
     sqlite_store.set_layer("tool", "read_data", {"requires_approval": True}, actor="admin")
     with pytest.raises(ReviewTimeout):
         ask("c4", CONTEXT)

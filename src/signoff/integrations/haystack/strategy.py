@@ -98,6 +98,11 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
+        if tool_call_id and self.gate.asks_nowhere(tool_name) and not resumed(tool_call_id):
+            # nobody is asked about this tool (`unasked` without reading the context)
+            return ToolExecutionDecision(
+                tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=tool_params
+            )
         again = resumed(tool_call_id)
         if not again and (
             unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context)
@@ -122,6 +127,10 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
+        if tool_call_id and self.gate.asks_nowhere(tool_name) and not resumed(tool_call_id):
+            return ToolExecutionDecision(
+                tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=tool_params
+            )
         again = resumed(tool_call_id)
         if not again and (
             unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context)
@@ -162,7 +171,10 @@ class SignoffConfirmationStrategy:
         context: dict[str, Any] | None,
     ) -> ToolExecutionDecision | None:
         """The fast path: the decision for a call with an id that the rules do not ask about
-        (what `gate.review` would answer), made without a Scope or a ToolCall; None: plan it."""
+        (what `gate.review` would answer), made without a Scope or a ToolCall; None: plan it.
+        `run` answers a tool the rules ask about nowhere before this, without reading `context`
+        (nor does Haystack's own strategy read it): a malformed one is refused only for a tool
+        that may ask."""
         if not tool_call_id:
             return None  # the gate numbers calls without an id in their scope
         agent, app, requester = rule_fields_from_context(context, self.defaults)

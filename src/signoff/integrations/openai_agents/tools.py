@@ -7,11 +7,12 @@ runs an approved call exactly once, with the args a person edited.
   (`gate.explain` for the tool, the call's args and the run's scope: rules from the store or a
   file, CEL `when`, agent and app layers). A tool that had `needs_approval=True` keeps asking:
   that becomes its tool-layer rule (`Gate.register_tool`), which the store's layers still
-  override, as the LangChain adapter treats `interrupt_on`. Inside `SignoffApproval.run` and
-  `.resume` the tool reads `needs_approval=False` while its rules ask about none of its calls
-  whatever the args (its class gets a `needs_approval` descriptor; copies keep it), so the SDK
-  spends on it what it spends on a plain `False`; elsewhere (`Runner.run` directly) the SDK
-  gets the predicate.
+  override, as the LangChain adapter treats `interrupt_on`. The tool reads
+  `needs_approval=False` while its rules ask about none of its calls, whatever the args (its
+  class gets a `needs_approval` descriptor; copies keep it), so the SDK spends on it what it
+  spends on a plain `False`: for anyone's calls (`Gate.asks_nowhere`), and inside
+  `SignoffApproval.run` and `.resume` for the run's agent and app; otherwise (a tool that asks
+  somebody, under `Runner.run` directly) the SDK gets the predicate.
 - `on_invoke_tool` is wrapped. A call the SDK runs after an approval is the call of a signoff
   request (found by the run's thread_id and the model's call_id): it runs through `gate.arun`,
   so it runs at most once per request, replays its stored result when run again, and runs with
@@ -86,6 +87,8 @@ class RulesApproval:
         self.defaults = defaults
 
     async def __call__(self, ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
+        if self.gate.asks_nowhere(self.tool_name):
+            return False
         # the rules need who and where, not the thread: no Scope is made (nor a thread made up)
         who = fields_of(ctx.context, self.defaults)
         return self.gate.explain(
@@ -93,10 +96,12 @@ class RulesApproval:
         ).ask
 
     def setting(self) -> bool | RulesApproval:
-        """What the SDK reads as the tool's `needs_approval` now: False inside a run of
-        `SignoffApproval` whose rules ask about no call of this tool, whatever its args (the
-        SDK then neither parses the args nor awaits a predicate, as for `needs_approval=False`);
-        else this predicate, asked per call."""
+        """What the SDK reads as the tool's `needs_approval` now: False when the rules ask about
+        no call of this tool for anyone, or, inside a run of `SignoffApproval`, for the run's
+        agent and app, whatever the args (the SDK then neither parses the args nor awaits a
+        predicate, as for `needs_approval=False`); else this predicate, asked per call."""
+        if self.gate.asks_nowhere(self.tool_name):
+            return False
         where = bound_rule_fields()
         if where is None or self.gate.may_ask(self.tool_name, where[0], where[1]):
             return self
