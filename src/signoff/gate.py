@@ -95,11 +95,12 @@ class Gate:
         self.lease = lease
         self.poll_interval = poll_interval
         self._gate_rules = GateRules(self.store, rules, refresh=rules_refresh)
-        self.asks_nowhere: Callable[[str], bool] = self._gate_rules.asks_nowhere
+        self.asks_nowhere: Callable[[str], bool] = self._gate_rules.answers.__getitem__
         """`asks_nowhere(tool)`: True when the rules in force ask about no call of `tool` for any
         agent, app, args or requester, so an adapter lets the call through before reading its
         run's context; False when some call might ask (then check that call: `may_ask`,
-        `explain`). One cached lookup per tool until the rules change (within `rules_refresh`)."""
+        `explain`). One dict lookup per call while the rules hold (a change in the store is seen
+        within `rules_refresh`; see `signoff.fresh_answers`)."""
         self._planner = Planner(
             self.store,
             self._gate_rules,
