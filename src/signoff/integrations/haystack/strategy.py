@@ -29,7 +29,7 @@ from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, open_backe
 
 from .context import ScopeDefaults, rule_fields_from_context, scope_from_context
 from .decisions import execution_decision
-from .resuming import resumed
+from .resuming import resumed, resumed_ids, resumes
 from .rounds import asking_round
 
 RulesSpec = RuleSet | dict[str, Any] | str | Path | None
@@ -98,7 +98,11 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
-        if tool_call_id and self.gate.asks_nowhere(tool_name) and not resumed(tool_call_id):
+        if (
+            tool_call_id
+            and self.gate.asks_nowhere(tool_name)
+            and (not resumes.open or tool_call_id not in resumed_ids())
+        ):
             # nobody is asked about this tool (`unasked` without reading the context)
             return ToolExecutionDecision(
                 tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=tool_params
@@ -127,7 +131,11 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
-        if tool_call_id and self.gate.asks_nowhere(tool_name) and not resumed(tool_call_id):
+        if (
+            tool_call_id
+            and self.gate.asks_nowhere(tool_name)
+            and (not resumes.open or tool_call_id not in resumed_ids())
+        ):
             return ToolExecutionDecision(
                 tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=tool_params
             )

@@ -132,9 +132,13 @@ class SignoffMiddleware(CallRules, AgentMiddleware[Any, Any, Any]):
     def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         if self.wait or self.interrupt_mode == "per_call":
             return None  # calls are asked about in the tools node
-        last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
-        if last is None or not last.tool_calls:
+        for last in reversed(state["messages"]):  # the last AIMessage (a loop: no generator made)
+            if isinstance(last, AIMessage):
+                break
+        else:
             return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None  # _quiet, inlined
+        if not last.tool_calls:
+            return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
         asks_nowhere = self.gate.asks_nowhere
         for tool_call in last.tool_calls:
             if not asks_nowhere(tool_call["name"]):

@@ -85,9 +85,10 @@ class RulesApproval:
         self.gate = gate
         self.tool_name = tool_name
         self.defaults = defaults
+        self.asks_nowhere = gate.asks_nowhere
 
     async def __call__(self, ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
-        if self.gate.asks_nowhere(self.tool_name):
+        if self.asks_nowhere(self.tool_name):
             return False
         # the rules need who and where, not the thread: no Scope is made (nor a thread made up)
         who = fields_of(ctx.context, self.defaults)
@@ -100,7 +101,7 @@ class RulesApproval:
         no call of this tool for anyone, or, inside a run of `SignoffApproval`, for the run's
         agent and app, whatever the args (the SDK then neither parses the args nor awaits a
         predicate, as for `needs_approval=False`); else this predicate, asked per call."""
-        if self.gate.asks_nowhere(self.tool_name):
+        if self.asks_nowhere(self.tool_name):
             return False
         where = bound_rule_fields()
         if where is None or self.gate.may_ask(self.tool_name, where[0], where[1]):
@@ -113,18 +114,21 @@ def signoff_needs_approval(gate: Gate, tool_name: str, defaults: ScopeDefaults) 
     return RulesApproval(gate, tool_name, defaults)
 
 
-class _NeedsApproval:
-    """`needs_approval` on a gated tool's class: the SDK reads it twice per call. A `RulesApproval`
-    stored on the tool is read through its `setting()`; anything else set later is kept as is."""
+def _read_needs_approval(tool: Any) -> Any:
+    """`needs_approval` on a gated tool's class (the SDK reads it twice per call): a
+    `RulesApproval` stored on the tool is read through its `setting()`, whose first check is
+    inlined here; anything else set later is kept as is. A `property`: no `__get__` to look up."""
+    try:
+        value = tool.__dict__["needs_approval"]
+    except KeyError:
+        return False
+    if isinstance(value, RulesApproval):
+        return False if value.asks_nowhere(value.tool_name) else value.setting()
+    return value
 
-    def __get__(self, tool: Any, owner: type | None = None) -> Any:
-        if tool is None:
-            return self
-        value = tool.__dict__.get("needs_approval", False)
-        return value.setting() if isinstance(value, RulesApproval) else value
 
-    def __set__(self, tool: Any, value: Any) -> None:
-        tool.__dict__["needs_approval"] = value
+def _set_needs_approval(tool: Any, value: Any) -> None:
+    tool.__dict__["needs_approval"] = value
 
 
 _gated_classes: dict[type, type] = {}
@@ -134,7 +138,8 @@ def _gated_class(cls: type[FunctionTool]) -> type[FunctionTool]:
     """`cls` with `needs_approval` read through the rules (one subclass per tool class; the SDK
     copies tools with `type(self)`, so copies stay gated)."""
     if (gated := _gated_classes.get(cls)) is None:
-        namespace = {"needs_approval": _NeedsApproval(), "__module__": cls.__module__}
+        needs_approval = property(_read_needs_approval, _set_needs_approval)
+        namespace = {"needs_approval": needs_approval, "__module__": cls.__module__}
         gated = _gated_classes[cls] = type(cls.__name__, (cls,), namespace)
     return gated
 
