@@ -87,6 +87,15 @@ class SignoffConfirmationStrategy:
         )
         self.timeout = timeout
 
+    @property
+    def gate(self) -> Gate:
+        return self._gate
+
+    @gate.setter
+    def gate(self, gate: Gate) -> None:
+        self._gate = gate
+        self._asks_nowhere = gate.asks_nowhere  # held here: `run`'s first check, per call
+
     # -- the ConfirmationStrategy protocol ---------------------------------------------------
 
     def run(
@@ -100,7 +109,7 @@ class SignoffConfirmationStrategy:
     ) -> ToolExecutionDecision:
         if (
             tool_call_id
-            and self.gate.asks_nowhere(tool_name)
+            and self._asks_nowhere(tool_name)
             and (not resumes.open or tool_call_id not in resumed_ids())
         ):
             # nobody is asked about this tool (`unasked` without reading the context)
@@ -133,7 +142,7 @@ class SignoffConfirmationStrategy:
     ) -> ToolExecutionDecision:
         if (
             tool_call_id
-            and self.gate.asks_nowhere(tool_name)
+            and self._asks_nowhere(tool_name)
             and (not resumes.open or tool_call_id not in resumed_ids())
         ):
             return ToolExecutionDecision(
