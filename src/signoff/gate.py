@@ -95,6 +95,11 @@ class Gate:
         self.lease = lease
         self.poll_interval = poll_interval
         self._gate_rules = GateRules(self.store, rules, refresh=rules_refresh)
+        self.asks_nowhere: Callable[[str], bool] = self._gate_rules.answers.__getitem__
+        """`asks_nowhere(tool)`: True when the rules in force ask about no call of `tool` (for any
+        agent, app, args or requester): an adapter's first check, before it reads the run's
+        context; else check the call (`may_ask`, `explain`). One dict lookup while the rules
+        hold (a change in the store is seen within `rules_refresh`; `signoff.fresh_answers`)."""
         self._planner = Planner(
             self.store,
             self._gate_rules,
@@ -145,8 +150,8 @@ class Gate:
 
     def may_ask(self, tool: str, agent: str | None = None, app: str | None = None) -> bool:
         """False when the rules in force ask about no call of `tool` by `agent` in `app`, whatever
-        its args and requester (no `when` is evaluated): an adapter's cheap first check. One cached
-        lookup per (tool, agent, app) until the rules change (a new `Resolver` then)."""
+        its args and requester (no `when` is evaluated): an adapter's check after `asks_nowhere`.
+        One cached lookup per (tool, agent, app) until the rules change (a new `Resolver` then)."""
         return self._gate_rules.may_ask(tool, agent, app)
 
     # -- scope --------------------------------------------------------------------------------

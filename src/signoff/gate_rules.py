@@ -11,6 +11,7 @@ from pathlib import Path
 from ._util import utcnow
 from .backend import Backend
 from .errors import ServerUnavailable, StoreUnavailable
+from .fresh_answers import Answers, call_at
 from .rules.effective import RuleOrigin
 from .rules.model import RuleSet, ToolEntry
 from .rules.resolve import Explanation, Resolver
@@ -30,6 +31,9 @@ class GateRules:
         self._rules_version = -1
         self._next_refresh = 0.0
         self._resolver_lock = threading.Lock()
+        self.answers = Answers(self._asks_nowhere_now, timeless=self._fixed_rules is not None)
+        """`asks_nowhere`'s answers while they hold (see `signoff.fresh_answers`): its
+        `__getitem__` is `Gate.asks_nowhere`, one C-level lookup per call."""
 
     def register_tool(self, name: str, entry: ToolEntry) -> None:
         """Declare a tool's own default (the tool layer) in code; the rules' tool entry wins."""
@@ -37,6 +41,7 @@ class GateRules:
             self._code_tools[name] = entry
             self._resolver_now = None
             self._next_refresh = 0.0
+            self.answers.forget(keep_after=self.answers.timeless)
 
     def current(self) -> Resolver | None:
         """The resolver in force if it needs no refresh (no I/O to answer), else None."""
@@ -52,6 +57,22 @@ class GateRules:
         if resolver is None or (self._fixed_rules is None and time.monotonic() >= self._next_refresh):
             resolver = self.resolver()
         return resolver.static(tool, agent, app).ask
+
+    def asks_nowhere(self, tool: str) -> bool:
+        """`resolver().asks_nowhere(tool)`: no call of `tool` is asked about under the rules in
+        force, for any agent, app, args or requester. The first check an adapter's call pays:
+        `answers[tool]` (what `Gate.asks_nowhere` is, without this method's own call)."""
+        return self.answers[tool]
+
+    def _asks_nowhere_now(self, tool: str) -> bool:
+        """An answer `answers` is missing: the resolver in force (refreshed if due) gives it, and
+        it is kept while it holds (until the rules change or their refresh falls due)."""
+        resolver = self.resolver()
+        found = resolver.nowhere.get(tool)
+        if found is None:
+            found = resolver.asks_nowhere(tool)
+        self.answers.keep(tool, found, still=lambda: resolver is self._resolver_now)
+        return found
 
     def resolver(self) -> Resolver:
         resolver = self._resolver_now
@@ -70,11 +91,19 @@ class GateRules:
                     with patience(utcnow()):
                         version = self.store.rules_version()
                 except (ServerUnavailable, StoreUnavailable):
-                    return self._resolver_now
+                    version = self._rules_version
             if self._resolver_now is None or version != self._rules_version:
                 self._resolver_now = Resolver(self._with_code_tools(self.store.load_rules()))
                 self._rules_version = version
+            self._keep_answers_until(self._next_refresh)
             return self._resolver_now
+
+    def _keep_answers_until(self, deadline: float) -> None:
+        """A refresh: `asks_nowhere`'s answers start over, kept until the next refresh is due."""
+        keeping = self.refresh > 0
+        token = self.answers.forget(keep_after=keeping)
+        if keeping and not call_at(deadline, self.answers, token):
+            self.answers.forget()  # nothing would forget them in time: answer every call afresh
 
     def _with_code_tools(self, rules: RuleSet) -> RuleSet:
         self._code_keys = frozenset(name for name in self._code_tools if name not in rules.tools)

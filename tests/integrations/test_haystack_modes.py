@@ -190,7 +190,41 @@ def test_the_no_approval_path_reads_the_runs_scope_and_the_rules_in_force(sqlite
     assert sqlite_store.find_request("t1", "c2") is not None
     with pytest.raises(ValueError, match="unknown keys"):
         ask("c3", {"signoff": {"thread_id": "t1", "agnet": "strict"}})
+    # a tool the rules ask about nowhere is let through before the context is read, as
+    # Haystack's own strategy does: a misspelt key there is refused only where a call may ask
+    unread = strategy.run(
+        tool_name="search",
+        tool_description="Search.",
+        tool_params=params,
+        tool_call_id="c3b",
+        confirmation_strategy_context={"signoff": {"thread_id": "t1", "agnet": "strict"}},
+    )
+    assert unread.execute and unread.final_tool_params is params
     sqlite_store.set_layer("tool", "read_data", {"requires_approval": True}, actor="admin")
     with pytest.raises(ReviewTimeout):
         ask("c4", CONTEXT)
     assert sqlite_store.find_request("t1", "c1") is None and sqlite_store.find_request("t1", "c3") is None
+
+
+def test_a_strategy_given_another_gate_follows_that_gates_rules(sqlite_store: SQLiteStore) -> None:
+    from signoff import ReviewTimeout
+
+    quiet = Gate(sqlite_store, rules=RuleSet.model_validate({}))
+    gated = RuleSet.model_validate({"tools": {"search": {"requires_approval": True}}})
+    strict = Gate(sqlite_store, rules=gated)
+    strategy = SignoffConfirmationStrategy(quiet, timeout=0.05)
+
+    def ask(call_id: str) -> Any:
+        return strategy.run(
+            tool_name="search",
+            tool_description="Search.",
+            tool_params={"q": "x"},
+            tool_call_id=call_id,
+            confirmation_strategy_context=CONTEXT,
+        )
+
+    assert ask("s1").execute
+    strategy.gate = strict  # its first check (asks_nowhere) is the new gate's too
+    with pytest.raises(ReviewTimeout):
+        ask("s2")
+    assert sqlite_store.find_request("t1", "s2") is not None and sqlite_store.find_request("t1", "s1") is None

@@ -1,6 +1,7 @@
-"""The Agents SDK adapter's no-approval path: inside a `SignoffApproval` run, a gated tool whose
-rules ask about none of its calls shows the SDK `needs_approval=False` (so the SDK neither parses
-the args nor awaits a predicate); anything that could make it ask shows the predicate again."""
+"""The Agents SDK adapter's no-approval path: a gated tool whose rules ask about none of its calls
+shows the SDK `needs_approval=False` (so the SDK neither parses the args nor awaits a predicate):
+anywhere when they ask nobody, inside a `SignoffApproval` run when they ask nobody in its scope;
+anything that could make it ask shows the predicate again."""
 
 from __future__ import annotations
 
@@ -39,7 +40,14 @@ def test_in_a_run_a_quiet_tool_reads_false_and_a_rule_switched_on_in_the_store_a
         sqlite_store.set_layer("tool", "send_email", {"requires_approval": True}, actor="admin")
         assert isinstance(send_email.needs_approval, RulesApproval), "the new rule is read at once"
         assert lookup.needs_approval is False
-    assert isinstance(lookup.needs_approval, RulesApproval), "outside a SignoffApproval run: the predicate"
+    # outside a SignoffApproval run: False for a tool asked about nowhere, else the predicate
+    assert lookup.needs_approval is False
+    assert isinstance(send_email.needs_approval, RulesApproval)
+    sqlite_store.set_layer("agent", "strict", {"interrupt_on": {"lookup": True}}, actor="admin")
+    assert isinstance(lookup.needs_approval, RulesApproval), "asked about for some agent: the predicate"
+    with bound_thread(approval.defaults, "t1", None):
+        assert lookup.needs_approval is False, "but not for this run's (no) agent"
+    sqlite_store.set_layer("agent", "strict", {"interrupt_on": {}}, actor="admin")
 
     paused = asyncio.run(approval.run(agent(script(), [send_email, lookup]), USER, thread_id="t1"))
     assert [waiting.request.tool_name for waiting in paused.pending] == ["send_email"]

@@ -12,13 +12,15 @@ For (tool, agent, app, args):
 5. a `when` condition (CEL, or a Python callable in code) asks only if it is true.
 
 Everything but steps 4 and 5 depends on (tool, agent, app) alone, so it is computed once per
-triple and cached; only the annotations and the condition are looked at per call.
+triple and cached; only the annotations and the condition are looked at per call. Whether a tool
+is asked about nowhere (for no agent, app, args or requester) is cached per tool: the one check an
+adapter's call pays when nobody is asked (`asks_nowhere`).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -107,6 +109,8 @@ class Resolver:
         self._services = sorted(rules.services.items(), key=lambda item: -len(item[0]))
         self._cache: dict[tuple[str, str | None, str | None], Explanation] = {}
         self._lock = threading.Lock()
+        self.nowhere: dict[str, bool] = {}
+        """`asks_nowhere`'s answers so far, per tool: read it first (a miss: call `asks_nowhere`)."""
 
     def static(self, tool: str, agent: str | None, app: str | None) -> Explanation:
         """The answer before any `when` condition is applied (cached)."""
@@ -118,6 +122,31 @@ class Resolver:
                 if len(self._cache) > 50_000:
                     self._cache.clear()
                 self._cache[key] = found
+        return found
+
+    def asks_nowhere(self, tool: str) -> bool:
+        """True when no call of `tool` is asked about under these rules, whatever its agent, app,
+        args, requester or annotations (so nothing about the call needs reading); cached per tool.
+
+        Exact, not a guess: before any `when`, an answer depends on the agent only through its
+        entry's word on the tool (none, off, on) and its `hitl_disabled`, and on the app through
+        its override's word, its `hitl_required` and its `hitl_disabled`; an agent or app the rules
+        do not name gets the `*` entry, as None does. So one agent (and app) per kind of word,
+        plus None, stands for them all; a `when` or a read-only exemption only ever says no."""
+        found = self.nowhere.get(tool)
+        if found is None:
+            agents = _one_per_word(
+                (name, (_word(index.match(tool)), entry.hitl_disabled))
+                for name, (entry, index) in self._agents.items()
+            )
+            apps = _one_per_word(
+                (name, (_word(overrides.match(tool)), required.match(tool) is not None, entry.hitl_disabled))
+                for name, (entry, overrides, required) in self._apps.items()
+            )
+            found = not any(self.static(tool, agent, app).ask for agent in agents for app in apps)
+            if len(self.nowhere) > 50_000:
+                self.nowhere.clear()
+            self.nowhere[tool] = found
         return found
 
     def explain(
@@ -273,6 +302,19 @@ class Resolver:
         if name is not None and name in table:
             return table[name]
         return table.get("*")
+
+
+def _word(match: Match[Any] | None) -> bool | None:
+    """What a layer's entry says about the tool, as far as asking goes: nothing, off, or on."""
+    return None if match is None else match.value is not False
+
+
+def _one_per_word(named: Iterable[tuple[str, Hashable]]) -> list[str | None]:
+    """None, and the first name of each word the others do not share (see `asks_nowhere`)."""
+    seen: dict[Hashable, str] = {}
+    for name, word in named:
+        seen.setdefault(word, name)
+    return [None, *seen.values()]
 
 
 def _more_specific_than_service(match: Match[ToolEntry], service: str) -> bool:

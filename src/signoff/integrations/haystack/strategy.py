@@ -29,7 +29,7 @@ from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, open_backe
 
 from .context import ScopeDefaults, rule_fields_from_context, scope_from_context
 from .decisions import execution_decision
-from .resuming import resumed
+from .resuming import resumed, resumed_ids, resumes
 from .rounds import asking_round
 
 RulesSpec = RuleSet | dict[str, Any] | str | Path | None
@@ -87,6 +87,15 @@ class SignoffConfirmationStrategy:
         )
         self.timeout = timeout
 
+    @property
+    def gate(self) -> Gate:
+        return self._gate
+
+    @gate.setter
+    def gate(self, gate: Gate) -> None:
+        self._gate = gate
+        self._asks_nowhere = gate.asks_nowhere  # held here: `run`'s first check, per call
+
     # -- the ConfirmationStrategy protocol ---------------------------------------------------
 
     def run(
@@ -98,6 +107,15 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
+        if (
+            tool_call_id
+            and self._asks_nowhere(tool_name)
+            and (not resumes.open or tool_call_id not in resumed_ids())
+        ):
+            # nobody is asked about this tool (`unasked` without reading the context)
+            return ToolExecutionDecision(
+                tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=tool_params
+            )
         again = resumed(tool_call_id)
         if not again and (
             unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context)
@@ -122,6 +140,14 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
+        if (
+            tool_call_id
+            and self._asks_nowhere(tool_name)
+            and (not resumes.open or tool_call_id not in resumed_ids())
+        ):
+            return ToolExecutionDecision(
+                tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=tool_params
+            )
         again = resumed(tool_call_id)
         if not again and (
             unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context)
@@ -162,7 +188,10 @@ class SignoffConfirmationStrategy:
         context: dict[str, Any] | None,
     ) -> ToolExecutionDecision | None:
         """The fast path: the decision for a call with an id that the rules do not ask about
-        (what `gate.review` would answer), made without a Scope or a ToolCall; None: plan it."""
+        (what `gate.review` would answer), made without a Scope or a ToolCall; None: plan it.
+        `run` answers a tool the rules ask about nowhere before this, without reading `context`
+        (nor does Haystack's own strategy read it): a malformed one is refused only for a tool
+        that may ask."""
         if not tool_call_id:
             return None  # the gate numbers calls without an id in their scope
         agent, app, requester = rule_fields_from_context(context, self.defaults)

@@ -83,13 +83,13 @@ def is_resuming() -> bool:
     LangGraph 1.2 has no public way to ask. This reads the task's scratchpad from the run config,
     as `langgraph.types.interrupt` does (its `resume` values for this task, or a resume value for
     any): one place, and when the scratchpad is not there it answers True, so the calls are
-    looked up rather than run unasked."""
-    config = var_child_runnable_config.get()  # what `get_config()` reads, without its checks
-    configurable = config.get("configurable") if config else None
-    scratchpad = configurable.get(_SCRATCHPAD) if configurable else None
+    looked up rather than run unasked. Every turn nobody is asked about pays this: subscripts,
+    not `.get` calls, and the null resume (a call) only when the task has no value of its own."""
     try:
-        return bool(scratchpad.resume) or scratchpad.get_null_resume(False) is not None  # type: ignore[union-attr]
-    except AttributeError:
+        # what `get_config()` reads, without its checks
+        scratchpad = var_child_runnable_config.get()["configurable"][_SCRATCHPAD]  # type: ignore[index]
+        return bool(scratchpad.resume) or scratchpad.get_null_resume(False) is not None
+    except (LookupError, TypeError, AttributeError):  # no config, no scratchpad, not one
         return True
 
 

@@ -42,18 +42,10 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 from signoff import Gate, Outcome, Pending, Reply, Request, Scope, Suspended, open_backend
-from signoff.rules import Resolver
 
+from .asking import CallRules, Found
 from .callables import GatedCall, gating
-from .calls import (
-    args_schema,
-    is_resuming,
-    key,
-    model_turn_call,
-    run_config,
-    signoff_call,
-    tools_node_call,
-)
+from .calls import args_schema, is_resuming, key, model_turn_call, run_config, signoff_call, tools_node_call
 from .config import ScopeFields, parse_interrupt_on, thread_of
 from .decisions import ResumeDecisions
 from .messages import answer_message, stored_form, tool_result
@@ -68,14 +60,13 @@ EDIT_NOTICE = (
 """The stock middleware's default `edit_notice`."""
 DECIDED_KEY = "signoff_decided"
 """State key: tool_call_id → request id of the current turn's decided calls that may run."""
-Found = Outcome | Pending
 
 
 class SignoffState(AgentState[Any]):
     signoff_decided: NotRequired[Annotated[dict[str, str], PrivateStateAttr]]
 
 
-class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
+class SignoffMiddleware(CallRules, AgentMiddleware[Any, Any, Any]):
     """A drop-in for `HumanInTheLoopMiddleware` that asks through signoff (see the module)."""
 
     state_schema = SignoffState
@@ -113,60 +104,9 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         self.actor = actor
         self._schemas: dict[str, dict[str, Any]] = {}
         """Each tool's args schema as the model was last offered it: the requests' edit schema."""
-        self._static_answers: tuple[Resolver | None, dict[str, bool]] = (None, {})
-        """Per tool, whether the rules in force (the Resolver) might ask, before any `when`."""
         self.scope_fields = ScopeFields(agent=agent, app=app, requester=requester, unattended=unattended)
         for name, entry in parse_interrupt_on(interrupt_on or {}, description_prefix).items():
             self.gate.register_tool(name, entry)
-
-    # -- which calls ask --------------------------------------------------------------------
-
-    def _may_ask(self, tool_calls: list[LcToolCall]) -> bool:
-        """Whether the rules might ask about any of `tool_calls` (before any `when`): the check
-        every turn pays, one cached lookup per call while the rules stay the same."""
-        resolver = self.gate.resolver()
-        seen, answers = self._static_answers
-        if seen is not resolver:  # the rules changed: a new Resolver
-            answers = {}
-            self._static_answers = (resolver, answers)
-        for tool_call in tool_calls:
-            name = tool_call["name"]
-            asks = answers.get(name)
-            if asks is None:
-                asks = answers[name] = resolver.static(
-                    name, self.scope_fields.agent, self.scope_fields.app
-                ).ask
-            if asks:
-                return True
-        return False
-
-    def _asks(self, tool_call: LcToolCall, gated: Callable[[], GatedCall]) -> GatedCall | None:
-        """The call as gated if the rules (a Python `when` among them) ask about it, else None.
-
-        The rules need who and where, not the thread: no Scope is built. A call whose rule says
-        no before any `when` is answered without its LangChain objects; otherwise the `when`
-        (CEL or Python) is evaluated for this call, inside its gating context."""
-        who = self.scope_fields
-        name = tool_call["name"]
-        resolver = self.gate.resolver()
-        if not resolver.static(name, who.agent, who.app).ask:
-            return None
-        call = gated()
-        with gating(call):
-            asks = resolver.explain(name, who.agent, who.app, tool_call["args"], who.requester).ask
-        return call if asks else None
-
-    def _submit(self, gated: GatedCall, scope: Scope, round: str) -> Found:
-        with gating(gated):
-            # resumed: a call of this turn may have its request already (decided while the run
-            # was stopped): it is found even if its rule was switched off since
-            call = signoff_call(gated.tool_call, self._schemas, round=round)
-            return self.gate.submit(call, scope, resumed=True)
-
-    async def _asubmit(self, gated: GatedCall, scope: Scope, round: str) -> Found:
-        with gating(gated):
-            call = signoff_call(gated.tool_call, self._schemas, round=round)
-            return await self.gate.asubmit(call, scope, resumed=True)
 
     # -- the model's turn: which tools it is offered ----------------------------------------
 
@@ -192,13 +132,21 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
     def after_model(self, state: AgentState[Any], runtime: Runtime[Any]) -> dict[str, Any] | None:
         if self.wait or self.interrupt_mode == "per_call":
             return None  # calls are asked about in the tools node
-        last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
-        if last is None or not last.tool_calls:
-            return self._quiet(state)
-        resuming = is_resuming()
-        if not resuming and not self._may_ask(last.tool_calls):
-            return self._quiet(state)
-        turn = self._turn(state, runtime, last, resuming=resuming)
+        for last in reversed(state["messages"]):  # the last AIMessage (a loop: no generator made)
+            if isinstance(last, AIMessage):
+                break
+        else:
+            return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None  # _quiet, inlined
+        if not last.tool_calls:
+            return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
+        asks_nowhere = self.gate.asks_nowhere
+        for tool_call in last.tool_calls:
+            if not asks_nowhere(tool_call["name"]):
+                break
+        else:  # nobody is asked about these tools: unless they may have been, before a stop
+            if not is_resuming():
+                return {DECIDED_KEY: {}} if state.get(DECIDED_KEY) else None
+        turn = self._turn(state, runtime, last)
         if turn is None:
             return self._quiet(state)
         gated, scope, round = turn
@@ -217,10 +165,14 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         last = next((m for m in reversed(state["messages"]) if isinstance(m, AIMessage)), None)
         if last is None or not last.tool_calls:
             return self._quiet(state)
-        resuming = is_resuming()
-        if not resuming and not self._may_ask(last.tool_calls):
-            return self._quiet(state)
-        turn = self._turn(state, runtime, last, resuming=resuming)
+        asks_nowhere = self.gate.asks_nowhere
+        for tool_call in last.tool_calls:
+            if not asks_nowhere(tool_call["name"]):
+                break
+        else:  # as in `after_model`
+            if not is_resuming():
+                return self._quiet(state)
+        turn = self._turn(state, runtime, last)
         if turn is None:
             return self._quiet(state)
         gated, scope, round = turn
@@ -236,12 +188,15 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         return self._settle([call.tool_call for call in gated], found)
 
     def _turn(
-        self, state: AgentState[Any], runtime: Runtime[Any], last: AIMessage, *, resuming: bool
+        self, state: AgentState[Any], runtime: Runtime[Any], last: AIMessage
     ) -> tuple[list[GatedCall], Scope, str] | None:
         """The gated calls of the model's last message, the scope and the turn's round; None
-        when none asks after all (a `when` said no). `resuming`: LangGraph runs the node again
-        to resume it, so a call the rules no longer ask about may have been decided already:
-        then it is gated still, by its decision."""
+        when none asks (a `when` said no). When LangGraph runs the node again to resume it, a
+        call the rules no longer ask about may have been decided already: then it is gated
+        still, by its decision."""
+        resuming = is_resuming()
+        if not resuming and not self._may_ask(last.tool_calls):
+            return None
         config = run_config()
         gated: list[GatedCall] = []
         for call in last.tool_calls:
@@ -254,14 +209,6 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
             return None
         # the thread is needed (and checked) only for a turn that asks
         return gated, self.scope_fields.scope_in(thread_of(config)), round_of(last)
-
-    def _decided_before(self, tool_call: LcToolCall, config: Any) -> bool:
-        """Whether the call has a decided request in signoff (one lookup; resumes only)."""
-        thread_id = ((config or {}).get("configurable") or {}).get("thread_id")
-        if not thread_id or tool_call.get("id") is None:
-            return False
-        request = self.gate.store.find_request(str(thread_id), key(tool_call))
-        return request is not None and request.is_terminal
 
     @staticmethod
     def _quiet(state: AgentState[Any]) -> dict[str, Any] | None:
@@ -310,6 +257,11 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
     ) -> ToolMessage | Command[Any]:
+        if self.wait or self.interrupt_mode == "per_call":  # _gated_here's no, inlined
+            if self.gate.asks_nowhere(request.tool_call["name"]) and (self.wait or not is_resuming()):
+                return handler(request)
+        elif not (decided := (request.state or {}).get(DECIDED_KEY)) or key(request.tool_call) not in decided:
+            return handler(request)
         gated, resumed = self._gated_here(request)
         if gated is None:
             return handler(request)
@@ -337,6 +289,11 @@ class SignoffMiddleware(AgentMiddleware[Any, Any, Any]):
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
     ) -> ToolMessage | Command[Any]:
+        if self.wait or self.interrupt_mode == "per_call":
+            if self.gate.asks_nowhere(request.tool_call["name"]) and (self.wait or not is_resuming()):
+                return await handler(request)
+        elif not (decided := (request.state or {}).get(DECIDED_KEY)) or key(request.tool_call) not in decided:
+            return await handler(request)
         gated, resumed = self._gated_here(request)
         if gated is None:
             return await handler(request)

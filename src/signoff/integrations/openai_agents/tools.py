@@ -7,11 +7,12 @@ runs an approved call exactly once, with the args a person edited.
   (`gate.explain` for the tool, the call's args and the run's scope: rules from the store or a
   file, CEL `when`, agent and app layers). A tool that had `needs_approval=True` keeps asking:
   that becomes its tool-layer rule (`Gate.register_tool`), which the store's layers still
-  override, as the LangChain adapter treats `interrupt_on`. Inside `SignoffApproval.run` and
-  `.resume` the tool reads `needs_approval=False` while its rules ask about none of its calls
-  whatever the args (its class gets a `needs_approval` descriptor; copies keep it), so the SDK
-  spends on it what it spends on a plain `False`; elsewhere (`Runner.run` directly) the SDK
-  gets the predicate.
+  override, as the LangChain adapter treats `interrupt_on`. The tool reads
+  `needs_approval=False` while its rules ask about none of its calls, whatever the args (its
+  class gets a `needs_approval` descriptor; copies keep it), so the SDK spends on it what it
+  spends on a plain `False`: for anyone's calls (`Gate.asks_nowhere`), and inside
+  `SignoffApproval.run` and `.resume` for the run's agent and app; otherwise (a tool that asks
+  somebody, under `Runner.run` directly) the SDK gets the predicate.
 - `on_invoke_tool` is wrapped. A call the SDK runs after an approval is the call of a signoff
   request (found by the run's thread_id and the model's call_id): it runs through `gate.arun`,
   so it runs at most once per request, replays its stored result when run again, and runs with
@@ -84,8 +85,11 @@ class RulesApproval:
         self.gate = gate
         self.tool_name = tool_name
         self.defaults = defaults
+        self.asks_nowhere = gate.asks_nowhere
 
     async def __call__(self, ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
+        if self.asks_nowhere(self.tool_name):
+            return False
         # the rules need who and where, not the thread: no Scope is made (nor a thread made up)
         who = fields_of(ctx.context, self.defaults)
         return self.gate.explain(
@@ -93,10 +97,12 @@ class RulesApproval:
         ).ask
 
     def setting(self) -> bool | RulesApproval:
-        """What the SDK reads as the tool's `needs_approval` now: False inside a run of
-        `SignoffApproval` whose rules ask about no call of this tool, whatever its args (the
-        SDK then neither parses the args nor awaits a predicate, as for `needs_approval=False`);
-        else this predicate, asked per call."""
+        """What the SDK reads as the tool's `needs_approval` now: False when the rules ask about
+        no call of this tool for anyone, or, inside a run of `SignoffApproval`, for the run's
+        agent and app, whatever the args (the SDK then neither parses the args nor awaits a
+        predicate, as for `needs_approval=False`); else this predicate, asked per call."""
+        if self.asks_nowhere(self.tool_name):
+            return False
         where = bound_rule_fields()
         if where is None or self.gate.may_ask(self.tool_name, where[0], where[1]):
             return self
@@ -108,18 +114,21 @@ def signoff_needs_approval(gate: Gate, tool_name: str, defaults: ScopeDefaults) 
     return RulesApproval(gate, tool_name, defaults)
 
 
-class _NeedsApproval:
-    """`needs_approval` on a gated tool's class: the SDK reads it twice per call. A `RulesApproval`
-    stored on the tool is read through its `setting()`; anything else set later is kept as is."""
+def _read_needs_approval(tool: Any) -> Any:
+    """`needs_approval` on a gated tool's class (the SDK reads it twice per call): a
+    `RulesApproval` stored on the tool is read through its `setting()`, whose first check is
+    inlined here; anything else set later is kept as is. A `property`: no `__get__` to look up."""
+    try:
+        value = tool.__dict__["needs_approval"]
+    except KeyError:
+        return False
+    if isinstance(value, RulesApproval):
+        return False if value.asks_nowhere(value.tool_name) else value.setting()
+    return value
 
-    def __get__(self, tool: Any, owner: type | None = None) -> Any:
-        if tool is None:
-            return self
-        value = tool.__dict__.get("needs_approval", False)
-        return value.setting() if isinstance(value, RulesApproval) else value
 
-    def __set__(self, tool: Any, value: Any) -> None:
-        tool.__dict__["needs_approval"] = value
+def _set_needs_approval(tool: Any, value: Any) -> None:
+    tool.__dict__["needs_approval"] = value
 
 
 _gated_classes: dict[type, type] = {}
@@ -129,7 +138,8 @@ def _gated_class(cls: type[FunctionTool]) -> type[FunctionTool]:
     """`cls` with `needs_approval` read through the rules (one subclass per tool class; the SDK
     copies tools with `type(self)`, so copies stay gated)."""
     if (gated := _gated_classes.get(cls)) is None:
-        namespace = {"needs_approval": _NeedsApproval(), "__module__": cls.__module__}
+        needs_approval = property(_read_needs_approval, _set_needs_approval)
+        namespace = {"needs_approval": needs_approval, "__module__": cls.__module__}
         gated = _gated_classes[cls] = type(cls.__name__, (cls,), namespace)
     return gated
 

@@ -67,14 +67,15 @@ class SignoffApprovalToolset(WrapperToolset[Any]):
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
-        if not ctx.tool_call_approved:
-            fields = self.fields
-            if not self.gate.may_ask(name, fields.agent, fields.app) or not self.asks(
-                name, tool_args, fields
-            ):
-                return await self.wrapped.call_tool(name, tool_args, ctx, tool)
-        thread = self.fields.thread(ctx)  # needed (and checked) only for a call that may ask
-        scope = self.fields.scope(thread)
+        if not ctx.tool_call_approved and (
+            self.gate.asks_nowhere(name)  # first: the one check a call nobody is asked about pays
+            or not self.gate.may_ask(name, self.fields.agent, self.fields.app)
+            or not self.asks(name, tool_args, self.fields)
+        ):
+            return await self.wrapped.call_tool(name, tool_args, ctx, tool)
+        fields = self.fields
+        thread = fields.thread(ctx)  # needed (and checked) only for a call that may ask
+        scope = fields.scope(thread)
         args = tool_args
         if ctx.tool_call_approved:
             # Approved by the caller: the request, if signoff has one, says what was asked.
