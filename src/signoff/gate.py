@@ -95,11 +95,14 @@ class Gate:
         self.lease = lease
         self.poll_interval = poll_interval
         self._gate_rules = GateRules(self.store, rules, refresh=rules_refresh)
-        self.asks_nowhere: Callable[[str], bool] = self._gate_rules.answers.__getitem__
-        """`asks_nowhere(tool)`: True when the rules in force ask about no call of `tool` (for any
+        self.nowhere: Mapping[str, bool] = self._gate_rules.answers
+        """`nowhere[tool]`: True when the rules in force ask about no call of `tool` (for any
         agent, app, args or requester): an adapter's first check, before it reads the run's
         context; else check the call (`may_ask`, `explain`). One dict lookup while the rules
-        hold (a change in the store is seen within `rules_refresh`; `signoff.fresh_answers`)."""
+        hold (a change in the store is seen within `rules_refresh`; `signoff.fresh_answers`);
+        subscripted, not called: the hottest paths pay no call at all."""
+        self.asks_nowhere: Callable[[str], bool] = self._gate_rules.answers.__getitem__
+        """`nowhere[tool]` as a function."""
         self._planner = Planner(
             self.store,
             self._gate_rules,

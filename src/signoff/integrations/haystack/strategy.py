@@ -94,7 +94,7 @@ class SignoffConfirmationStrategy:
     @gate.setter
     def gate(self, gate: Gate) -> None:
         self._gate = gate
-        self._asks_nowhere = gate.asks_nowhere  # held here: `run`'s first check, per call
+        self._nowhere = gate.nowhere  # held here: `run`'s first check, per call
 
     # -- the ConfirmationStrategy protocol ---------------------------------------------------
 
@@ -109,7 +109,7 @@ class SignoffConfirmationStrategy:
     ) -> ToolExecutionDecision:
         if (
             tool_call_id
-            and self._asks_nowhere(tool_name)
+            and self._nowhere[tool_name]
             and (not resumes.open or tool_call_id not in resumed_ids())
         ):
             # nobody is asked about this tool (`unasked` without reading the context)
@@ -142,7 +142,7 @@ class SignoffConfirmationStrategy:
     ) -> ToolExecutionDecision:
         if (
             tool_call_id
-            and self._asks_nowhere(tool_name)
+            and self._nowhere[tool_name]
             and (not resumes.open or tool_call_id not in resumed_ids())
         ):
             return ToolExecutionDecision(

@@ -85,10 +85,10 @@ class RulesApproval:
         self.gate = gate
         self.tool_name = tool_name
         self.defaults = defaults
-        self.asks_nowhere = gate.asks_nowhere
+        self.nowhere = gate.nowhere
 
     async def __call__(self, ctx: RunContextWrapper[Any], params: dict[str, Any], call_id: str) -> bool:
-        if self.asks_nowhere(self.tool_name):
+        if self.nowhere[self.tool_name]:
             return False
         # the rules need who and where, not the thread: no Scope is made (nor a thread made up)
         who = fields_of(ctx.context, self.defaults)
@@ -101,7 +101,7 @@ class RulesApproval:
         no call of this tool for anyone, or, inside a run of `SignoffApproval`, for the run's
         agent and app, whatever the args (the SDK then neither parses the args nor awaits a
         predicate, as for `needs_approval=False`); else this predicate, asked per call."""
-        if self.asks_nowhere(self.tool_name):
+        if self.nowhere[self.tool_name]:
             return False
         where = bound_rule_fields()
         if where is None or self.gate.may_ask(self.tool_name, where[0], where[1]):
@@ -123,7 +123,7 @@ def _read_needs_approval(tool: Any) -> Any:
     except KeyError:
         return False
     if isinstance(value, RulesApproval):
-        return False if value.asks_nowhere(value.tool_name) else value.setting()
+        return False if value.nowhere[value.tool_name] else value.setting()
     return value
 
 
