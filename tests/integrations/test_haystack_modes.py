@@ -228,3 +228,30 @@ def test_a_strategy_given_another_gate_follows_that_gates_rules(sqlite_store: SQ
     with pytest.raises(ReviewTimeout):
         ask("s2")
     assert sqlite_store.find_request("t1", "s2") is not None and sqlite_store.find_request("t1", "s1") is None
+
+
+def test_the_no_approval_answer_is_the_decision_haystacks_own_strategy_gives(
+    sqlite_store: SQLiteStore,
+) -> None:
+    """Field for field (the fast path builds it by position), sync and async. (A call without an
+    id gets the gate's numbered key as its id, which Haystack's hook binds back to the call's.)"""
+    import asyncio
+
+    from haystack.hooks.human_in_the_loop import BlockingConfirmationStrategy, NeverAskPolicy, SimpleConsoleUI
+
+    stock = BlockingConfirmationStrategy(
+        confirmation_policy=NeverAskPolicy(), confirmation_ui=SimpleConsoleUI()
+    )
+    ours = SignoffConfirmationStrategy(Gate(sqlite_store, rules=RuleSet.model_validate({})))
+    for call_id in ("c1", "c2"):
+        arguments: dict[str, Any] = {
+            "tool_name": "read_data",
+            "tool_description": "Read rows.",
+            "tool_params": {"table": "users"},
+            "tool_call_id": call_id,
+            "confirmation_strategy_context": CONTEXT,
+        }
+        expected = stock.run(**arguments)
+        assert ours.run(**arguments) == expected
+        assert asyncio.run(ours.run_async(**arguments)) == expected
+        assert expected.final_tool_params == {"table": "users"} and expected.feedback is None

@@ -112,10 +112,10 @@ class SignoffConfirmationStrategy:
             and self._nowhere[tool_name]
             and (not resumes.open or tool_call_id not in resumed_ids())
         ):
-            # nobody is asked about this tool (`unasked` without reading the context)
-            return ToolExecutionDecision(
-                tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=tool_params
-            )
+            # nobody is asked about this tool (`unasked` without reading the context); the
+            # fields by position (tool_name, execute, tool_call_id, feedback, final_tool_params):
+            # the same decision, without matching keywords on every call
+            return ToolExecutionDecision(tool_name, True, tool_call_id, None, tool_params)
         again = resumed(tool_call_id)
         if not again and (
             unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context)
@@ -145,9 +145,7 @@ class SignoffConfirmationStrategy:
             and self._nowhere[tool_name]
             and (not resumes.open or tool_call_id not in resumed_ids())
         ):
-            return ToolExecutionDecision(
-                tool_name=tool_name, execute=True, tool_call_id=tool_call_id, final_tool_params=tool_params
-            )
+            return ToolExecutionDecision(tool_name, True, tool_call_id, None, tool_params)
         again = resumed(tool_call_id)
         if not again and (
             unasked := self.unasked(tool_name, tool_params, tool_call_id, confirmation_strategy_context)
