@@ -162,3 +162,54 @@ def test_an_upstream_crash_under_a_passed_call_is_a_clear_error(setup: Setup) ->
 
     anyio.run(main)
     assert str(ids(setup, "crash")[0]).startswith(PASSED)
+
+
+def test_odd_lines_that_mention_a_cancel_neither_crash_the_proxy_nor_cancel_a_call(setup: Setup) -> None:
+    """Raw lines: a cancel whose requestId is a list, and a request whose text says
+    "notifications/cancelled" with a requestId of a call in flight, leave that call running."""
+    import json
+    import subprocess
+
+    def line(message: dict[str, Any]) -> bytes:
+        return json.dumps(message).encode() + b"\n"
+
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    process = subprocess.Popen(
+        [setup.stdio().command, *setup.stdio().args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=setup.proxy_env(),
+    )
+    assert process.stdin is not None and process.stdout is not None
+    try:
+        process.stdin.write(line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}))
+        process.stdin.write(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        echo = {"name": "echo", "arguments": {}}
+        process.stdin.write(line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": echo}))
+        process.stdin.flush()
+        answers = [json.loads(process.stdout.readline()) for _ in range(2)]
+        assert [answer["id"] for answer in answers] == [1, 2]  # echo took the SDK's way: listed now
+        slow = {"name": "slow", "arguments": {"steps": 4}}
+        process.stdin.write(line({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": slow}))
+        odd_cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": [3]}}
+        process.stdin.write(line(odd_cancel))
+        mention = {"name": "p1", "requestId": 3, "arguments": {"note": "notifications/cancelled"}}
+        process.stdin.write(line({"jsonrpc": "2.0", "id": 4, "method": "prompts/get", "params": mention}))
+        process.stdin.flush()
+        answered = {}
+        while len(answered) < 2:
+            message = json.loads(process.stdout.readline())
+            if "id" in message:
+                answered[message["id"]] = message
+        assert answered[3]["result"]["isError"] is False  # the passed call ran to its end
+        assert "messages" in answered[4]["result"]
+    finally:
+        process.stdin.close()
+        process.wait(20)
+        process.stdout.close()
+    assert str(ids(setup, "slow")[0]).startswith(PASSED)
+    assert ids(setup, "hang", "cancelled") == []

@@ -131,10 +131,15 @@ class Passthrough:
 
     async def _cancelled(self, line: str) -> bool:
         message = _object(line)
-        params = message.get("params") if message is not None else None
+        if message is None or message.get("method") != "notifications/cancelled":
+            return False
+        params = message.get("params")
         if not isinstance(params, dict):
             return False
-        ours = self._by_client_id.get(params.get("requestId"))  # type: ignore[arg-type]
+        request_id = params.get("requestId")
+        if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+            return False  # the SDK's session answers what it makes of it
+        ours = self._by_client_id.get(request_id)
         if ours is None:
             return False  # not one of ours: the SDK's session cancels its own
         self._forget(ours)
@@ -177,9 +182,10 @@ class Passthrough:
         timeout = self.upstream.timeout
         if timeout is None:
             return None
-        why = f"the upstream MCP server ({self.upstream.target.describe()}) did not answer within {timeout} s"
 
         def expired() -> None:
+            upstream = self.upstream.target.describe()
+            why = f"the upstream MCP server ({upstream}) did not answer within {timeout} s"
             if self._fail(ours, why):
                 task = asyncio.ensure_future(self._send(_cancel(ours, why)))
                 self._sending.add(task)
