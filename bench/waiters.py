@@ -209,12 +209,6 @@ def waiters_process(
         process.wait(30)
 
 
-@contextmanager
-def serving(code: Code, db: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    with signoff_serve(db, env=python_env(code), cwd=ROOT) as running:
-        yield running
-
-
 def pending_requests(store: Any, count: int, creator: str) -> list[str]:
     """`count` pending requests made by `creator`, in commits of 500: the identity the waiters'
     gate finds its calls' requests under (a local store's `agent`; through a server, the agent's
@@ -327,7 +321,7 @@ def client_scenario(code: Code, workdir: Path, sizes: Sizes) -> Outcome:
     finally:
         store.close()
     with (
-        serving(code, db) as (url, server),
+        signoff_serve(db, env=python_env(code), cwd=ROOT) as (url, server),
         waiters_process(code, sizes.waiters, server=url, token=agent_token) as process,
     ):
         time.sleep(sizes.settle)

@@ -46,6 +46,11 @@ async def all_pages(list_page: Any, key: str) -> list[list[dict[str, Any]]]:
             return pages
 
 
+async def tool_names(mcp: Any) -> list[str]:
+    pages = await all_pages(lambda c: mcp.list_tools(cursor=c), "tools")
+    return [tool["name"] for page in pages for tool in page["tools"]]
+
+
 def test_listings_equal_the_upstreams_page_by_page(setup: Setup, store: SQLiteStore) -> None:
     async def listings(target: Any) -> dict[str, Any]:
         async with client(target) as mcp:
@@ -347,12 +352,7 @@ def test_list_changed_passes_through(setup: Setup) -> None:
             await mcp.call_tool("add_tool", {"name": "fresh"})
             while not seen:
                 await anyio.sleep(0.05)
-            names = [
-                tool["name"]
-                for page in await all_pages(lambda c: mcp.list_tools(cursor=c), "tools")
-                for tool in page["tools"]
-            ]
-            assert "fresh" in names
+            assert "fresh" in await tool_names(mcp)
 
     anyio.run(main)
 
@@ -369,12 +369,7 @@ def test_list_changed_reaches_a_2026_era_client_on_its_listen_stream(setup: Setu
                 with anyio.fail_after(20):
                     event = await subscription.__aiter__().__anext__()
                 assert isinstance(event, ToolsListChanged)
-            names = [
-                tool["name"]
-                for page in await all_pages(lambda c: mcp.list_tools(cursor=c), "tools")
-                for tool in page["tools"]
-            ]
-            assert "fresh" in names
+            assert "fresh" in await tool_names(mcp)
 
     anyio.run(main)
 
