@@ -61,6 +61,16 @@ class DeliveryError(Exception):
         self.retry_after = retry_after
 
 
+def retry_after_seconds(value: str | None) -> float | None:
+    """An HTTP `Retry-After` header in seconds (its delta-seconds form; anything else: None)."""
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
 @dataclass(frozen=True, kw_only=True)
 class Inbound:
     """A verified callback. For `kind == "decide"`: `sender` is the platform's id of the person

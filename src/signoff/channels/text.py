@@ -49,7 +49,16 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from ..errors import ConfigError
 from ..store.address_ops import TEXT_KIND
 from ..visible import visible
-from .contract import BadCallback, BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
+from .contract import (
+    BadCallback,
+    BadSignature,
+    Channel,
+    DeliveryError,
+    Inbound,
+    InboundOutcome,
+    MessageRef,
+    retry_after_seconds,
+)
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
 from .text_replies import Recent, parse_reply
@@ -232,7 +241,7 @@ class TextChannel(Channel):
             raise DeliveryError(
                 f"the {self.platform} bridge answered {status}",
                 retry=retry,
-                retry_after=_retry_after(answer.headers.get("retry-after")),
+                retry_after=retry_after_seconds(answer.headers.get("retry-after")),
             )
         ref: MessageRef = {"id": msg_id}
         try:
@@ -292,12 +301,3 @@ class TextChannel(Channel):
         if self._http is not None:
             await self._http.aclose()
             self._http = None
-
-
-def _retry_after(value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None

@@ -18,10 +18,8 @@ from fastapi import Request as HttpRequest
 from starlette.responses import PlainTextResponse, Response
 
 from ..errors import NotFound
-from ..server.channel_routes import CALLBACK_REFUSED, act, log_inbound
+from ..server.channel_routes import act, verified
 from ..server.context import server_of
-from ..server.refusals import ANONYMOUS, audit_refusal
-from .contract import BadCallback, BadSignature
 
 router = APIRouter(tags=["channels"])
 
@@ -41,15 +39,8 @@ async def wecom_callback(name: str, http: HttpRequest) -> Response:
         raise NotFound(f"no WeCom channel named {name!r} is configured on this server")
     body = await http.body() if http.method == "POST" else b""
     headers = {key.lower(): value for key, value in http.headers.items()}
-    try:
-        inbound = channel.verify(body, headers, dict(http.query_params))  # type: ignore[call-arg]
-    except (BadSignature, BadCallback) as exc:
-        log_inbound(channel, None, None, "refused", why=exc.message)
-        if isinstance(exc, BadSignature):
-            await server.run(
-                audit_refusal, server.store, exc, actor=ANONYMOUS, channel=name, action=CALLBACK_REFUSED
-            )
-        raise
+    query = dict(http.query_params)
+    inbound = await verified(server, channel, lambda: channel.verify(body, headers, query))  # type: ignore[call-arg]
     outcome = None if inbound.kind == "reply" else await server.write(act, server, channel, inbound)
     status, payload = channel.answer(inbound, outcome)
     text = str(payload)

@@ -10,7 +10,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from ..channels.contract import DeliveryError
+from ..channels.contract import DeliveryError, retry_after_seconds
 from ..requests import Execution, Request
 from ..store.webhook_ops import Webhook
 
@@ -86,18 +86,9 @@ class WebhookPoster:
             return
         if status == 410:
             raise DeliveryError("the receiver answered 410 Gone", retry=False)
-        raise DeliveryError(f"the receiver answered {status}", retry_after=_retry_after(retry_after))
+        raise DeliveryError(f"the receiver answered {status}", retry_after=retry_after_seconds(retry_after))
 
     async def close(self) -> None:
         if self._session is not None:
             await self._session.close()
             self._session = None
-
-
-def _retry_after(value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None

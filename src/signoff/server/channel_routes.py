@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -48,15 +49,7 @@ async def callback(name: str, http: HttpRequest) -> Response:
         raise NotFound(f"no channel named {name!r} is configured on this server")
     body = await http.body()
     headers = {key.lower(): value for key, value in http.headers.items()}
-    try:
-        inbound = channel.verify(body, headers)
-    except (BadSignature, BadCallback) as exc:
-        log_inbound(channel, None, None, "refused", why=exc.message)
-        if isinstance(exc, BadSignature):
-            await server.run(
-                audit_refusal, server.store, exc, actor=ANONYMOUS, channel=name, action=CALLBACK_REFUSED
-            )
-        raise
+    inbound = await verified(server, channel, lambda: channel.verify(body, headers))
     handled = await channel.handle(server, inbound)
     if handled is not None:
         status, payload = handled
@@ -64,6 +57,19 @@ async def callback(name: str, http: HttpRequest) -> Response:
     outcome = None if inbound.kind == "reply" else await server.write(act, server, channel, inbound)
     status, payload = channel.answer(inbound, outcome)
     return JSONResponse(payload, status)
+
+
+async def verified(server: Server, channel: Channel, verify: Callable[[], Inbound]) -> Inbound:
+    """The callback `verify` checks (the channel's signature and format); a refused one is logged,
+    and a forged one audited, before its error (401 or 400) is raised."""
+    try:
+        return verify()
+    except (BadSignature, BadCallback) as exc:
+        log_inbound(channel, None, None, "refused", why=exc.message)
+        if isinstance(exc, BadSignature):
+            refusal = {"actor": ANONYMOUS, "channel": channel.name, "action": CALLBACK_REFUSED}
+            await server.run(audit_refusal, server.store, exc, **refusal)
+        raise
 
 
 def act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
