@@ -328,3 +328,26 @@ def test_a_decision_outlives_its_rule_switched_off_before_the_resume(
     resume(agent_with(later, ledger, SignoffPauseHook(gate=gate)), paused["messages"], hook_context=CONTEXT)
     assert [shown(seen) for seen in later.seen] == [expected]
     assert [row["key"] for row in ledger.runs("send_email")] == [request.id] * runs
+
+
+@pytest.mark.parametrize("key", ["send_email", ("send_email", "read_data")], ids=["name", "tuple"])
+@pytest.mark.parametrize("name", ["approve", "reject with feedback"])
+def test_a_named_key_asks_with_no_rules_as_haystacks_always_ask_does(
+    tmp_path: Path, sqlite_store: SQLiteStore, key: Any, name: str
+) -> None:
+    """Under the stock hook and with no signoff rule at all, a tool named in the map asks, and
+    the model's history is the one Haystack's own always-ask strategy gives it."""
+    expected, runs = answered_expected(tmp_path, name)
+    ledger = Ledger(tmp_path / "signoff.jsonl")
+    script = one_call()
+    strategy = SignoffConfirmationStrategy(Gate(sqlite_store, rules=RuleSet()))
+    agent = agent_with(script, ledger, ConfirmationHook(confirmation_strategies={key: strategy}))
+    deciding = decide_when_asked(sqlite_store, DECISIONS[name][1])
+    agent.run(USER, hook_context=CONTEXT)
+    deciding.join()
+
+    assert shown(script.seen[1]) == expected
+    assert len(ledger.runs("send_email")) == runs
+    request = sqlite_store.find_request("t1", "c1")
+    assert request is not None and request.rule.origin is not None
+    assert request.rule.origin.source == "code"  # the map's name, not a rule, asked

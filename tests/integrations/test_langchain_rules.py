@@ -140,3 +140,56 @@ def test_a_rule_switched_on_in_the_store_asks_on_the_next_turn(
     if not wait:
         (pause,) = again.interrupts
         assert [a["name"] for a in pause.value["action_requests"]] == ["read_data"]
+
+
+def test_the_authors_allowed_decisions_are_kept_as_given(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    """As `HumanInTheLoopMiddleware` keeps them: no approve is added to `["edit", "reject"]`, the
+    interrupt does not offer it and a plain approve is refused."""
+    from signoff import Approve, InvalidDecision, Reject
+
+    middleware = SignoffMiddleware(
+        interrupt_on={"send_email": {"allowed_decisions": ["edit", "reject"]}}, gate=Gate(sqlite_store)
+    )
+    ledger = Ledger(tmp_path / "l")
+    paused, _ = run(middleware, ledger, calls(("send_email", {"to": "a", "body": "b"}, "c1")))
+    (pause,) = paused.interrupts
+    assert pause.value["review_configs"] == [
+        {"action_name": "send_email", "allowed_decisions": ["edit", "reject"]}
+    ]
+    request = sqlite_store.find_request("t1", "c1")
+    assert request is not None and request.rule.allowed_decisions == ("edit", "reject")
+    with pytest.raises(InvalidDecision):
+        sqlite_store.decide(request.id, Approve(), actor="alice")
+    assert sqlite_store.get_request(request.id).status.value == "pending"
+    sqlite_store.decide(request.id, Reject(), actor="alice")
+    assert ledger.runs() == []
+
+
+def test_a_cel_when_is_honoured_as_in_rules(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    middleware = SignoffMiddleware(
+        interrupt_on={
+            "delete_file": {
+                "allowed_decisions": ["approve", "reject"],
+                "when": 'args.path.startsWith("/etc")',
+            }
+        },
+        gate=Gate(sqlite_store),
+    )
+    ledger = Ledger(tmp_path / "l")
+    paused, _ = run(
+        middleware,
+        ledger,
+        calls(("delete_file", {"path": "/tmp/a"}, "c1"), ("delete_file", {"path": "/etc/passwd"}, "c2")),
+    )
+    (pause,) = paused.interrupts
+    assert [action["args"] for action in pause.value["action_requests"]] == [{"path": "/etc/passwd"}]
+    assert sqlite_store.find_request("t1", "c1") is None
+    assert middleware.gate.explain("delete_file", args={"path": "/etc/x"}).trace[-1].layer == "when"
+
+
+def test_a_cel_when_that_does_not_compile_is_refused_at_construction(sqlite_store: SQLiteStore) -> None:
+    with pytest.raises(ValueError, match="delete_file"):
+        SignoffMiddleware(
+            interrupt_on={"delete_file": {"allowed_decisions": ["approve"], "when": "args.path.("}},
+            gate=Gate(sqlite_store),
+        )

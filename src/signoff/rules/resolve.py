@@ -365,7 +365,8 @@ def _short(tool: str, service: str) -> str:
 
 
 def _listed(tool: str, service: str, entry: ServiceEntry) -> bool:
-    return _short(tool, service) in entry.tools or tool in entry.tools
+    short = _short(tool, service)
+    return any(_short(listed, service) == short for listed in entry.tools)
 
 
 def _listed_by_bare_name(
