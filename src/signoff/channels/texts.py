@@ -69,6 +69,7 @@ EXECUTION: dict[Locale, dict[str, str]] = {
     "en": {"succeeded": "✅ {tool} ran", "failed": "❌ {tool} failed"},
     "zh": {"succeeded": "✅ {tool} 已执行", "failed": "❌ {tool} 执行失败"},
 }
+RESULT: dict[Locale, str] = {"en": "Result: {result}", "zh": "结果：{result}"}
 
 
 def span_words(seconds: float, locale: Locale) -> str:
@@ -153,6 +154,7 @@ MAIL_SIGN_IN: dict[Locale, str] = {
     "zh": "登录后决策：{url}",
 }
 MAIL_REASON: dict[Locale, str] = {"en": "Reason", "zh": "理由"}
+MAIL_RESULT: dict[Locale, str] = {"en": "Result", "zh": "结果"}
 MAIL_ENDED: dict[Locale, str] = {
     "en": "This request is closed: there is nothing left to decide.",
     "zh": "该请求已结束，无需再决策。",
