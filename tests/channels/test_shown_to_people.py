@@ -7,6 +7,7 @@ every channel that sends one: redacted by the rule, cut short, escaped."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
@@ -14,6 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from standardwebhooks import Webhook
 
 from signoff import Approve, Reject
 from signoff._util import utcnow
@@ -22,11 +24,13 @@ from signoff.channels.email import EmailChannel
 from signoff.channels.feishu import FeishuChannel
 from signoff.channels.notice import RESULT_CHARS, result_text
 from signoff.channels.slack import SlackChannel
+from signoff.channels.text import TextChannel
 from signoff.channels.wecom import WeComChannel
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.store import Store
 
+from ..receivers import Receiver
 from . import platforms
 from .mailserver import MailServer
 from .slack_fake import TOKEN, FakeSlack
@@ -45,6 +49,7 @@ RESULT = {
     "echo": "logged in as billing with hunter2",
     "nested": [{"password": "hunter2", "ok": True}],
 }
+TEXT_SECRET = "whsec_" + base64.b64encode(b"a bridge's secret, 32 bytes long").decode()
 
 
 def ask(store: Store, n: int = 1) -> str:
@@ -290,3 +295,15 @@ def test_email_follow_up_carries_the_result(sqlite_store: Store) -> None:
     assert ">✅ send_email ran</h1>" in page
     for part in (text, page):
         assert "hunter2" not in part and "\u202e" not in part and "sent\\u202e" in part
+
+
+def test_text_follow_up_carries_the_result_and_the_code(sqlite_store: Store) -> None:
+    message = finish(sqlite_store, ask(sqlite_store), result=RESULT)
+    with Receiver() as bridge:
+        text = TextChannel("wechat", platform="wechat", send_url=bridge.url, secret=TEXT_SECRET)
+        run(text, lambda ch: ch.follow_up(message, "wxid_alice", {"id": "m", "code": "K7QD"}))
+        (post,) = bridge.wait_for(1)
+    body = Webhook(TEXT_SECRET).verify(post.body, post.headers)
+    assert body["message"] == "follow_up"
+    assert body["text"] == f"✅ send_email ran · K7QD\nResult: {message.result}"
+    assert "hunter2" not in body["text"]
