@@ -442,6 +442,10 @@ def test_the_dispatch_log_line_is_what_the_worker_prints(
     assert keys == [pair.split("=", 1)[0] for pair in shown.split(": ", 1)[1].split()]
     assert line.split(": ", 1)[0] == "approval dispatched"
     assert "platform=recording" in line and "target=U024BE7LH" in line and "result=sent" in line
+    # what a troubleshooter greps for: approval dispatched: thread=... handle=... platform=... tool=...
+    assert re.match(
+        r"approval dispatched: thread=t-42 request=req_\w+ handle=\S+ platform=recording tool=deploy ", line
+    )
 
 
 @pytest.mark.slow

@@ -52,6 +52,7 @@ class Attempts:
         except RequestNotFound:
             return _skipped(row, target, "the request is gone")
         context["thread"] = request.thread_id
+        context["tool"] = request.tool_name
         try:
             if row.channel == WEBHOOK:
                 return await self._webhook(row, request)
@@ -207,6 +208,7 @@ class Attempts:
             "request": row.request_id,
             "handle": context.get("handle"),
             "platform": context.get("platform", row.channel),
+            "tool": context.get("tool"),
             "channel": row.channel,
             "target": outcome.target,
             "event": row.event,
