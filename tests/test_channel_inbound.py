@@ -105,17 +105,27 @@ def test_a_sender_who_is_not_an_approver_is_refused_and_audited(server: LiveServ
     assert store.get_request(request_id).status.value == "pending"
 
 
-def test_a_reply_without_a_request_goes_to_the_newest_pending_one(
+def test_a_reply_without_a_request_decides_only_when_one_is_open_and_else_needs_its_code(
     server: LiveServer, chat: RecordingChannel
 ) -> None:
     store = server.store
     older = ask(store, call="o1", approvers=("alice",), channels=("chat",))
     newer = ask(store, call="o2", approvers=("alice",), channels=("chat",))
     wait_until(lambda: len(chat.recorded) == 2)
-    answer = callback(server, {"sender": "U-ALICE", "decision": {"type": "reject", "message": "no"}})
-    assert answer.json()["ok"] is True
-    assert store.get_request(newer).status.value == "rejected"
-    assert store.get_request(older).status.value == "pending"
+    bare = callback(server, {"sender": "U-ALICE", "decision": {"type": "reject", "message": "no"}})
+    assert bare.json()["ok"] is False
+    assert bare.json()["message"].startswith("2 requests are waiting for you, so a reply must say which")
+    assert [store.get_request(older).status.value, store.get_request(newer).status.value] == ["pending"] * 2
+    codes = {entry.request_id: entry.code for entry in store.open_requests("chat", "alice")}
+    coded = {"sender": "U-ALICE", "code": codes[older], "decision": {"type": "reject", "message": "no"}}
+    assert callback(server, coded).json() == {"ok": True, "message": "Rejected."}
+    assert (store.get_request(older).status.value, store.get_request(newer).status.value) == (
+        "rejected",
+        "pending",
+    )
+    last = callback(server, {"sender": "U-ALICE", "decision": {"type": "approve"}})
+    assert last.json() == {"ok": True, "message": "Approved."}, "with one open, a bare reply decides it"
+    assert store.get_request(newer).status.value == "approved"
 
 
 def test_a_reply_after_expiry_is_told_so(server: LiveServer, chat: RecordingChannel) -> None:
@@ -213,13 +223,14 @@ def test_a_reply_delivered_twice_decides_once_even_with_another_request_pending(
     older = ask(store, call="d1", approvers=("alice",), channels=("chat",))
     newer = ask(store, call="d2", approvers=("alice",), channels=("chat",))
     wait_until(lambda: len(chat.recorded) == 2)
-    reply = {"id": "msg-1", "sender": "U-ALICE", "decision": {"type": "approve"}}
+    codes = {entry.request_id: entry.code for entry in store.open_requests("chat", "alice")}
+    reply = {"id": "msg-1", "sender": "U-ALICE", "code": codes[newer], "decision": {"type": "approve"}}
     first = callback(server, reply)
     assert first.json() == {"ok": True, "message": "Approved."}
     again = callback(server, reply)
     assert again.status_code == 200 and again.json() == first.json()
     assert store.get_request(newer).status.value == "approved"
     assert store.get_request(older).status.value == "pending", "the repeat decided nothing more"
-    other = callback(server, {**reply, "id": "msg-2"})
-    assert other.json()["ok"] is True
+    bare = {"id": "msg-2", "sender": "U-ALICE", "decision": {"type": "approve"}}
+    assert callback(server, bare).json()["ok"] is True, "one open now: a bare reply decides it"
     assert store.get_request(older).status.value == "approved"

@@ -75,6 +75,12 @@ class Harness:
     def output(self) -> str:
         return self.buffer.getvalue()
 
+    @property
+    def enter(self) -> str:
+        """How the choice prompt shows what Enter alone does: Rich confirms (Haystack's
+        `Prompt.ask` default), the simple UI has no default (as Haystack's)."""
+        return " [y]" if self.kind == "rich" else ""
+
 
 @pytest.fixture(params=["simple", "rich"])
 def harness(request: pytest.FixtureRequest) -> Harness:
@@ -123,7 +129,7 @@ def test_the_request_is_shown(harness: Harness, sqlite_store: Store) -> None:
     assert "count: 3" in out
     assert 'flags: {"urgent": true}' in out
     assert request.id in out
-    assert "Confirm execution? (y=confirm / n=reject / m=modify / r=respond): " in out
+    assert f"Confirm execution? (y=confirm / n=reject / m=modify / r=respond){harness.enter}: " in out
 
 
 def test_no_arguments(harness: Harness, sqlite_store: Store) -> None:
@@ -164,10 +170,54 @@ def test_no_rejects_with_a_reason(harness: Harness, sqlite_store: Store) -> None
 
 
 def test_invalid_choice_is_asked_again(harness: Harness, sqlite_store: Store) -> None:
-    script = Script(["maybe", "", "yess", "y"])
+    script = Script(["maybe", "yess", "  n o ", "y"])
     assert decide(harness.ui(script), make_request(sqlite_store, EMAIL)) == Approve()
     assert harness.output.count("Invalid input. Please enter 'y', 'n', 'm', 'r'.") == 3
     assert harness.output.count("Confirm execution?") == 4
+
+
+def test_enter_alone_at_the_choice(harness: Harness, sqlite_store: Store) -> None:
+    """Haystack's RichConsoleUI asks with `Prompt.ask(..., default="y")`, so Enter confirms; its
+    SimpleConsoleUI has no default, so Enter is asked again. signoff's UIs do the same."""
+    script = Script(["", "n", ""]) if harness.kind == "simple" else Script([""])
+    decision = decide(harness.ui(script), make_request(sqlite_store, EMAIL))
+    assert script.done()
+    if harness.kind == "rich":
+        assert decision == Approve()
+        assert "Confirm execution? (y=confirm / n=reject / m=modify / r=respond) [y]: " in harness.output
+        assert "Invalid input" not in harness.output
+    else:
+        assert decision == Reject(message=None)
+        assert harness.output.count("Invalid input. Please enter 'y', 'n', 'm', 'r'.") == 1
+
+
+def test_enter_confirms_only_where_the_rule_allows_approve(sqlite_store: Store) -> None:
+    """A framework drop-in keeps its author's decisions as given: without approve, Enter
+    alone is no choice in the Rich UI either."""
+    harness = Harness("rich")
+    request, _ = sqlite_store.create_request(
+        NewRequest(
+            thread_id="console-tests",
+            tool_call_id=f"call-{next(_counter)}",
+            tool_name="send_email",
+            args=EMAIL,
+            description="Mail",
+            deadline=utcnow() + timedelta(hours=1),
+            rule=RequestRule(allowed_decisions=("reject", "respond")),
+        )
+    )
+    script = Script(["", "r", "Done already."])
+    assert decide(harness.ui(script), request) == Respond(message="Done already.")
+    assert "Confirm execution? (n=reject / r=respond): " in harness.output
+    assert "[y]" not in harness.output
+    assert harness.output.count("Invalid input. Please enter 'n', 'r'.") == 1
+
+
+def test_the_end_of_input_is_not_enter(sqlite_store: Store) -> None:
+    """A closed stdin (EOF) is an error in the Rich UI too, never its default confirmation."""
+    ui = Harness("rich").ui(stdin=io.StringIO(""))
+    with pytest.raises(EOFError):
+        ui.get_decision(make_request(sqlite_store, EMAIL), stop=threading.Event())
 
 
 def test_only_allowed_decisions_are_offered(harness: Harness, sqlite_store: Store) -> None:
@@ -175,7 +225,7 @@ def test_only_allowed_decisions_are_offered(harness: Harness, sqlite_store: Stor
     script = Script(["m", "modify", "r", "n", "no thanks"])
     assert decide(harness.ui(script), request) == Reject(message="no thanks")
     out = harness.output
-    assert "Confirm execution? (y=confirm / n=reject): " in out
+    assert f"Confirm execution? (y=confirm / n=reject){harness.enter}: " in out
     assert "m=modify" not in out
     assert out.count("Invalid input. Please enter 'y', 'n'.") == 3
     assert "Modify '" not in out
@@ -186,7 +236,7 @@ def test_a_quorum_offers_only_approve_and_reject(harness: Harness, sqlite_store:
     request = make_request(sqlite_store, EMAIL, quorum=2)
     script = Script(["m", "r", "y"])
     assert decide(harness.ui(script), request) == Approve()
-    assert "Confirm execution? (y=confirm / n=reject): " in harness.output
+    assert f"Confirm execution? (y=confirm / n=reject){harness.enter}: " in harness.output
     assert harness.output.count("Invalid input. Please enter 'y', 'n'.") == 2
 
 
@@ -195,7 +245,7 @@ def test_respond_when_allowed(harness: Harness, sqlite_store: Store) -> None:
     script = Script(["r", "  ", "Already sent yesterday."])
     assert decide(harness.ui(script), request) == Respond(message="Already sent yesterday.")
     out = harness.output
-    assert "Confirm execution? (y=confirm / r=respond): " in out
+    assert f"Confirm execution? (y=confirm / r=respond){harness.enter}: " in out
     assert "A response cannot be empty." in out
 
 

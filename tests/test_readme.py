@@ -55,6 +55,7 @@ CHECKED = {
     ("text", "approval dispatched:"): "test_the_dispatch_log_line_is_what_the_worker_prints",
     ("yaml", "kind: email"): "test_the_channels_example_builds_what_it_says",
     ("text", "🔔 等待你的决策"): "test_the_text_fallback_message_is_what_the_readme_shows",
+    ("text", "有 2 个请求在等你"): "test_the_text_fallback_list_of_codes_is_what_the_readme_shows",
     ("yaml", "unless_read_only"): "test_the_mcp_gateway_example_runs_as_written",
     ("bash", "signoff mcp-proxy"): "test_the_mcp_gateway_example_runs_as_written",
 }
@@ -441,6 +442,10 @@ def test_the_dispatch_log_line_is_what_the_worker_prints(
     assert keys == [pair.split("=", 1)[0] for pair in shown.split(": ", 1)[1].split()]
     assert line.split(": ", 1)[0] == "approval dispatched"
     assert "platform=recording" in line and "target=U024BE7LH" in line and "result=sent" in line
+    # what a troubleshooter greps for: approval dispatched: thread=... handle=... platform=... tool=...
+    assert re.match(
+        r"approval dispatched: thread=t-42 request=req_\w+ handle=\S+ platform=recording tool=deploy ", line
+    )
 
 
 @pytest.mark.slow
@@ -579,10 +584,27 @@ def test_the_text_fallback_message_is_what_the_readme_shows(tmp_path: Path) -> N
                 deadline=utcnow() + timedelta(hours=24),
             )
         )
-        notice = build_notice(request, approver="alice", link=None, request_url="", locale="zh")
+        notice = build_notice(request, approver="alice", link=None, request_url="", locale="zh", code="K7QD")
         assert notice_text(notice) == readme_block("text", "🔔 等待你的决策").rstrip("\n")
     finally:
         store.close()
+
+
+def test_the_text_fallback_list_of_codes_is_what_the_readme_shows() -> None:
+    """A bare reply with two requests open: what the text channel answers (the words of the
+    shared route, the list from the outcome's choices)."""
+    from signoff.channels import InboundOutcome
+    from signoff.channels.text_replies import Recent
+    from signoff.channels.texts import REPLIES
+
+    choices = [
+        {"code": "K7QD", "tool": "run_sql", "args": [["sql", "DROP TABLE a"]]},
+        {"code": "P4MW", "tool": "wire_money", "args": [["to", "acct-9"], ["amount", "5000"]]},
+    ]
+    words = REPLIES["zh"]["needs_code"].format(count=2, code="P4MW")
+    outcome = InboundOutcome(result="needs_code", message=words, choices=choices)
+    answer = Recent().reply_to("wxid_alice", {"type": "approve"}, outcome, "zh")
+    assert answer == readme_block("text", "有 2 个请求在等你").rstrip("\n")
 
 
 @pytest.mark.slow

@@ -2,10 +2,13 @@
 
 The seed's behaviour (Haystack's console UIs): `y`/`yes` confirm, `n`/`no` reject with an
 optional reason, `m`/`modify` edit argument by argument — strings typed raw, other types as JSON,
-re-asked on bad JSON, Enter keeps the current value. signoff adds `r`/`respond` (answer in the
-tool's place) when the rule allows it, and offers only the allowed decisions. One lock for the
-whole process keeps prompts from different threads from interleaving. While a prompt waits, a
-decision made elsewhere (another terminal, the inbox) ends it.
+re-asked on bad JSON, Enter keeps the current value. As in Haystack, Enter alone at the choice
+confirms in `RichConsoleUI` (its prompt's default, shown as `[y]`) and is asked again in
+`SimpleConsoleUI` (Haystack's has no default); the end of input is never a choice. signoff
+adds `r`/`respond` (answer in the tool's place) when the rule allows it, and offers only the
+allowed decisions. One lock for the whole process keeps prompts from different threads from
+interleaving. While a prompt waits, a decision made elsewhere (another terminal, the inbox)
+ends it.
 """
 
 from __future__ import annotations
@@ -142,6 +145,8 @@ def shown_lines(request: Request) -> tuple[str, str, str | None, list[tuple[str,
 
 class _ConsoleUI:
     channel = "console"
+    default: str | None = None
+    """The decision Enter alone makes at the choice, when the rule allows it (None: asked again)."""
 
     def __init__(self, *, input: InputFn | None = None, stdin: IO[str] | None = None) -> None:
         self._input = input
@@ -192,8 +197,13 @@ class _ConsoleUI:
             allowed = [kind for kind in allowed if kind in ("approve", "reject")]
         by_key = {key: kind for kind in allowed for key in CHOICES[kind][0]}
         hint = " / ".join(CHOICES[kind][1] for kind in allowed)
+        if self.default in allowed:
+            by_key[""] = self.default
+            hint += f") [{CHOICES[self.default][0][0]}]"
+        else:
+            hint += ")"
         while True:
-            choice = self._ask(f"Confirm execution? ({hint}): ", stop).strip().lower()
+            choice = self._ask(f"Confirm execution? ({hint}: ", stop).strip().lower()
             if choice in by_key:
                 break
             keys = ", ".join(f"'{CHOICES[kind][0][0]}'" for kind in allowed)
@@ -317,7 +327,10 @@ class SimpleConsoleUI(_ConsoleUI):
 
 
 class RichConsoleUI(_ConsoleUI):
-    """A Rich panel per request. `console=` to render elsewhere (a recording Console in tests)."""
+    """A Rich panel per request. `console=` to render elsewhere (a recording Console in tests).
+    Enter alone confirms, as Haystack's `Prompt.ask(..., default="y")` does."""
+
+    default = "approve"
 
     def __init__(
         self, *, console: Any = None, input: InputFn | None = None, stdin: IO[str] | None = None

@@ -121,7 +121,7 @@ def test_a_get_on_the_link_decides_nothing_and_the_post_decides_once(
     store.finish_execution(request_id, claim.token, succeeded=True, result={"sent": True})
     result = smtp.handler.wait_for(3)[2].mail
     assert header(result, "In-Reply-To") == header(mail, "Message-ID")
-    assert parts(result)[0].startswith("✅ send_email ran\n")
+    assert parts(result)[0].startswith('✅ send_email ran\nResult: {"sent": true}\n')
     assert len(smtp.handler.received) == 3
 
 

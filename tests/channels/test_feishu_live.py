@@ -127,7 +127,7 @@ def test_a_click_approves_the_card_is_patched_once_and_the_result_follows(
     store.finish_execution(request_id, claim.token, succeeded=True, result={"removed": 3})
     wait_until(lambda: api.called("POST", f"{MESSAGES}/om_2/reply"))
     (reply,) = api.called("POST", f"{MESSAGES}/om_2/reply")
-    assert json.loads(reply.body["content"]) == {"text": "✅ execute ran"}
+    assert json.loads(reply.body["content"]) == {"text": '✅ execute ran\nResult: {"removed": 3}'}
     time.sleep(0.3)
     assert len(patches(api)) == 1, "the card is patched once"
     assert len(api.called("POST", "/open-apis/auth/v3/tenant_access_token/internal")) == 1

@@ -252,7 +252,11 @@ def test_the_executions_result_is_a_reply_in_the_thread(slack: SlackSetup) -> No
     slack.store.finish_execution(request_id, claim.token, succeeded=True, result={"id": 1})
     wait_until(lambda: len(slack.fake.of("chat.postMessage")) == 2)
     reply = slack.fake.of("chat.postMessage")[1].body
-    assert reply == {"channel": "D-ALICE", "text": "✅ send_email ran", "thread_ts": "1700000000.000001"}
+    assert reply == {
+        "channel": "D-ALICE",
+        "text": '✅ send_email ran\nResult: {"id": 1}',
+        "thread_ts": "1700000000.000001",
+    }
 
 
 def test_bad_input_gets_clear_answers(slack: SlackSetup) -> None:

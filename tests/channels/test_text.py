@@ -17,6 +17,7 @@ from signoff._util import utcnow
 from signoff.channels import BadCallback, BadSignature, InboundOutcome, build_notice, parse_config
 from signoff.channels.registry import build_channel
 from signoff.channels.text import TextChannel, final_text, notice_text, parse_reply
+from signoff.channels.text_replies import Reply
 from signoff.errors import ConfigError
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
@@ -76,12 +77,12 @@ def request(store: Store, *, decisions: tuple[str, ...] = ("approve", "reject"),
 
 @pytest.mark.parametrize("text", APPROVING)
 def test_every_approving_spelling_approves(text: str) -> None:
-    assert parse_reply(text) == {"type": "approve"}
+    assert parse_reply(text) == Reply({"type": "approve"})
 
 
 @pytest.mark.parametrize("text", REJECTING)
 def test_every_rejecting_spelling_rejects(text: str) -> None:
-    assert parse_reply(text) == {"type": "reject"}
+    assert parse_reply(text) == Reply({"type": "reject"})
 
 
 @pytest.mark.parametrize("text", UNKNOWN)
@@ -90,9 +91,42 @@ def test_anything_else_is_not_a_decision(text: str) -> None:
 
 
 def test_a_reject_may_carry_a_reason() -> None:
-    assert parse_reply("2 not on a Friday") == {"type": "reject", "message": "not on a Friday"}
-    assert parse_reply("拒绝 周五不行") == {"type": "reject", "message": "周五不行"}
+    assert parse_reply("2 not on a Friday") == Reply({"type": "reject", "message": "not on a Friday"})
+    assert parse_reply("拒绝 周五不行") == Reply({"type": "reject", "message": "周五不行"})
     assert parse_reply("１ now") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("1 K7QD", "approve"),
+        ("K7QD 1", "approve"),
+        ("批准 K7QD", "approve"),
+        ("  k7qd   yes ", "approve"),
+        ("Approve k7Qd", "approve"),
+        ("１ Ｋ７ＱＤ", "approve"),
+        ("2 K7QD", "reject"),
+        ("K7QD 拒绝", "reject"),
+        ("no k7qd", "reject"),
+    ],
+)
+def test_a_reply_may_name_its_request_by_code_either_side_any_case(text: str, kind: str) -> None:
+    assert parse_reply(text) == Reply({"type": kind}, "K7QD")
+
+
+def test_a_coded_reject_may_carry_a_reason_and_a_coded_approve_may_not() -> None:
+    assert parse_reply("2 K7QD 周五不付款") == Reply({"type": "reject", "message": "周五不付款"}, "K7QD")
+    assert parse_reply("K7QD 2 not  today") == Reply({"type": "reject", "message": "not  today"}, "K7QD")
+    assert parse_reply("1 K7QD please") is None
+    assert parse_reply("K7QD") is None
+    assert parse_reply("K7QD K7QD") is None
+
+
+def test_four_letters_after_the_word_are_a_code_even_a_mistyped_one() -> None:
+    """A mistyped code (an O for a D) is an unknown code, which decides nothing: never a reason
+    that would let a bare reject through, nor a bare approval."""
+    assert parse_reply("2 K7QO") == Reply({"type": "reject"}, "K7QO")
+    assert parse_reply("1 K7QO") == Reply({"type": "approve"}, "K7QO")
 
 
 def test_the_message_is_design_9s_in_english(sqlite_store: Store) -> None:
@@ -107,6 +141,7 @@ def test_the_message_is_design_9s_in_english(sqlite_store: Store) -> None:
             "🔔 Waiting for your decision",
             "",
             "📋 Action: Delete old users",
+            "🔧 Tool: run_sql",
             "Details:",
             "  sql: DROP TABLE users WHERE id < 1000",
             "  password: ***",
@@ -120,6 +155,38 @@ def test_the_message_is_design_9s_in_english(sqlite_store: Store) -> None:
     )
 
 
+def test_the_message_carries_its_reply_code_and_says_how_to_reply_with_it(sqlite_store: Store) -> None:
+    request_id = request(sqlite_store)
+    english = build_notice(
+        sqlite_store.get_request(request_id), approver="alice", link=None, request_url="", code="K7QD"
+    )
+    assert notice_text(english) == "\n".join(
+        [
+            "🔔 Waiting for your decision · K7QD",
+            "",
+            "📋 Action: Delete old users",
+            "🔧 Tool: run_sql",
+            "Details:",
+            "  sql: DROP TABLE users WHERE id < 1000",
+            "  password: ***",
+            "",
+            "Reply with one of:",
+            "  1 K7QD  ✅ Approve",
+            "  2 K7QD  ❌ Reject",
+            "",
+            "⚠️ Valid for 24 hours",
+        ]
+    )
+    pending = sqlite_store.get_request(request_id)
+    chinese = build_notice(pending, approver="alice", link=None, request_url="", locale="zh", code="K7QD")
+    text = notice_text(chinese)
+    assert text.startswith("🔔 等待你的决策 · K7QD\n\n📋 操作：Delete old users\n🔧 工具：run_sql\n内容：\n")
+    assert "回复以下任一选项：\n  1 K7QD  ✅ 批准\n  2 K7QD  ❌ 拒绝\n\n⚠️ 24 小时内有效" in text
+    decided = sqlite_store.decide(request_id, Reject(message="not now"), actor="alice")
+    ended = build_notice(decided, approver="alice", link=None, request_url="", locale="zh", code="K7QD")
+    assert final_text(ended) == "❌ 已拒绝（alice） · K7QD\n📋 操作：Delete old users\n💬 not now"
+
+
 def test_the_message_is_seed_004s_in_chinese(sqlite_store: Store) -> None:
     notice = build_notice(
         sqlite_store.get_request(request(sqlite_store)),
@@ -129,7 +196,7 @@ def test_the_message_is_seed_004s_in_chinese(sqlite_store: Store) -> None:
         locale="zh",
     )
     text = notice_text(notice)
-    assert text.startswith("🔔 等待你的决策\n\n📋 操作：Delete old users\n内容：\n")
+    assert text.startswith("🔔 等待你的决策\n\n📋 操作：Delete old users\n🔧 工具：run_sql\n内容：\n")
     assert "回复以下任一选项：\n  1  ✅ 批准\n  2  ❌ 拒绝\n\n⚠️ 24 小时内有效" in text
     assert "hunter2" not in text
 
@@ -310,8 +377,9 @@ def test_recent_keeps_a_bounded_memory_per_person() -> None:
         recent.sent("wxid_1", f"req_{n}", f"action {n}", deadline)
     outcome = InboundOutcome(result="decided", message="Approved.", request_id=f"req_{PER_PERSON + 4}")
     words = recent.reply_to("wxid_1", {"type": "approve"}, outcome, "en")
-    more = f"{PER_PERSON - 1} more waiting for you; your next reply decides the latest of them."
-    assert words == f"✅ Approved: action {PER_PERSON + 4}\n{more}"
+    assert words == f"✅ Approved: action {PER_PERSON + 4}"
+    forgotten = InboundOutcome(result="decided", message="Approved.", request_id="req_0")
+    assert recent.reply_to("wxid_1", {"type": "approve"}, forgotten, "en") == "Approved."
     quorum = InboundOutcome(
         result="decided", message="Your approval is counted (1 of 2).", request_id="req_9"
     )
@@ -320,3 +388,43 @@ def test_recent_keeps_a_bounded_memory_per_person() -> None:
     )
     unknown = InboundOutcome(result="decided", message="Approved.", request_id="req_elsewhere")
     assert recent.reply_to("wxid_2", {"type": "approve"}, unknown, "zh") == "Approved."
+
+
+def test_a_coded_reply_carries_its_code_to_the_server() -> None:
+    body, headers = signed({"from": "wxid_1", "text": "2 k7qd too risky"})
+    inbound = channel().verify(body, headers)
+    assert inbound.kind == "decide"
+    assert inbound.code == "K7QD"
+    assert inbound.decision == {"type": "reject", "message": "too risky"}
+    assert inbound.request_id is None and inbound.handle is None
+
+
+def test_the_answer_lists_the_open_requests_with_what_is_hidden_in_them_shown() -> None:
+    body, headers = signed({"from": "wxid_1", "text": "1 QQQQ"})
+    inbound = channel().verify(body, headers)
+    choices = [
+        {
+            "code": "K7QD",
+            "tool": "wire_money",
+            "args": [["to", "acct\u202e9"], ["memo", "line\nbreak " + "x" * 60]],
+        },
+        {"code": "P4MW", "tool": "ping", "args": []},
+    ]
+    unknown = InboundOutcome(
+        result="unknown_code", message="No request of yours here has the code QQQQ.", choices=choices
+    )
+    _, answer = channel().answer(inbound, unknown)
+    assert answer == {
+        "ok": False,
+        "to": "wxid_1",
+        "reply": "\n".join(
+            [
+                "No request of yours here has the code QQQQ.",
+                "Waiting for your decision:",
+                "  K7QD  wire_money · to: acct\\u202e9, memo: line break " + "x" * 28 + "…",
+                "  P4MW  ping",
+            ]
+        ),
+    }
+    none_left = InboundOutcome(result="decided", message="Approved.", request_id="req_1", choices=[])
+    assert channel().answer(inbound, none_left)[1]["reply"] == "Approved."

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -62,18 +63,45 @@ def server(store: Store, bridge: Receiver) -> Iterator[LiveServer]:
 
 
 def ask(
-    store: Store, description: str, *, approvers: tuple[str, ...] = ("alice",), seconds: float = 3600
+    store: Store,
+    description: str,
+    *,
+    approvers: tuple[str, ...] = ("alice",),
+    seconds: float = 3600,
+    tool: str = "run_sql",
+    args: dict[str, Any] | None = None,
+    redact: tuple[str, ...] = (),
 ) -> str:
     new = NewRequest(
         thread_id="thread-w",
         tool_call_id=f"call-{next(IDS)}",
-        tool_name="run_sql",
-        args={"sql": "DROP TABLE users WHERE id < 1000"},
+        tool_name=tool,
+        args=args if args is not None else {"sql": "DROP TABLE users WHERE id < 1000"},
         description=description,
         deadline=utcnow() + timedelta(seconds=seconds),
-        rule=RequestRule(approvers=approvers, channels=("wechat",)),
+        rule=RequestRule(approvers=approvers, channels=("wechat",), redact=redact),
     )
     return store.create_request(new)[0].id
+
+
+CODE = re.compile(r"^🔔 .* · ([A-Z0-9]{4})\n")
+
+
+def code_of(notice: dict[str, Any]) -> str:
+    """The reply code a notice's first line carries."""
+    found = CODE.match(notice["text"])
+    assert found is not None, notice["text"]
+    return found.group(1)
+
+
+def notice_for(bridge: Receiver, count: int, request_id: str) -> dict[str, Any]:
+    """The notice of `request_id` among the first `count` messages (sends run concurrently)."""
+    (found,) = [
+        body
+        for body in messages(bridge, count)
+        if body["message"] == "notice" and body["request_id"] == request_id
+    ]
+    return found
 
 
 def messages(bridge: Receiver, count: int) -> list[dict[str, Any]]:
@@ -119,10 +147,12 @@ def test_a_reply_decides_and_the_final_state_and_result_follow(server: LiveServe
     (notice,) = messages(bridge, 1)
     assert notice["to"] == ALICE
     assert notice["message"] == "notice" and notice["request_id"] == request_id
+    code = code_of(notice)
+    assert [entry.code for entry in store.open_requests("wechat", "alice")] == [code]
     assert notice["text"].startswith(
-        "🔔 等待你的决策\n\n📋 操作：删除旧用户\n内容：\n  sql: DROP TABLE users"
+        f"🔔 等待你的决策 · {code}\n\n📋 操作：删除旧用户\n🔧 工具：run_sql\n内容：\n  sql: DROP TABLE users"
     )
-    assert "回复以下任一选项：\n  1  ✅ 批准\n  2  ❌ 拒绝" in notice["text"]
+    assert f"回复以下任一选项：\n  1 {code}  ✅ 批准\n  2 {code}  ❌ 拒绝" in notice["text"]
     answer = reply(server, ALICE, " １ ")
     assert answer.status_code == 200
     assert answer.json() == {"ok": True, "to": ALICE, "reply": "✅ 已批准：删除旧用户"}
@@ -132,12 +162,13 @@ def test_a_reply_decides_and_the_final_state_and_result_follow(server: LiveServe
     assert (request.decision.actor, request.decision.channel) == ("alice", "wechat")
     update = messages(bridge, 2)[1]
     assert update["message"] == "update"
-    assert update["text"] == "✅ 已批准（alice）\n📋 操作：删除旧用户"
+    assert update["text"] == f"✅ 已批准（alice） · {code}\n📋 操作：删除旧用户"
     claim = store.claim_execution(request_id, lease=timedelta(minutes=1))
     assert claim.token is not None
     store.finish_execution(request_id, claim.token, succeeded=True, result={"rows": 3})
     follow_up = messages(bridge, 3)[2]
-    assert (follow_up["message"], follow_up["text"]) == ("follow_up", "✅ run_sql 已执行")
+    assert follow_up["message"] == "follow_up"
+    assert follow_up["text"] == f'✅ run_sql 已执行 · {code}\n结果：{{"rows": 3}}'
     assert len(bridge.delivered) == 3
 
 
@@ -174,39 +205,106 @@ def test_a_reason_after_reject_is_kept(server: LiveServer, bridge: Receiver) -> 
     assert request.decision.decision == Reject(message="周五不付款")
 
 
-def test_with_two_pending_the_latest_is_decided_and_the_reply_says_one_more_waits(
+def test_with_two_pending_a_bare_reply_decides_nothing_and_lists_the_codes(
+    server: LiveServer, bridge: Receiver
+) -> None:
+    """The tester's case: A (DROP TABLE a), then B (wire_money). A bare `1` used to approve B,
+    the newest, which the agent chose to send last."""
+    store = server.store
+    drop = ask(store, "Drop a table", args={"sql": "DROP TABLE a"})
+    code_a = code_of(notice_for(bridge, 1, drop))
+    wire = ask(
+        store,
+        "Wire money",
+        tool="wire_money",
+        args={"to": "acct-9\u202e", "amount": 5000, "memo": "rent"},
+    )
+    code_b = code_of(notice_for(bridge, 2, wire))
+    assert code_a != code_b
+    bare = reply(server, ALICE, "1").json()
+    assert bare == {
+        "ok": False,
+        "to": ALICE,
+        "reply": "\n".join(
+            [
+                f"有 2 个请求在等你，回复须带上编号（如 1 {code_b} 批准、2 {code_b} 拒绝）。未做任何决策。",
+                f"  {code_a}  run_sql · sql: DROP TABLE a",
+                f"  {code_b}  wire_money · to: acct-9\\u202e, amount: 5000",
+            ]
+        ),
+    }
+    assert (status(store, drop), status(store, wire)) == ("pending", "pending")
+    bare_reject = reply(server, ALICE, "2 不行").json()
+    assert bare_reject["ok"] is False and status(store, wire) == "pending"
+    coded = reply(server, ALICE, f"1 {code_a.lower()}").json()
+    assert coded == {
+        "ok": True,
+        "to": ALICE,
+        "reply": "\n".join(
+            [
+                "✅ 已批准：Drop a table",
+                "还有 1 个请求在等你：",
+                f"  {code_b}  wire_money · to: acct-9\\u202e, amount: 5000",
+            ]
+        ),
+    }
+    assert (status(store, drop), status(store, wire)) == ("approved", "pending")
+    last = reply(server, ALICE, "2").json()
+    assert last == {"ok": True, "to": ALICE, "reply": "❌ 已拒绝：Wire money"}, (
+        "one open: a bare reply decides it"
+    )
+    assert status(store, wire) == "rejected"
+
+
+@pytest.mark.parametrize("form", ["{code} 1", "批准 {code}", "  {lower}   YES ", "Approve {code}"])
+def test_a_coded_reply_decides_that_request_in_any_form(
+    server: LiveServer, bridge: Receiver, form: str
+) -> None:
+    store = server.store
+    first = ask(store, "first")
+    code = code_of(notice_for(bridge, 1, first))
+    second = ask(store, "second")
+    notice_for(bridge, 2, second)
+    answer = reply(server, ALICE, form.format(code=code, lower=code.lower())).json()
+    assert answer["ok"] is True and answer["reply"].startswith("✅ 已批准：first\n还有 1 个请求在等你：")
+    assert (status(store, first), status(store, second)) == ("approved", "pending")
+
+
+def test_an_unknown_code_or_a_closed_requests_code_decides_nothing_and_lists_the_open_ones(
     server: LiveServer, bridge: Receiver
 ) -> None:
     store = server.store
-    older = ask(store, "第一个")
-    messages(bridge, 1)
-    newer = ask(store, "第二个")
-    messages(bridge, 2)
-    first = reply(server, ALICE, "1").json()
-    assert first == {
-        "ok": True,
+    done = ask(store, "done already")
+    done_code = code_of(notice_for(bridge, 1, done))
+    assert reply(server, ALICE, f"2 {done_code}").json()["ok"] is True
+    assert status(store, done) == "rejected"
+    waiting = ask(store, "still waiting", args={"sql": "SELECT 1"})
+    waiting_code = code_of(notice_for(bridge, 3, waiting))
+    listed = f"等你决策的请求：\n  {waiting_code}  run_sql · sql: SELECT 1"
+    unknown = "QQQQ" if "QQQQ" not in (done_code, waiting_code) else "RRRR"
+    answer = reply(server, ALICE, f"1 {unknown}").json()
+    assert answer == {
+        "ok": False,
         "to": ALICE,
-        "reply": "✅ 已批准：第二个\n还有 1 个请求在等你；下一条回复决定其中最新的一个。",
+        "reply": f"你在这里没有编号为 {unknown} 的请求。未做任何决策。\n{listed}",
     }
-    assert (status(store, newer), status(store, older)) == ("approved", "pending")
-    second = reply(server, ALICE, "2").json()
-    assert second == {"ok": True, "to": ALICE, "reply": "❌ 已拒绝：第一个"}
-    assert status(store, older) == "rejected"
-    third = reply(server, ALICE, "1").json()
-    assert third == {"ok": False, "to": ALICE, "reply": "该请求已处理：✅ 已批准（alice）。"}, (
-        "with none pending: the newest"
-    )
-    assert (status(store, newer), status(store, older)) == ("approved", "rejected")
+    late = reply(server, ALICE, f"1 {done_code}").json()
+    assert late == {"ok": False, "to": ALICE, "reply": f"该请求已处理：❌ 已拒绝（alice）。\n{listed}"}
+    assert (status(store, done), status(store, waiting)) == ("rejected", "pending")
+    bob_knows_the_code = reply(server, BOB, f"1 {waiting_code}").json()
+    assert bob_knows_the_code["ok"] is False, "a code is the person's: bob has none"
+    assert status(store, waiting) == "pending"
 
 
 def test_a_reply_delivered_twice_decides_once(server: LiveServer, bridge: Receiver) -> None:
     store = server.store
     older = ask(store, "first")
     newer = ask(store, "second")
-    messages(bridge, 2)
+    newer_code = code_of(notice_for(bridge, 2, newer))
     moment = datetime.now(UTC)
-    first = reply(server, ALICE, "1", at=moment, msg_id="msg_same")
-    again = reply(server, ALICE, "1", at=moment, msg_id="msg_same")
+    first = reply(server, ALICE, f"1 {newer_code}", at=moment, msg_id="msg_same")
+    again = reply(server, ALICE, f"1 {newer_code}", at=moment, msg_id="msg_same")
+    assert first.json()["ok"] is True
     assert again.json() == first.json()
     assert (status(store, newer), status(store, older)) == ("approved", "pending")
 
@@ -219,7 +317,8 @@ def test_unknown_text_gets_help_and_decides_nothing(server: LiveServer, bridge: 
     assert answer.json() == {
         "ok": False,
         "to": ALICE,
-        "reply": "回复 1（或 批准）批准，回复 2（或 拒绝）拒绝你最新的待审批请求。",
+        "reply": "回复 1（或 批准）批准、2（或 拒绝）拒绝，并带上请求消息里的编号（如 1 K7QD）；"
+        "只有一个请求在等你时，只回 1 或 2 也可以。",
     }
     assert status(server.store, request_id) == "pending"
 
@@ -227,21 +326,23 @@ def test_unknown_text_gets_help_and_decides_nothing(server: LiveServer, bridge: 
 def test_a_reply_after_expiry_is_told_so_and_the_expiry_is_sent(server: LiveServer, bridge: Receiver) -> None:
     store = server.store
     request_id = ask(store, "Pay the invoice", seconds=1.5)
-    messages(bridge, 1)
+    code = code_of(messages(bridge, 1)[0])
     wait_until(lambda: status(store, request_id) == "expired")
     answer = reply(server, ALICE, "1")
     assert answer.json() == {"ok": False, "to": ALICE, "reply": "请求已过期 / the request expired"}
+    coded = reply(server, ALICE, f"1 {code}")
+    assert coded.json() == {"ok": False, "to": ALICE, "reply": "请求已过期 / the request expired"}
     update = messages(bridge, 2)[1]
-    assert (update["message"], update["text"]) == ("update", "⌛ 已过期\n📋 操作：Pay the invoice")
+    assert (update["message"], update["text"]) == ("update", f"⌛ 已过期 · {code}\n📋 操作：Pay the invoice")
     assert status(store, request_id) == "expired"
 
 
 def test_a_cancelled_request_is_sent_as_cancelled(server: LiveServer, bridge: Receiver) -> None:
     request_id = ask(server.store, "Pay the invoice")
-    messages(bridge, 1)
+    code = code_of(messages(bridge, 1)[0])
     server.store.cancel(request_id, actor="agent", reason="run aborted")
     update = messages(bridge, 2)[1]
-    assert update["text"].startswith("🚫 已取消（agent）\n📋 操作：Pay the invoice")
+    assert update["text"].startswith(f"🚫 已取消（agent） · {code}\n📋 操作：Pay the invoice")
 
 
 def test_forged_stale_and_unknown_replies_decide_nothing(server: LiveServer, bridge: Receiver) -> None:

@@ -63,8 +63,3 @@ def check_fresh(timestamp: str | None, *, window: float = WINDOW, now: float | N
         raise BadSignature("the callback has no readable timestamp") from None
     if abs((time.time() if now is None else now) - sent) > window:
         raise BadSignature(f"the callback's timestamp is more than {window:g} s away from now")
-
-
-def cut(text: str, limit: int) -> str:
-    """`text` at most `limit` characters long, ending in '…' when it was cut."""
-    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"

@@ -75,8 +75,9 @@ def retry_after_seconds(value: str | None) -> float | None:
 class Inbound:
     """A verified callback. For `kind == "decide"`: `sender` is the platform's id of the person
     (looked up in the people's addresses of `address_kind`), the request is named by
-    `request_id` or by `handle` (the id the channel put on its buttons), or by neither, meaning
-    "that person's latest pending request on this platform" (the text fallback);
+    `request_id` or by `handle` (the id the channel put on its buttons), or by neither (a text
+    reply): then by `code`, the reply code its message carried, or, without one, it is that
+    person's only open request on this channel (with more than one open, nothing is decided);
     `decision` is a decision payload as the API takes it (`{"type": "reject", "message": ...}`).
     For `kind == "reply"` (a challenge, a help text), `reply` is the body to answer with and
     nothing is decided. `delivery_id` is the platform's id of the callback when it has one
@@ -86,6 +87,7 @@ class Inbound:
     sender: str | None = None
     request_id: str | None = None
     handle: str | None = None
+    code: str | None = None
     decision: dict[str, Any] | None = None
     reply: Any = None
     delivery_id: str | None = None
@@ -93,18 +95,33 @@ class Inbound:
     """Whatever else the channel needs to answer (a Slack `response_url`, a WeCom `ResponseCode`)."""
 
 
-InboundResult = Literal["decided", "refused", "expired", "unknown_sender", "unknown_request", "invalid"]
+InboundResult = Literal[
+    "decided",
+    "refused",
+    "expired",
+    "unknown_sender",
+    "unknown_request",
+    "unknown_code",
+    "needs_code",
+    "invalid",
+]
+"""`needs_code`: a text reply without a code while more than one request is open for the sender;
+`unknown_code`: a code none of the sender's requests on the channel has. Neither decides."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class InboundOutcome:
     """What came of an `Inbound` decision, for the channel to answer its platform with
     (`Channel.answer`): `result`, and `message`, the words for the person ("Approved.", "You are
-    not an approver of this request.", "请求已过期 / the request expired")."""
+    not an approver of this request.", "请求已过期 / the request expired"). For a text reply,
+    `choices` are the sender's requests still open on the channel (the one decided left out),
+    each `{"code", "tool", "args": [[name, value], ...]}` (its first arguments, redacted), for
+    the answer to list."""
 
     result: InboundResult
     message: str
     request_id: str | None = None
+    choices: list[dict[str, Any]] | None = None
 
 
 class Channel(ABC):
@@ -118,6 +135,9 @@ class Channel(ABC):
     concurrency: int = 8
     """How many of this channel's deliveries may be under way at once: a slow platform queues
     its own rows and never holds up other channels."""
+    reply_codes: ClassVar[bool] = False
+    """Whether its notices carry the request's reply code (`Notice.code`): a channel whose
+    replies name no request (the text fallback) needs one to tell the requests apart."""
 
     def __init__(self, name: str) -> None:
         self.name = name

@@ -32,6 +32,7 @@ from .texts import (
     MAIL_LINK_NOTE,
     MAIL_QUESTION_INTRO,
     MAIL_REASON,
+    MAIL_RESULT,
     MAIL_SIGN_IN,
     MAIL_SUBJECT,
     MAIL_TRUNCATED,
@@ -84,6 +85,7 @@ def _words(locale: Locale) -> dict[str, str]:
         "reason": MAIL_REASON[locale],
         "ended": MAIL_ENDED[locale],
         "footer": MAIL_FOOTER[locale],
+        "result": MAIL_RESULT[locale],
     }
 
 

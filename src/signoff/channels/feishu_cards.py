@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .buttons import CLICKABLE, as_value, cut
-from .notice import Notice
+from .buttons import CLICKABLE, as_value
+from .notice import Notice, cut
 
 ROWS = 20
 BUTTON_TYPE = {"approve": "primary_filled", "reject": "danger"}

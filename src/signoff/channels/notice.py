@@ -1,7 +1,12 @@
 """What channels render: a request's `Notice` (while it is open, and once it has ended) and a
 `FollowUp` after it ran. Built from the request the way the inbox's cards show it (`Card`:
 redacted args, long values cut, only the decisions the rule allows, how it ended), so a chat
-card never shows more than the inbox would."""
+card never shows more than the inbox would.
+
+Every text in them that came from the agent, the tool or a person (tool name, description,
+arguments, who, the words said, the result) is already passed through `visible`: characters a
+person cannot see (a bidi override, a zero-width space, a control character) are written as
+escapes, line breaks kept, so no channel can render them raw."""
 
 from __future__ import annotations
 
@@ -9,8 +14,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..requests import Execution, Request
-from .texts import BUTTONS, BY, EXECUTION, FINAL, QUESTION, TITLE, VALID_FOR, Locale, span_words
+from ..requests import Execution, ExecutionStatus, Request
+from ..templates import REDACTED
+from ..visible import visible, visible_json
+from .texts import BUTTONS, BY, EXECUTION, FINAL, QUESTION, RESULT, TITLE, VALID_FOR, Locale, span_words
+
+RESULT_CHARS = 500
+"""Characters of a tool's result a follow-up shows (the request's page shows it whole)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,6 +76,8 @@ class Notice:
     locale: Locale
     final: FinalState | None = None
     """How the request ended; None while it is open (then the buttons are live)."""
+    code: str | None = None
+    """The request's reply code for this person on a channel that needs one (`Channel.reply_codes`)."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -82,8 +94,12 @@ class FollowUp:
     status: str
     """The execution's status: succeeded, failed (or in_doubt)."""
     text: str
-    """'✅ send_email ran' / '❌ send_email 执行失败', with the error when it failed."""
+    """The whole message: `headline`, then 'Result: …' when there is a result."""
     locale: Locale
+    headline: str = ""
+    """'✅ send_email ran' / '❌ send_email 执行失败', with the error when it failed."""
+    result: str | None = None
+    """The tool's result as text: redacted as the rule's `redact` says, cut to `RESULT_CHARS`."""
 
 
 def build_notice(
@@ -94,12 +110,13 @@ def build_notice(
     request_url: str,
     locale: Locale = "en",
     now: datetime | None = None,
+    code: str | None = None,
 ) -> Notice:
     """The notice for `request` as `approver` sees it; ended requests carry their `final` state."""
     from ..server.inbox.cards import Card  # the server's package imports the channels' registry
 
     card = Card(request=request, mode="link", details_link=False)
-    tool = request.tool_name
+    tool = visible(request.tool_name)
     seconds = (request.deadline - (now or request.created_at)).total_seconds()
     return Notice(
         request_id=request.id,
@@ -107,9 +124,9 @@ def build_notice(
         kind=request.kind,
         tool=tool,
         title=QUESTION[locale] if request.kind == "input" else TITLE[locale].format(tool=tool),
-        description=card.description_text,
+        description=visible(card.description_text, newlines=True),
         args=request.shown_args(),
-        arg_rows=card.arg_rows,
+        arg_rows=[(visible(name), visible(value, newlines=True)) for name, value in card.arg_rows],
         truncated=card.truncated,
         decisions=card.actions,
         buttons={kind: BUTTONS[locale][kind] for kind in card.actions},
@@ -120,11 +137,16 @@ def build_notice(
         approver=approver,
         link=link,
         request_url=request_url,
-        agent=request.agent,
-        requester=request.requester,
+        agent=_shown(request.agent),
+        requester=_shown(request.requester),
         locale=locale,
         final=final_state(request, locale) if request.is_terminal else None,
+        code=code,
     )
+
+
+def _shown(text: str | None) -> str | None:
+    return visible(text) if text is not None else None
 
 
 def final_state(request: Request, locale: Locale = "en") -> FinalState:
@@ -141,20 +163,70 @@ def final_state(request: Request, locale: Locale = "en") -> FinalState:
     elif status == "cancelled":
         actor, channel = resolution.get("actor"), resolution.get("channel")
     state = FINAL[locale][status]
-    text = BY[locale].format(state=state, who=actor) if actor else state
+    text = BY[locale].format(state=state, who=visible(actor)) if actor else state
+    said = card.said
     return FinalState(
         status=status,
         actor=actor,
         channel=channel,
-        said=card.said,
+        said=visible(said, newlines=True) if said is not None else None,
         at=request.decided_at or request.updated_at,
         text=text,
     )
 
 
 def build_follow_up(request: Request, execution: Execution, locale: Locale = "en") -> FollowUp:
+    """The message after the tool ran: what became of it and, when it succeeded, its result
+    (seed 004's follow-up), redacted by the rule and cut to `RESULT_CHARS`."""
     status = execution.status.value
-    words = EXECUTION[locale].get(status, "{tool}: " + status).format(tool=request.tool_name)
+    tool = visible(request.tool_name)
+    headline = EXECUTION[locale].get(status, "{tool}: " + status).format(tool=tool)
     if execution.error:
-        words = f"{words}: {execution.error}"
-    return FollowUp(request_id=request.id, tool=request.tool_name, status=status, text=words, locale=locale)
+        headline = f"{headline}: {cut(visible(execution.error, newlines=True), RESULT_CHARS)}"
+    result = None
+    if execution.status is ExecutionStatus.SUCCEEDED and execution.result is not None:
+        result = result_text(execution.result, request)
+    text = headline if result is None else f"{headline}\n{RESULT[locale].format(result=result)}"
+    return FollowUp(
+        request_id=request.id,
+        tool=tool,
+        status=status,
+        text=text,
+        locale=locale,
+        headline=headline,
+        result=result,
+    )
+
+
+def result_text(result: Any, request: Request, limit: int = RESULT_CHARS) -> str:
+    """A tool's result as a person may be shown it: values under the rule's `redact` names
+    masked wherever they sit in it, the redacted arguments' own values masked where the result
+    repeats them, hidden characters escaped, at most `limit` characters."""
+    redact = request.rule.redact
+    shown = _masked(result, frozenset(redact))
+    text = shown if isinstance(shown, str) else visible_json(shown)
+    for name in redact:
+        secret = request.args.get(name)
+        if isinstance(secret, str) and len(secret) >= MIN_SECRET:
+            text = text.replace(secret, REDACTED)
+    return cut(visible(text, newlines=True), limit)
+
+
+MIN_SECRET = 4
+"""A redacted argument's value shorter than this is not looked for in the result (masking
+every "a" would garble it and hide nothing)."""
+
+
+def _masked(value: Any, names: frozenset[str]) -> Any:
+    if not names:
+        return value
+    if isinstance(value, dict):
+        return {key: REDACTED if key in names else _masked(item, names) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(item, names) for item in value]
+    return value
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` at most `limit` characters long, ending in '…' when it was cut."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"

@@ -5,8 +5,8 @@ sends fail before they work), `hang` (seconds each send waits first), `secret` (
 carry `x-recording-signature: hex(hmac_sha256(secret, body))`).
 
 Its callbacks are JSON: `{"sender": "U1", "decision": {"type": "approve"}, "request_id": …,
-"handle": …, "id": …}` (`request_id` and `handle` optional, `id` the delivery's id), or
-`{"challenge": "x"}`, answered with itself."""
+"handle": …, "code": …, "id": …}` (`request_id`, `handle` and `code`, a reply code, optional;
+`id` the delivery's id), or `{"challenge": "x"}`, answered with itself."""
 
 from __future__ import annotations
 
@@ -117,6 +117,7 @@ class RecordingChannel(Channel):
             sender=data["sender"],
             request_id=data.get("request_id"),
             handle=data.get("handle"),
+            code=data.get("code"),
             decision=decision,
             delivery_id=data.get("id"),
         )

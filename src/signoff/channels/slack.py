@@ -40,9 +40,9 @@ from slack_sdk.errors import SlackApiError, SlackClientError, SlackObjectFormati
 from slack_sdk.signature import SignatureVerifier
 
 from .contract import BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
-from .notice import FollowUp, Notice
+from .notice import FollowUp, Notice, cut
 from .registry import ChannelConfig
-from .slack_blocks import MESSAGE_BLOCK, SECTION_MAX, cut, escape, fallback_text, message_blocks
+from .slack_blocks import MESSAGE_BLOCK, SECTION_MAX, escape, fallback_text, message_blocks
 from .slack_payloads import parse_interaction, read_form, unknown
 from .texts import Locale
 

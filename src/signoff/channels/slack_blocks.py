@@ -29,7 +29,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from ..server.inbox.schema_form import FormField
-from .notice import Notice
+from .notice import Notice, cut
 from .texts import Locale
 
 ACTION_PREFIX = "signoff."
@@ -100,10 +100,6 @@ WORDS: dict[Locale, dict[str, str]] = {
 def escape(text: str) -> str:
     """`text` as mrkdwn shows it literally (Slack's three escapes)."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def fallback_text(notice: Notice) -> str:

@@ -1,23 +1,27 @@
 """`text`: the fallback for chats without cards (seed 004's WeChat path, DESIGN §9).
 
-A request is sent as a plain message, in Chinese or English:
+A request is sent as a plain message, in Chinese or English, carrying the request's reply code
+(`Notice.code`: short, random, kept for the request; see `store.reply_code_ops`):
 
-    🔔 Waiting for your decision
+    🔔 Waiting for your decision · K7QD
 
     📋 Action: Delete old users
+    🔧 Tool: run_sql
     Details:
       sql: DROP TABLE users WHERE id < 1000
 
     Reply with one of:
-      1  ✅ Approve
-      2  ❌ Reject
+      1 K7QD  ✅ Approve
+      2 K7QD  ❌ Reject
 
     ⚠️ Valid for 24 hours
 
 and the person answers by replying: `1`, `批准`, `approve`, `y`, `yes` approve; `2`, `拒绝`,
 `reject`, `n`, `no` reject (trimmed, any case, full-width digits too; `2 <reason>` rejects with
-a reason). A reply names no request: it decides that person's latest pending request notified
-on this channel. Anything else gets a short help text back.
+a reason), with the code (`1 K7QD`, `K7QD 1`, `批准 k7qd`). A reply with a code decides that
+request; one without decides only when a single request is open for that person on this
+channel; otherwise nothing is decided and the answer lists the open ones with their codes
+(`server.reply_picking`). Anything else gets a short help text back.
 
 The platform is reached through a bridge with a small HTTP API (one channel per platform,
 `platform: wechat` → people's addresses of kind `text:wechat`):
@@ -39,6 +43,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -61,11 +66,13 @@ from .contract import (
 )
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
-from .text_replies import Recent, parse_reply
+from .text_replies import Recent, one_line, parse_reply
 from .texts import (
     TEXT_ACTION,
     TEXT_CHOICES,
+    TEXT_CODED,
     TEXT_DETAILS,
+    TEXT_DIGITS,
     TEXT_HELP,
     TEXT_LINK,
     TEXT_MORE_ARGS,
@@ -73,6 +80,7 @@ from .texts import (
     TEXT_QUESTION,
     TEXT_REPLY_WITH,
     TEXT_SAID,
+    TEXT_TOOL,
     TEXT_WAITING,
     Locale,
 )
@@ -89,8 +97,13 @@ USER_AGENT = "signoff-text/1"
 def notice_text(notice: Notice) -> str:
     """The message of an open request (DESIGN §9's text), in the notice's language."""
     locale = notice.locale
-    lines = [TEXT_QUESTION[locale] if notice.kind == "input" else TEXT_WAITING[locale], ""]
+    lines = [
+        _coded(TEXT_QUESTION[locale] if notice.kind == "input" else TEXT_WAITING[locale], notice.code),
+        "",
+    ]
     lines.append(TEXT_ACTION[locale].format(action=_action(notice)))
+    if notice.kind != "input":
+        lines.append(TEXT_TOOL[locale].format(tool=notice.tool))
     if notice.arg_rows:
         lines.append(TEXT_DETAILS[locale])
         lines.extend(f"  {name}: {_cut(value)}" for name, value in notice.arg_rows[:MAX_ROWS])
@@ -100,7 +113,9 @@ def notice_text(notice: Notice) -> str:
     lines.append("")
     if choices:
         lines.append(TEXT_REPLY_WITH[locale])
-        lines.extend(f"  {TEXT_CHOICES[locale][kind]}" for kind in choices)
+        for kind in choices:
+            reply = _coded(TEXT_DIGITS[kind], notice.code, joint=" ")
+            lines.append(f"  {TEXT_CHOICES[locale][kind].format(reply=reply)}")
         if notice.link and any(kind not in REPLY_DECISIONS for kind in notice.decisions):
             lines.extend(["", TEXT_LINK[locale].format(link=notice.link)])
     else:
@@ -112,10 +127,25 @@ def notice_text(notice: Notice) -> str:
 def final_text(notice: Notice) -> str:
     """The message saying how a request ended: '✅ Approved by alice' and what it was."""
     assert notice.final is not None, "final_text is for ended requests"
-    lines = [notice.final.text, TEXT_ACTION[notice.locale].format(action=_action(notice))]
+    lines = [
+        _coded(notice.final.text, notice.code),
+        TEXT_ACTION[notice.locale].format(action=_action(notice)),
+    ]
     if notice.final.said:
         lines.append(TEXT_SAID[notice.locale].format(said=_cut(notice.final.said)))
     return "\n".join(lines)
+
+
+def follow_up_text(message: FollowUp, code: str | None) -> str:
+    """The message after the tool ran (what became of it, its result), with the request's code."""
+    first, newline, rest = message.text.partition("\n")
+    return _coded(first, code) + newline + rest
+
+
+def _coded(text: str, code: str | None, *, joint: str | None = None) -> str:
+    if code is None:
+        return text
+    return f"{text}{joint}{code}" if joint is not None else TEXT_CODED.format(text=text, code=code)
 
 
 def _action(notice: Notice) -> str:
@@ -123,16 +153,12 @@ def _action(notice: Notice) -> str:
 
 
 def _cut(value: str) -> str:
-    """One value on one line, cut to `MAX_VALUE`, its hidden characters (a bidi override, a
-    zero-width space) written as escapes so the person reads what is there."""
-    if "\n" in value:
-        value = " ".join(value.split())
-    value = visible(value)
-    return value if len(value) <= MAX_VALUE else value[: MAX_VALUE - 1] + "…"
+    return one_line(value, MAX_VALUE)
 
 
 class TextChannel(Channel):
     kind = "text"
+    reply_codes = True
 
     def __init__(
         self,
@@ -188,16 +214,20 @@ class TextChannel(Channel):
             return await self._post(target, final_text(notice), notice.request_id, "notice")
         ref = await self._post(target, notice_text(notice), notice.request_id, "notice")
         self.recent.sent(target, notice.request_id, _action(notice), notice.deadline)
+        if notice.code is not None:  # the update and the follow-up name the request by it too
+            ref["code"] = notice.code
         return ref
 
     async def update(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
         if notice.final is None:
             return None
         self.recent.ended(target, notice.request_id, notice.final.status)
+        notice = replace(notice, code=notice.code or _code_in(ref))
         return await self._post(target, final_text(notice), notice.request_id, "update")
 
     async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
-        return await self._post(target, message.text, message.request_id, "follow_up")
+        text = follow_up_text(message, _code_in(ref))
+        return await self._post(target, text, message.request_id, "follow_up")
 
     def message_id(self, request_id: str, target: str, message: str) -> str:
         """The `webhook-id` of one message: the same on every retry, so a bridge can drop repeats."""
@@ -270,8 +300,8 @@ class TextChannel(Channel):
             raise BadCallback('the reply needs "from" (the sender\'s address) and "text" (strings)')
         sender = sender.strip()
         delivery_id = headers.get("webhook-id")
-        decision = parse_reply(text)
-        if decision is None:
+        reply = parse_reply(text)
+        if reply is None:
             return Inbound(
                 kind="reply",
                 sender=sender,
@@ -284,7 +314,8 @@ class TextChannel(Channel):
         return Inbound(
             kind="decide",
             sender=sender,
-            decision=decision,
+            code=reply.code,
+            decision=reply.decision,
             delivery_id=delivery_id,
             extra={"platform": self.platform, "text": text},
         )
@@ -301,3 +332,8 @@ class TextChannel(Channel):
         if self._http is not None:
             await self._http.aclose()
             self._http = None
+
+
+def _code_in(ref: MessageRef) -> str | None:
+    code = ref.get("code")
+    return code if isinstance(code, str) else None

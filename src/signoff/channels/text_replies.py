@@ -1,20 +1,24 @@
 """What a text-fallback reply means, and the words it is answered with.
 
 `parse_reply` reads a reply: `1`, `批准`, `approve`, `y`, `yes` approve; `2`, `拒绝`, `reject`,
-`n`, `no` reject (after Unicode NFKC, so full-width `１` and `ＹＥＳ` count; trimmed; any case);
-`2 <reason>` rejects with the reason. Anything else is not a decision.
+`n`, `no` reject (after Unicode NFKC, so full-width `１` and `ＹＥＳ` count; trimmed; any case),
+with the request's reply code before or after the word (`1 K7QD`, `K7QD 1`, `批准 k7qd`): any
+four ASCII letters or digits there are taken as a code, so a mistyped code is an unknown code,
+never a reason. `2 <reason>` and `2 K7QD <reason>` reject with the reason. Anything else is not
+a decision. Which request a reply decides is the server's (`server.reply_picking`).
 
 `Recent` is what this process sent to whom on one text channel, and the answers it gave: it
-lets an answer say which request a reply decided and how many more wait for that person, lets a
-reply to an expired request be told so after the sweeper has closed it, and refuses a reply
-delivered again (same `webhook-id`) with the first answer. It is memory of this process only,
-kept for the callbacks' 5-minute freshness window (replies) and the last `PER_PERSON` requests
-per person (notices); after a restart, or on another server, the answers are the shared route's
-plainer ones and a replay is refused only by the freshness window.
+lets an answer say which request a reply decided, lets a reply to an expired request be told so
+after the sweeper has closed it, and refuses a reply delivered again (same `webhook-id`) with
+the first answer. It is memory of this process only, kept for the callbacks' 5-minute freshness
+window (replies) and the last `PER_PERSON` requests per person (notices); after a restart, or on
+another server, the answers are the shared route's plainer ones and a replay is refused only by
+the freshness window. The requests still open for the person come with the outcome, from the store.
 """
 
 from __future__ import annotations
 
+import re
 import threading
 import unicodedata
 from collections import OrderedDict
@@ -23,8 +27,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from .._util import utcnow
+from ..visible import visible
 from .contract import InboundOutcome
-from .texts import REPLIES, TEXT_DECIDED, TEXT_EXPIRED, TEXT_MORE_WAITING, TEXT_NOTHING_WAITING, Locale
+from .texts import (
+    REPLIES,
+    TEXT_DECIDED,
+    TEXT_EXPIRED,
+    TEXT_NOTHING_WAITING,
+    TEXT_OPEN,
+    TEXT_STILL_OPEN,
+    Locale,
+)
 
 APPROVE_WORDS = frozenset({"1", "批准", "approve", "y", "yes"})
 REJECT_WORDS = frozenset({"2", "拒绝", "reject", "n", "no"})
@@ -40,19 +53,74 @@ BEING_HANDLED = {"ok": False, "reply": "…"}
 """A signed reply verifies for 5 minutes either side of its timestamp; kept a little longer."""
 
 
-def parse_reply(text: str) -> dict[str, Any] | None:
-    """The decision a reply makes (`{"type": "approve"}`, `{"type": "reject", "message": ...}`),
-    or None when it is not one of the reply words."""
+CODE_LIKE = re.compile(r"[A-Za-z0-9]{4}", re.ASCII)
+WORDS = re.compile(r"(\S+)(?:\s+(\S+))?(?:\s+(.*))?", re.DOTALL)
+CHOICE_VALUE = 40
+"""Characters of one argument's value a listed request shows."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a reply says: the decision (`{"type": "approve"}`, `{"type": "reject", "message":
+    ...}`) and the reply code it names (upper case), if any."""
+
+    decision: dict[str, Any]
+    code: str | None = None
+
+
+def parse_reply(text: str) -> Reply | None:
+    """The decision and code in a reply, or None when it is not one of the reply forms."""
     normal = unicodedata.normalize("NFKC", text).strip()
-    words = normal.casefold()
-    if words in APPROVE_WORDS:
-        return {"type": "approve"}
-    if words in REJECT_WORDS:
-        return {"type": "reject"}
-    first, _, rest = words.partition(" ")
-    if first in REJECT_WORDS and rest.strip():
-        return {"type": "reject", "message": normal.partition(" ")[2].strip()}
+    words = WORDS.fullmatch(normal)
+    if words is None:
+        return None
+    first, second, rest = words.group(1), words.group(2), words.group(3)
+    kind, code = _kind(first), None
+    if kind is None:  # "K7QD 1"
+        if second is None or not CODE_LIKE.fullmatch(first):
+            return None
+        kind, code = _kind(second), first.upper()
+    elif second is not None and CODE_LIKE.fullmatch(second):  # "1 K7QD"
+        code = second.upper()
+    else:  # "2 <reason>"
+        rest = normal[len(first) :].strip() or None
+    if kind is None:
+        return None
+    if not rest:
+        return Reply({"type": kind}, code)
+    if kind != "reject":
+        return None
+    return Reply({"type": "reject", "message": rest.strip()}, code)
+
+
+def _kind(word: str) -> str | None:
+    folded = word.casefold()
+    if folded in APPROVE_WORDS:
+        return "approve"
+    if folded in REJECT_WORDS:
+        return "reject"
     return None
+
+
+def one_line(value: str, limit: int) -> str:
+    """A value on one line (its whitespace runs made single spaces), its hidden characters (a
+    bidi override, a zero-width space) written as escapes, cut to `limit` characters."""
+    if "\n" in value:
+        value = " ".join(value.split())
+    value = visible(value)
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def choice_lines(choices: list[dict[str, Any]]) -> list[str]:
+    """One line per open request an answer lists: `  K7QD  wire_money · to: acct-9, amount: 5000`."""
+    lines = []
+    for choice in choices:
+        line = f"  {choice['code']}  {visible(str(choice['tool']))}"
+        args = ", ".join(
+            f"{visible(name)}: {one_line(value, CHOICE_VALUE)}" for name, value in choice["args"]
+        )
+        lines.append(f"{line} · {args}" if args else line)
+    return lines
 
 
 @dataclass
@@ -62,9 +130,6 @@ class Sent:
     deadline: datetime
     ended: str | None = None
     """How it ended (approved, expired…), once its update went out."""
-
-    def waiting(self, now: datetime) -> bool:
-        return self.ended is None and self.deadline > now
 
 
 class Recent:
@@ -135,8 +200,22 @@ class Recent:
     def reply_to(
         self, sender: str, decision: dict[str, Any] | None, outcome: InboundOutcome, locale: Locale
     ) -> str:
-        """What the person is told: which request their reply decided and how many more wait,
-        or that it expired, in the channel's language where the words are the channel's."""
+        """What the person is told: which request their reply decided, or why none was, then
+        their requests still open (code, tool, first arguments), in the channel's language where
+        the words are the channel's."""
+        words = self._said(sender, decision, outcome, locale)
+        if not outcome.choices:
+            return words
+        lines = [words]
+        if outcome.result == "decided":
+            lines.append(TEXT_STILL_OPEN[locale].format(count=len(outcome.choices)))
+        elif outcome.result != "needs_code":
+            lines.append(TEXT_OPEN[locale])
+        return "\n".join(lines + choice_lines(outcome.choices))
+
+    def _said(
+        self, sender: str, decision: dict[str, Any] | None, outcome: InboundOutcome, locale: Locale
+    ) -> str:
         now = utcnow()
         mine = self._of(sender)
         if outcome.result == "expired":
@@ -154,7 +233,4 @@ class Recent:
         if decided is not None and kind in TEXT_DECIDED[locale] and outcome.message in FINAL_WORDS:
             words = TEXT_DECIDED[locale][kind].format(action=decided.action)
             decided.ended = decided.ended or kind
-        others = [sent for sent in mine if sent.request_id != outcome.request_id and sent.waiting(now)]
-        if others:
-            words += "\n" + TEXT_MORE_WAITING[locale].format(count=len(others))
         return words

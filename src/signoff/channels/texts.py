@@ -43,6 +43,11 @@ REPLIES: dict[Locale, dict[str, str]] = {
         "no_such_request": "There is no such request.",
         "not_an_approver": "You are not an approver of this request.",
         "counted": "Your approval is counted ({count} of {quorum}).",
+        "needs_code": (
+            "{count} requests are waiting for you, so a reply must say which: add its code "
+            "(1 {code} approves that one, 2 {code} rejects it). Nothing was decided."
+        ),
+        "unknown_code": "No request of yours here has the code {code}. Nothing was decided.",
         "approve": "Approved.",
         "edit": "Approved with your changes.",
         "reject": "Rejected.",
@@ -55,6 +60,10 @@ REPLIES: dict[Locale, dict[str, str]] = {
         "no_such_request": "没有这个请求。",
         "not_an_approver": "你不是这个请求的审批人。",
         "counted": "已记下你的批准（{count}/{quorum}）。",
+        "needs_code": (
+            "有 {count} 个请求在等你，回复须带上编号（如 1 {code} 批准、2 {code} 拒绝）。未做任何决策。"
+        ),
+        "unknown_code": "你在这里没有编号为 {code} 的请求。未做任何决策。",
         "approve": "已批准。",
         "edit": "已按你的修改批准。",
         "reject": "已拒绝。",
@@ -69,6 +78,7 @@ EXECUTION: dict[Locale, dict[str, str]] = {
     "en": {"succeeded": "✅ {tool} ran", "failed": "❌ {tool} failed"},
     "zh": {"succeeded": "✅ {tool} 已执行", "failed": "❌ {tool} 执行失败"},
 }
+RESULT: dict[Locale, str] = {"en": "Result: {result}", "zh": "结果：{result}"}
 
 
 def span_words(seconds: float, locale: Locale) -> str:
@@ -92,15 +102,20 @@ def span_words(seconds: float, locale: Locale) -> str:
 
 TEXT_WAITING: dict[Locale, str] = {"en": "🔔 Waiting for your decision", "zh": "🔔 等待你的决策"}
 TEXT_QUESTION: dict[Locale, str] = {"en": "🔔 The AI asks you", "zh": "🔔 AI 想问你"}
+TEXT_CODED = "{text} · {code}"
+"""A text message's first line with its request's reply code."""
 TEXT_ACTION: dict[Locale, str] = {"en": "📋 Action: {action}", "zh": "📋 操作：{action}"}
+TEXT_TOOL: dict[Locale, str] = {"en": "🔧 Tool: {tool}", "zh": "🔧 工具：{tool}"}
 TEXT_DETAILS: dict[Locale, str] = {"en": "Details:", "zh": "内容："}
 TEXT_MORE_ARGS: dict[Locale, str] = {"en": "  …and {count} more", "zh": "  …还有 {count} 项"}
 TEXT_REPLY_WITH: dict[Locale, str] = {"en": "Reply with one of:", "zh": "回复以下任一选项："}
 TEXT_CHOICES: dict[Locale, dict[str, str]] = {
-    "en": {"approve": "1  ✅ Approve", "reject": "2  ❌ Reject"},
-    "zh": {"approve": "1  ✅ 批准", "reject": "2  ❌ 拒绝"},
+    "en": {"approve": "{reply}  ✅ Approve", "reject": "{reply}  ❌ Reject"},
+    "zh": {"approve": "{reply}  ✅ 批准", "reject": "{reply}  ❌ 拒绝"},
 }
-"""The decisions a text reply can make, with the digit that makes each."""
+"""The decisions a text reply can make, each with the reply that makes it (`TEXT_DIGITS`, and
+the request's code when it has one: `1 K7QD`)."""
+TEXT_DIGITS: dict[str, str] = {"approve": "1", "reject": "2"}
 TEXT_LINK: dict[Locale, str] = {"en": "🔗 More options: {link}", "zh": "🔗 更多选项：{link}"}
 TEXT_ONLY_LINK: dict[Locale, str] = {
     "en": "🔗 Answer here: {link}",
@@ -109,17 +124,25 @@ TEXT_ONLY_LINK: dict[Locale, str] = {
 """For a request a text reply cannot decide (a question, an edit-only rule)."""
 TEXT_SAID: dict[Locale, str] = {"en": "💬 {said}", "zh": "💬 {said}"}
 TEXT_HELP: dict[Locale, str] = {
-    "en": "Reply 1 (or approve, y, yes) to approve or 2 (or reject, n, no) to reject your latest request.",
-    "zh": "回复 1（或 批准）批准，回复 2（或 拒绝）拒绝你最新的待审批请求。",
+    "en": (
+        "Reply 1 (or approve, y, yes) to approve or 2 (or reject, n, no) to reject, with the code "
+        "the request's message shows (1 K7QD); while only one request waits for you, 1 or 2 alone will do."
+    ),
+    "zh": (
+        "回复 1（或 批准）批准、2（或 拒绝）拒绝，并带上请求消息里的编号（如 1 K7QD）；"
+        "只有一个请求在等你时，只回 1 或 2 也可以。"
+    ),
 }
 TEXT_DECIDED: dict[Locale, dict[str, str]] = {
     "en": {"approve": "✅ Approved: {action}", "reject": "❌ Rejected: {action}"},
     "zh": {"approve": "✅ 已批准：{action}", "reject": "❌ 已拒绝：{action}"},
 }
-TEXT_MORE_WAITING: dict[Locale, str] = {
-    "en": "{count} more waiting for you; your next reply decides the latest of them.",
-    "zh": "还有 {count} 个请求在等你；下一条回复决定其中最新的一个。",
+TEXT_STILL_OPEN: dict[Locale, str] = {
+    "en": "{count} more waiting for you:",
+    "zh": "还有 {count} 个请求在等你：",
 }
+TEXT_OPEN: dict[Locale, str] = {"en": "Waiting for your decision:", "zh": "等你决策的请求："}
+"""Above the list of a person's open requests (code, tool, first arguments) in an answer."""
 TEXT_NOTHING_WAITING: dict[Locale, str] = {
     "en": "Nothing is waiting for your decision.",
     "zh": "没有等待你决策的请求。",
@@ -153,6 +176,7 @@ MAIL_SIGN_IN: dict[Locale, str] = {
     "zh": "登录后决策：{url}",
 }
 MAIL_REASON: dict[Locale, str] = {"en": "Reason", "zh": "理由"}
+MAIL_RESULT: dict[Locale, str] = {"en": "Result", "zh": "结果"}
 MAIL_ENDED: dict[Locale, str] = {
     "en": "This request is closed: there is nothing left to decide.",
     "zh": "该请求已结束，无需再决策。",

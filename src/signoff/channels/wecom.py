@@ -33,9 +33,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import ConfigError
-from .buttons import CLICKABLE, as_key, check_fresh, cut, from_key
+from .buttons import CLICKABLE, as_key, check_fresh, from_key
 from .contract import BadCallback, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
-from .notice import FollowUp, Notice
+from .notice import FollowUp, Notice, cut
 from .registry import ChannelConfig
 from .wecom_crypto import WeComCrypto, cdata, read_xml
 

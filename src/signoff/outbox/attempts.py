@@ -52,6 +52,7 @@ class Attempts:
         except RequestNotFound:
             return _skipped(row, target, "the request is gone")
         context["thread"] = request.thread_id
+        context["tool"] = request.tool_name
         try:
             if row.channel == WEBHOOK:
                 return await self._webhook(row, request)
@@ -122,8 +123,11 @@ class Attempts:
             if request.is_terminal:  # it ended before its notice could go: its update says nothing new
                 return _skipped(row, target, f"the request was already {request.status.value}")
             link = await self._handle(request, recipient, context)
+            code = None
+            if channel.reply_codes:
+                code = await asyncio.to_thread(self.store.reply_code, request.id, row.channel, recipient)
             notice = build_notice(
-                request, approver=recipient, link=link, request_url=request_url, locale=locale
+                request, approver=recipient, link=link, request_url=request_url, locale=locale, code=code
             )
             ref = await asyncio.wait_for(channel.send(notice, target), channel.timeout)
             return Outcome(state="sent", result="sent", target=target, next_at=utcnow(), ref=ref)
@@ -204,6 +208,7 @@ class Attempts:
             "request": row.request_id,
             "handle": context.get("handle"),
             "platform": context.get("platform", row.channel),
+            "tool": context.get("tool"),
             "channel": row.channel,
             "target": outcome.target,
             "event": row.event,

@@ -3,11 +3,11 @@
 The channel verifies the callback (`Channel.verify`: signature, freshness, decryption; a
 forged or stale one is a 401, audited, and an unreadable one a 400) and says who acted, on
 which request, with which decision. Deciding is the server's: the sender is the person whose
-address on that channel it is, the request is named by id, by handle, or (a text reply) is the
-sender's newest pending request notified on that channel, and the decision goes through the
-same checks as every other (`deciding.decide_as`: only approvers, the first decision wins,
-audited). The channel then answers its platform (`Channel.answer`). Each inbound action is one
-structured log line (thread, request, handle, platform, result).
+address on that channel it is, the request is named by id, by handle, or (a text reply) by the
+reply code its message carried, or is the sender's only open one (`reply_picking`), and the
+decision goes through the same checks as every other (`deciding.decide_as`: only approvers,
+the first decision wins, audited). The channel then answers its platform (`Channel.answer`).
+Each inbound action is one structured log line (thread, request, handle, platform, result).
 """
 
 from __future__ import annotations
@@ -27,12 +27,14 @@ from .._util import utcnow
 from ..channels.contract import BadCallback, BadSignature, Channel, Inbound, InboundOutcome, InboundResult
 from ..channels.texts import ALREADY_REPLY, BY, EXPIRED_REPLY, FINAL, REPLIES, Locale
 from ..errors import AlreadyDecided, NotAnApprover, NotFound, RequestExpired, RequestNotFound, SignoffError
+from ..identity import User
 from ..requests import Request
 from ..store.idempotency_ops import KeptAnswer
 from .context import Server, server_of
 from .deciding import decide_as
 from .inbox.cards import refusal_text
 from .refusals import ANONYMOUS, audit_refusal
+from .reply_picking import open_choices, pick_request
 
 router = APIRouter(tags=["channels"])
 log = logging.getLogger("signoff.channels")
@@ -120,7 +122,30 @@ def _act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
     if user is None or user.disabled:
         return _done(channel, inbound, None, "unknown_sender", words["not_linked"])
     user = replace(user, groups=tuple(store.groups_of(user.name)))
-    request_id = _request_id(server, channel, inbound, user.name)
+    if inbound.request_id is None and inbound.handle is None:
+        return _act_on_reply(server, channel, inbound, user, locale)
+    return _decide(server, channel, inbound, user, _request_id(server, inbound, user.name), locale)
+
+
+def _act_on_reply(
+    server: Server, channel: Channel, inbound: Inbound, user: User, locale: Locale
+) -> InboundOutcome:
+    """A text reply: the request its code names, or the sender's only open one (`reply_picking`);
+    the answer lists the sender's requests still open on the channel."""
+    picked = pick_request(server.store, channel.name, user.name, inbound.code, locale)
+    if picked.refusal is not None:
+        outcome = _done(channel, inbound, None, picked.refusal, picked.words)
+    else:
+        outcome = _decide(server, channel, inbound, user, picked.request_id, locale)
+    decided = outcome.request_id if outcome.result == "decided" else None
+    choices = open_choices(server.store, channel.name, user.name, leave_out=decided)
+    return replace(outcome, choices=choices)
+
+
+def _decide(
+    server: Server, channel: Channel, inbound: Inbound, user: User, request_id: str | None, locale: Locale
+) -> InboundOutcome:
+    words = REPLIES[locale]
     if request_id is None:
         return _done(channel, inbound, None, "unknown_request", words["nothing_pending"])
     if inbound.decision is None:
@@ -155,16 +180,13 @@ def _refusal(error: SignoffError, request: Request | None, locale: Locale) -> st
     return refusal_text(error, request)
 
 
-def _request_id(server: Server, channel: Channel, inbound: Inbound, user: str) -> str | None:
-    store = server.store
+def _request_id(server: Server, inbound: Inbound, user: str) -> str | None:
     if inbound.request_id:
         return inbound.request_id
-    if inbound.handle:
-        found = store.handle_of(inbound.handle)
-        if found is None or found[0].name != user:
-            return None
-        return found[1]
-    return store.latest_notified_pending(channel.name, user)
+    found = server.store.handle_of(inbound.handle or "")
+    if found is None or found[0].name != user:
+        return None
+    return found[1]
 
 
 def _maybe(server: Server, request_id: str) -> Request | None:
@@ -204,6 +226,7 @@ def log_inbound(
         "platform": channel.kind,
         "channel": channel.name,
         "sender": inbound.sender if inbound else None,
+        "code": inbound.code if inbound else None,
         "decision": (inbound.decision or {}).get("type") if inbound else None,
         "result": result,
     }

@@ -15,6 +15,7 @@ from .declared_ops import DeclaredRuleOps
 from .execution_ops import ExecutionOps
 from .idempotency_ops import IdempotencyOps
 from .identity_ops import IdentityOps
+from .reply_code_ops import ReplyCodeOps
 from .report_ops import ReportOps
 from .request_ops import RequestOps
 from .run_state_ops import RunStateOps
@@ -34,5 +35,6 @@ class Store(
     RunStateOps,
     AddressOps,
     WebhookOps,
+    ReplyCodeOps,
 ):
     """Base class of the store backends. Use `open_store(url)` to get one."""

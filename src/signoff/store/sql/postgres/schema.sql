@@ -313,6 +313,19 @@ CREATE INDEX outbox_by_parent ON outbox (parent_id) WHERE parent_id IS NOT NULL;
 CREATE INDEX outbox_notices ON outbox (channel, recipient) WHERE message = 'notice';
 CREATE INDEX outbox_dead ON outbox (updated_at) WHERE state = 'dead';
 
+-- The code a text message gives its request (issue 17): a reply names the request by it
+-- ("1 K7QD"), so a bare "1" never decides a request the person did not mean. One code per
+-- request, channel and person; a person's codes on a channel never repeat, so a late reply
+-- to a closed request cannot decide a newer one.
+CREATE TABLE reply_codes (
+    channel TEXT NOT NULL,
+    recipient TEXT NOT NULL,
+    code TEXT NOT NULL,
+    request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
+    PRIMARY KEY (channel, recipient, code),
+    UNIQUE (request_id, channel, recipient)
+);
+
 -- Every attempt to deliver an outbox row: the request's delivery log in full (the deliveries
 -- table keeps one line per channel and target, with the latest result).
 CREATE TABLE delivery_attempts (

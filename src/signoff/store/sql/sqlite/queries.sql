@@ -520,3 +520,21 @@ SELECT channel, state, count(*) AS n FROM outbox WHERE state = 'dead' GROUP BY c
 SELECT r.id FROM outbox o JOIN requests r ON r.id = o.request_id
 WHERE o.channel = :channel AND o.recipient = :recipient AND o.message = 'notice'
 ORDER BY CASE WHEN r.status = 'pending' THEN 0 ELSE 1 END, r.created_at DESC, r.id DESC LIMIT 1;
+
+-- name: reply_code_of
+SELECT code FROM reply_codes WHERE request_id = :request_id AND channel = :channel AND recipient = :recipient;
+
+-- name: insert_reply_code
+-- a new code, or nothing: the request has one already, or the person has this one on the channel
+INSERT INTO reply_codes (channel, recipient, code, request_id) VALUES (:channel, :recipient, :code, :request_id)
+ON CONFLICT DO NOTHING;
+
+-- name: open_notified
+-- the person's pending requests notified on the channel, oldest first, with their codes (NULL: none yet)
+SELECT r.id AS request_id, r.created_at, c.code FROM outbox o JOIN requests r ON r.id = o.request_id
+LEFT JOIN reply_codes c ON c.request_id = r.id AND c.channel = o.channel AND c.recipient = o.recipient
+WHERE o.channel = :channel AND o.recipient = :recipient AND o.message = 'notice' AND r.status = 'pending'
+ORDER BY r.created_at, r.id;
+
+-- name: request_of_reply_code
+SELECT request_id FROM reply_codes WHERE channel = :channel AND recipient = :recipient AND code = :code;
