@@ -407,3 +407,47 @@ def test_each_components_answer_is_that_of_its_declarations_alone(sqlite_store: 
                         assert mine.ask is not turned_off
 
     check()
+
+
+# -- AG-UI: a front end that shows what asks, and decides only by a person's answer -------------
+
+
+@pytest.mark.parametrize("named", [True, False], ids=["named", "turned-off"])
+def test_agui_shows_a_named_call_and_only_a_persons_answer_runs_it(
+    sqlite_store: SQLiteStore, tmp_path: Path, named: bool
+) -> None:
+    pytest.importorskip("ag_ui")
+    from signoff import Client
+    from tests.agui.support import interrupts, run, run_body
+    from tests.live import LiveServer
+
+    if not named:
+        sqlite_store.set_layer("tool", "send_email", {"requires_approval": False}, actor="ops")
+    with LiveServer(sqlite_store) as server:
+        alice, bot = server.user("alice"), server.user("bot", "agent")
+        ledger = Ledger(tmp_path / "agui.jsonl")
+        with Client(server.url, bot) as backend:
+            gate = Gate(backend).component(tools=declared(True))
+            call = ToolCall(name="send_email", args=EMAIL, id="c1")
+            worker = threading.Thread(
+                target=lambda: gate.run(call, send_email_into(ledger), Scope(thread_id="agui")), daemon=True
+            )
+            worker.start()
+            if not named:
+                worker.join(30)
+                assert ledger.runs("send_email") and not interrupts(run(server, alice, run_body()))
+                return
+            while not sqlite_store.list_requests(thread_id="agui"):
+                worker.join(0.02)
+            shown = interrupts(run(server, alice, run_body()))  # shown; nothing decided by showing
+            assert [item.metadata["signoff"]["tool"] for item in shown] == ["send_email"]
+            cancelled = [{"interruptId": shown[0].id, "status": "cancelled"}]
+            run(server, alice, run_body(resume=cancelled))  # a cancelled entry decides nothing
+            with server.client(bot) as agent:  # an agent never decides, not even its own call
+                assert agent.post("/agui", json=run_body(resume=[])).status_code == 403
+            [request] = sqlite_store.list_requests(thread_id="agui")
+            assert request.status is RequestStatus.PENDING and not ledger.runs("send_email")
+            approved = [{"interruptId": shown[0].id, "status": "resolved", "payload": "approved"}]
+            run(server, alice, run_body(resume=approved))
+            worker.join(30)
+            assert len(ledger.runs("send_email")) == 1
