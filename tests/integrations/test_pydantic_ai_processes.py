@@ -1,6 +1,7 @@
 """A durable Pydantic AI run across processes: the agent exits while a call is pending, a person
 approves with the CLI from another process, a third process resumes from the saved history, the
-tool runs once; replaying the resume runs nothing."""
+tool runs once; replaying the resume runs nothing. And a waiting run (`wait=True`) killed while
+it waits: another process resumes it from the messages it kept in the store."""
 
 from __future__ import annotations
 
@@ -11,10 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations.processes import SRC, run, run_phase
+from tests.integrations.processes import SRC, kill_when, run, run_phase, start_phase
 
 pytest.importorskip("pydantic_ai")
 
+from signoff import Approve
+from signoff.store import SQLiteStore
+
+from ..conftest import url_for
 from .pai_support import Ledger
 
 SCRIPT = Path(__file__).with_name("pai_process.py")
@@ -54,3 +59,46 @@ def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path
     assert replayed["output"] == "done again"
     assert replayed["seen"] == resumed["seen"]
     assert len(ledger.runs()) == 2  # nothing ran again
+
+
+@pytest.mark.slow
+def test_a_waiting_run_killed_while_it_waits_is_resumed_in_another_process(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": url_for(sqlite_store)}
+    env.pop("SIGNOFF_URL", None)
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+
+    def waiting() -> bool:
+        pending = sqlite_store.list_requests(thread_id="nightly-1", status="pending")
+        return bool(pending) and sqlite_store.load_run_state("nightly-1") is not None
+
+    kill_when(start_phase(SCRIPT, "wait", tmp_path, env), waiting)
+    (request,) = sqlite_store.list_requests(thread_id="nightly-1")
+    kept = sqlite_store.load_run_state("nightly-1")
+    assert kept is not None and kept.kind == "pydantic-ai"  # kept before it waited
+    assert [run["tool"] for run in ledger.runs()] == ["read_data"]
+
+    sqlite_store.decide(request.id, Approve(), actor="alice")
+    resumed = phase("resume-kept", tmp_path, env)
+    assert resumed["output"] == "done"
+    assert resumed["seen"] == [
+        [
+            ["tool-return", "send_email", "c1", "sent to alice", "success"],
+            ["tool-return", "read_data", "c2", "rows of t", "success"],
+        ]
+    ]
+    # the ungated call's result was not in the run's messages yet when it was kept: it ran again,
+    # as a replay repeats calls nobody gates; the gated one ran once, under its request
+    assert sorted((run["tool"], run["key"]) for run in ledger.runs()[1:]) == [
+        ("read_data", None),
+        ("send_email", request.id),
+    ]
+    assert sqlite_store.load_run_state("nightly-1") is None  # the resumed run ended: forgotten
+
+    with pytest.raises(AssertionError, match="no paused Pydantic AI run is kept"):
+        phase("resume-kept", tmp_path, env)  # resuming again: nothing is kept, nothing runs
+    sqlite_store.save_run_state("nightly-1", kept.state, kind=kept.kind)
+    replayed = phase("resume-kept", tmp_path, env)  # the messages kept while waiting, resumed again
+    assert replayed["seen"] == resumed["seen"]
+    assert len(ledger.runs("send_email")) == 1  # signoff's execution record says it ran: never again
