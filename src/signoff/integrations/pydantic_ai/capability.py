@@ -53,6 +53,10 @@ class SignoffApprovals(AbstractCapability[Any]):
     _kept_threads: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
     """The threads whose messages a run of this capability kept while it waited."""
 
+    def __post_init__(self) -> None:
+        # a component of the gate: the tools its toolsets gate are its own declarations
+        self.gate = self.gate.component()
+
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None
