@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.integrations.processes import SRC, kill_when, run, run_phase, start_phase
+from tests.integrations.processes import SRC, kill_while_kept, local_env, resume_again, run, run_phase
 
 pytest.importorskip("haystack")
 
@@ -35,7 +35,6 @@ from signoff.integrations.haystack import (
 from signoff.integrations.haystack.paused import history_of
 from signoff.store import SQLiteStore
 
-from ..conftest import url_for
 from .hs_support import Ledger, Script, calls, make_tools, shown
 
 EMAIL = {"to": "alice", "body": "hi"}
@@ -172,18 +171,10 @@ def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path
 def test_a_waiting_run_killed_while_it_waits_is_resumed_in_another_process(
     tmp_path: Path, sqlite_store: SQLiteStore
 ) -> None:
-    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": url_for(sqlite_store)}
-    env.pop("SIGNOFF_URL", None)
+    env = local_env(sqlite_store)
     ledger = Ledger(tmp_path / "ledger.jsonl")
 
-    def waiting() -> bool:
-        pending = sqlite_store.list_requests(thread_id="nightly-1", status="pending")
-        return bool(pending) and sqlite_store.load_run_state("nightly-1") is not None
-
-    kill_when(start_phase(SCRIPT, "wait", tmp_path, env), waiting)
-    (request,) = sqlite_store.list_requests(thread_id="nightly-1")
-    kept = sqlite_store.load_run_state("nightly-1")
-    assert kept is not None and kept.kind == "haystack"  # kept before it waited
+    request, kept = kill_while_kept(SCRIPT, tmp_path, sqlite_store, "haystack")  # kept before it waited
     assert waiting_requests(history_of(kept.state)) == [request.id]  # as a durable pause keeps it
     assert ledger.runs() == []  # the turn's tools run after its decisions
 
@@ -201,10 +192,7 @@ def test_a_waiting_run_killed_while_it_waits_is_resumed_in_another_process(
     ]
     assert sqlite_store.load_run_state("nightly-1") is None  # the resumed run ended: forgotten
 
-    with pytest.raises(AssertionError, match="no paused Haystack run is kept"):
-        phase("resume-kept", tmp_path, env)  # resuming again: nothing is kept, nothing runs
-    sqlite_store.save_run_state("nightly-1", kept.state, kind=kept.kind)
-    replayed = phase("resume-kept", tmp_path, env)  # the history kept while waiting, resumed again
+    replayed = resume_again(SCRIPT, "resume-kept", tmp_path, sqlite_store, kept, "Haystack")
     assert replayed["seen"] == resumed["seen"]
     assert [r["tool"] for r in ledger.runs()].count("send_email") == 1  # its execution record: never again
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.integrations.processes import SRC, kill_when, run, run_phase, start_phase
+from tests.integrations.processes import SRC, kill_while_waiting, local_env, run, run_phase
 
 pytest.importorskip("langgraph.checkpoint.sqlite")
 
@@ -100,19 +100,15 @@ def three_processes(tmp_path: Path, env: dict[str, str]) -> None:
 def test_a_waiting_run_killed_while_it_waits_is_resumed_in_another_process(
     tmp_path: Path, sqlite_store: SQLiteStore
 ) -> None:
-    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": url_for(sqlite_store)}
-    env.pop("SIGNOFF_URL", None)
-    env.pop("LC_GRAPH_DSN", None)
+    env = local_env(sqlite_store)
     ledger = Ledger(tmp_path / "ledger.jsonl")
 
-    def waiting() -> bool:
+    def checkpointed() -> bool:
         # LangGraph's default durability ("async") writes the model turn's checkpoint while the
         # tools node starts: the run can be resumed once it is written
-        pending = sqlite_store.list_requests(thread_id="nightly-1", status="pending")
-        return bool(pending) and next_nodes(tmp_path / "graph.db", Gate(sqlite_store)) == ("tools",)
+        return next_nodes(tmp_path / "graph.db", Gate(sqlite_store)) == ("tools",)
 
-    kill_when(start_phase(SCRIPT, "wait", tmp_path, env), waiting)
-    (request,) = sqlite_store.list_requests(thread_id="nightly-1")
+    request = kill_while_waiting(SCRIPT, tmp_path, sqlite_store, resumable=checkpointed)
     assert [run["tool"] for run in ledger.runs()] in ([], ["read_data"])  # the ungated call may have run
 
     sqlite_store.decide(request.id, Approve(), actor="alice")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations.processes import SRC, kill_when, run, run_phase, start_phase
+from tests.integrations.processes import SRC, kill_while_kept, local_env, resume_again, run, run_phase
 
 pytest.importorskip("agents")
 
@@ -21,7 +21,6 @@ from signoff import Approve, Edit
 from signoff.store import SQLiteStore
 from tests.live import LiveServer
 
-from ..conftest import url_for
 from .oa_support import Ledger
 
 SCRIPT = Path(__file__).with_name("oa_process.py")
@@ -103,19 +102,10 @@ def three_processes(folder: Path, agent_env: dict[str, str], person_env: dict[st
 def test_a_waiting_run_killed_while_it_waits_is_resumed_in_another_process(
     tmp_path: Path, sqlite_store: SQLiteStore, decision: Approve | Edit, sent: str
 ) -> None:
-    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": url_for(sqlite_store)}
-    env.pop("SIGNOFF_URL", None)
-    env.pop("OPENAI_API_KEY", None)
+    env = local_env(sqlite_store)
     ledger = Ledger(tmp_path / "ledger.jsonl")
 
-    def waiting() -> bool:
-        pending = sqlite_store.list_requests(thread_id="nightly-1", status="pending")
-        return bool(pending) and sqlite_store.load_run_state("nightly-1") is not None
-
-    kill_when(start_phase(SCRIPT, "wait", tmp_path, env), waiting)
-    (request,) = sqlite_store.list_requests(thread_id="nightly-1")
-    kept = sqlite_store.load_run_state("nightly-1")
-    assert kept is not None and kept.kind == "openai-agents"  # kept before it waited
+    request, kept = kill_while_kept(SCRIPT, tmp_path, sqlite_store, "openai-agents")  # kept before it waited
     assert [row["tool"] for row in ledger.runs()] == ["lookup"]
 
     sqlite_store.decide(request.id, decision, actor="alice")
@@ -128,9 +118,6 @@ def test_a_waiting_run_killed_while_it_waits_is_resumed_in_another_process(
     assert ledger.runs("send_email")[0]["args"]["to"] == sent.removeprefix("sent to ")
     assert sqlite_store.load_run_state("nightly-1") is None  # finished: forgotten
 
-    with pytest.raises(AssertionError, match="no paused Agents SDK run"):
-        phase("resume", tmp_path, env)  # resuming again: nothing is kept, nothing runs
-    (tmp_path / "kept.txt").write_text(kept.state)
-    replayed = phase("replay", tmp_path, env)  # the state kept while waiting, resumed again
+    replayed = resume_again(SCRIPT, "resume", tmp_path, sqlite_store, kept, "Agents SDK")
     assert replayed == resumed
     assert len(ledger.runs("send_email")) == 1  # signoff's execution record, not the RunState, says it ran

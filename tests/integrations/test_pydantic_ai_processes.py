@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations.processes import SRC, kill_when, run, run_phase, start_phase
+from tests.integrations.processes import SRC, kill_while_kept, local_env, resume_again, run, run_phase
 
 pytest.importorskip("pydantic_ai")
 
 from signoff import Approve
 from signoff.store import SQLiteStore
 
-from ..conftest import url_for
 from .pai_support import Ledger
 
 SCRIPT = Path(__file__).with_name("pai_process.py")
@@ -65,18 +64,10 @@ def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path
 def test_a_waiting_run_killed_while_it_waits_is_resumed_in_another_process(
     tmp_path: Path, sqlite_store: SQLiteStore
 ) -> None:
-    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": url_for(sqlite_store)}
-    env.pop("SIGNOFF_URL", None)
+    env = local_env(sqlite_store)
     ledger = Ledger(tmp_path / "ledger.jsonl")
 
-    def waiting() -> bool:
-        pending = sqlite_store.list_requests(thread_id="nightly-1", status="pending")
-        return bool(pending) and sqlite_store.load_run_state("nightly-1") is not None
-
-    kill_when(start_phase(SCRIPT, "wait", tmp_path, env), waiting)
-    (request,) = sqlite_store.list_requests(thread_id="nightly-1")
-    kept = sqlite_store.load_run_state("nightly-1")
-    assert kept is not None and kept.kind == "pydantic-ai"  # kept before it waited
+    request, kept = kill_while_kept(SCRIPT, tmp_path, sqlite_store, "pydantic-ai")  # kept before it waited
     assert [run["tool"] for run in ledger.runs()] == ["read_data"]
 
     sqlite_store.decide(request.id, Approve(), actor="alice")
@@ -96,9 +87,6 @@ def test_a_waiting_run_killed_while_it_waits_is_resumed_in_another_process(
     ]
     assert sqlite_store.load_run_state("nightly-1") is None  # the resumed run ended: forgotten
 
-    with pytest.raises(AssertionError, match="no paused Pydantic AI run is kept"):
-        phase("resume-kept", tmp_path, env)  # resuming again: nothing is kept, nothing runs
-    sqlite_store.save_run_state("nightly-1", kept.state, kind=kept.kind)
-    replayed = phase("resume-kept", tmp_path, env)  # the messages kept while waiting, resumed again
+    replayed = resume_again(SCRIPT, "resume-kept", tmp_path, sqlite_store, kept, "Pydantic AI")
     assert replayed["seen"] == resumed["seen"]
     assert len(ledger.runs("send_email")) == 1  # signoff's execution record says it ran: never again
