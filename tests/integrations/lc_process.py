@@ -1,8 +1,12 @@
 """One phase of a durable LangGraph run in its own process (the CLI's store).
 
-    python lc_process.py start|resume|replay DIR
+    python lc_process.py start|resume|replay|wait|resume-waiting|again|replay-waiting DIR
 
 The graph is saved with SqliteSaver in DIR, or with PostgresSaver when LC_GRAPH_DSN is set.
+`wait` runs `SignoffMiddleware(wait=True)` (and is killed while it waits); `resume-waiting`
+continues it with `resume_when_decided`, `again` invokes the graph on the thread once more, and
+`replay-waiting` replays it from the checkpoint before the tools node, all with the waiting
+middleware.
 
 Prints one JSON line: the run's interrupts and the ToolMessages the model was shown.
 """
@@ -23,7 +27,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
-from signoff.integrations.langchain import SignoffMiddleware
+from signoff.integrations.langchain import SignoffMiddleware, resume_when_decided
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.integrations.lc_support import Ledger, calls, make_tools, script, tool_messages
@@ -36,6 +40,10 @@ TURNS: dict[str, Any] = {
     "resume": ["done"],
     "replay": ["done again"],
 }
+TURNS.update(
+    {"wait": TURNS["start"], "resume-waiting": ["done"], "again": ["never"], "replay-waiting": ["done again"]}
+)
+WAITING = ("wait", "resume-waiting", "again", "replay-waiting")
 
 
 @contextmanager
@@ -63,14 +71,19 @@ def main(phase: str, folder: Path) -> None:
 
 def run_phase(phase: str, folder: Path, saver: BaseCheckpointSaver[Any]) -> None:
     model = script(*TURNS[phase])
-    middleware = SignoffMiddleware(interrupt_on={"send_email": True})  # the store the CLI uses
+    # the store the CLI uses
+    middleware = SignoffMiddleware(interrupt_on={"send_email": True}, wait=phase in WAITING)
     agent = create_agent(
         model, tools=make_tools(Ledger(folder / "ledger.jsonl")), middleware=[middleware], checkpointer=saver
     )
-    if phase == "start":
+    if phase in ("start", "wait"):
         result = agent.invoke({"messages": [{"role": "user", "content": "mail alice"}]}, CONFIG, version="v2")
     elif phase == "resume":
         result = agent.invoke(Command(resume=True), CONFIG, version="v2")
+    elif phase == "resume-waiting":
+        result = resume_when_decided(agent, CONFIG, middleware)
+    elif phase == "again":
+        result = agent.invoke(None, CONFIG, version="v2")
     else:
         before_tools = next(s for s in agent.get_state_history(CONFIG) if "tools" in s.next)
         result = agent.invoke(None, before_tools.config, version="v2")

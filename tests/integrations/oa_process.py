@@ -1,11 +1,12 @@
 """One phase of a durable Agents SDK run in its own process (the CLI's store, through SIGNOFF_DB).
 
-    python oa_process.py start|resume|replay DIR
+    python oa_process.py start|wait|resume|replay DIR
 
-`start` runs until paused (and copies the kept run state to DIR/kept.txt); `resume` continues the
-kept run; `replay` puts the copy back (as if the resuming process had died before forgetting it)
-and resumes again. Prints one JSON line: paused, the requests waited for, what the model was
-shown last (its tool outputs), the final output.
+`start` runs until paused (and copies the kept run state to DIR/kept.txt); `wait` runs with
+`wait=True` (and is killed while it waits); `resume` continues the kept run; `replay` puts the
+copy back (as if the resuming process had died before forgetting it) and resumes again. Prints
+one JSON line: paused, the requests waited for, what the model was shown last (its tool
+outputs), the final output.
 """
 
 from __future__ import annotations
@@ -29,12 +30,14 @@ RULES = RuleSet.model_validate({"tools": {"send_email": {"requires_approval": Tr
 async def main(phase: str, folder: Path) -> None:
     approval = SignoffApproval(rules=RULES)
     tools = approval.gate_tools(make_tools(Ledger(folder / "ledger.jsonl")))
-    model = script(first=phase == "start")
+    model = script(first=phase in ("start", "wait"))
     store: Any = approval.gate.store
     if phase == "start":
         run = await approval.run(agent(model, tools), USER, thread_id=THREAD)
         kept = store.load_run_state(THREAD)
         (folder / "kept.txt").write_text(kept.state if kept is not None else "")
+    elif phase == "wait":
+        run = await approval.run(agent(model, tools), USER, thread_id=THREAD, wait=True)
     else:
         if phase == "replay":
             store.save_run_state(THREAD, (folder / "kept.txt").read_text(), kind=STATE_KIND)

@@ -1,8 +1,10 @@
 """One phase of a durable Pydantic AI run in its own process (the CLI's store, history on disk).
 
-    python pai_process.py start|resume|replay DIR
+    python pai_process.py start|resume|replay|wait|resume-kept DIR
 
-Prints one JSON line: the deferred calls, and the parts the model was shown after its first turn.
+`wait` runs with `SignoffApprovals(wait=True)` (and is killed while it waits); `resume-kept`
+continues the messages it kept in the store. Prints one JSON line: the deferred calls, and the
+parts the model was shown after its first turn.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pydantic_ai.messages import ModelMessagesTypeAdapter
 from pydantic_ai.tools import DeferredToolRequests
 
 from signoff import Gate, ToolEntry, open_backend
-from signoff.integrations.pydantic_ai import SignoffApprovals, decided_results
+from signoff.integrations.pydantic_ai import SignoffApprovals, decided_results, resume_when_decided
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.integrations.pai_support import Ledger, Script, make_toolset, shown
@@ -27,12 +29,14 @@ TURNS: dict[str, list[Any]] = {
     "resume": ["done"],
     "replay": ["done again"],
 }
+TURNS["wait"] = TURNS["start"]
+TURNS["resume-kept"] = TURNS["resume"]
 
 
 def main(phase: str, folder: Path) -> None:
     gate = Gate(open_backend())  # SIGNOFF_DB, as the CLI
     gate.register_tool("send_email", ToolEntry(requires_approval=True))
-    approvals = SignoffApprovals(gate)
+    approvals = SignoffApprovals(gate, wait=phase in ("wait", "resume-kept"))
     script = Script(TURNS[phase])
     agent = Agent(
         script.model,
@@ -44,6 +48,10 @@ def main(phase: str, folder: Path) -> None:
     if phase == "start":
         result = agent.run_sync("mail alice", conversation_id="nightly-1")
         saved.write_bytes(result.all_messages_json())
+    elif phase == "wait":
+        result = agent.run_sync("mail alice", conversation_id="nightly-1")
+    elif phase == "resume-kept":
+        result = resume_when_decided(agent, None, approvals, thread_id="nightly-1")
     else:
         blob = saved.read_bytes()
         results = decided_results(approvals, blob)

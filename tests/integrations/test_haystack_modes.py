@@ -1,5 +1,6 @@
 """The Haystack adapters' edges: a disallowed decision, a deadline, Haystack serialization of an agent
-with the hooks, and a durable run across real processes (pause, decide with the CLI, resume)."""
+with the hooks, a durable run across real processes (pause, decide with the CLI, resume), and a
+waiting run killed while it waits, resumed in another process."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.integrations.processes import SRC, run, run_phase
+from tests.integrations.processes import SRC, kill_while_kept, local_env, resume_again, run, run_phase
 
 pytest.importorskip("haystack")
 
@@ -23,13 +24,15 @@ from haystack.dataclasses import ChatMessage
 from haystack.hooks.human_in_the_loop import ConfirmationHook
 from haystack.tools import tool
 
-from signoff import DecisionNotAllowed, Edit, Gate, RuleSet
+from signoff import Approve, DecisionNotAllowed, Edit, Gate, RuleSet
 from signoff.integrations.haystack import (
     AWAITING_APPROVAL,
     SignoffConfirmationStrategy,
     SignoffConfirmationUI,
     SignoffPauseHook,
+    waiting_requests,
 )
+from signoff.integrations.haystack.paused import history_of
 from signoff.store import SQLiteStore
 
 from .hs_support import Ledger, Script, calls, make_tools, shown
@@ -162,6 +165,36 @@ def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path
     replayed = phase("replay", tmp_path, env)
     assert replayed["seen"] == resumed["seen"]
     assert [r["tool"] for r in ledger.runs()].count("send_email") == 1  # the gated call: never again
+
+
+@pytest.mark.slow
+def test_a_waiting_run_killed_while_it_waits_is_resumed_in_another_process(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    env = local_env(sqlite_store)
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+
+    request, kept = kill_while_kept(SCRIPT, tmp_path, sqlite_store, "haystack")  # kept before it waited
+    assert waiting_requests(history_of(kept.state)) == [request.id]  # as a durable pause keeps it
+    assert ledger.runs() == []  # the turn's tools run after its decisions
+
+    sqlite_store.decide(request.id, Approve(), actor="alice")
+    resumed = phase("resume-kept", tmp_path, env)
+    assert resumed["exit_reason"] == "text"
+    (seen,) = resumed["seen"]
+    assert [m.get("result") for m in seen[-2:]] == [
+        ["sent to alice", "c1", False],
+        ["rows of t", "c2", False],
+    ]
+    assert sorted((r["tool"], r["key"]) for r in ledger.runs()) == [
+        ("read_data", None),
+        ("send_email", request.id),
+    ]
+    assert sqlite_store.load_run_state("nightly-1") is None  # the resumed run ended: forgotten
+
+    replayed = resume_again(SCRIPT, "resume-kept", tmp_path, sqlite_store, kept, "Haystack")
+    assert replayed["seen"] == resumed["seen"]
+    assert [r["tool"] for r in ledger.runs()].count("send_email") == 1  # its execution record: never again
 
 
 def test_the_no_approval_path_reads_the_runs_scope_and_the_rules_in_force(sqlite_store: SQLiteStore) -> None:

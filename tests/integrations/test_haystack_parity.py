@@ -1,7 +1,8 @@
 """signoff's Haystack adapters give the model exactly what Haystack's own BlockingConfirmationStrategy
 gives it for the same decisions (run with a scripted ConfirmationUI), and run each tool at most once:
 SignoffConfirmationStrategy (waiting, sync and async), SignoffConfirmationUI under Haystack's own
-strategy, and the durable pause + resume. Each runs with the gate over the store itself and over a
+strategy, SignoffConfirmationStrategy under SignoffConfirmationHook (the run kept while it waits), and
+the durable pause + resume. Each runs with the gate over the store itself and over a
 live `signoff serve` (a `Client` with an agent's token; the person then decides through the API as an
 approver)."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from haystack.hooks.human_in_the_loop import (
 from signoff import Approve, Backend, Client, Decision, Edit, Gate, Reject, Request, Respond, RuleSet
 from signoff.integrations.haystack import (
     AWAITING_APPROVAL,
+    SignoffConfirmationHook,
     SignoffConfirmationStrategy,
     SignoffConfirmationUI,
     SignoffPauseHook,
@@ -157,9 +159,14 @@ def answered_expected(tmp_path: Path, name: str) -> tuple[list[dict[str, Any]], 
 
 
 def decide_when_asked(
-    person: Backend, decision: Decision, *, thread_id: str | None = "t1"
+    person: Backend,
+    decision: Decision,
+    *,
+    thread_id: str | None = "t1",
+    kept: Callable[[], Any] | None = None,
 ) -> threading.Thread:
-    """A person who decides as soon as the request shows up (the agent waits meanwhile)."""
+    """A person who decides as soon as the request shows up (the agent waits meanwhile); with
+    `kept`, once it also returns something (the run kept while it waits)."""
 
     def decide() -> None:
         while True:
@@ -168,7 +175,7 @@ def decide_when_asked(
                 for r in person.list_requests(status="pending")
                 if thread_id is None or r.thread_id == thread_id
             ]
-            if pending:
+            if pending and (kept is None or kept() is not None):
                 person.decide(pending[0].id, decision, actor="alice")
                 return
             threading.Event().wait(0.01)
@@ -213,6 +220,40 @@ def test_waiting_strategy_under_run_async(
 
     assert shown(script.seen[1]) == expected
     assert len(ledger.runs("send_email")) == runs
+
+
+@pytest.mark.parametrize("name", DECISIONS)
+@pytest.mark.parametrize("under", ["run", "run_async"])
+def test_waiting_under_signoffs_hook_keeps_the_run_and_runs_the_call_by_its_execution_record(
+    tmp_path: Path, backend: Backend, person: Backend, sqlite_store: SQLiteStore, name: str, under: str
+) -> None:
+    """Under `SignoffConfirmationHook` the messages are the same; the run is kept in the store
+    while it waits (a crash could be resumed) and forgotten once the turn's decided call ran,
+    through its execution record."""
+    expected, runs = answered_expected(tmp_path, name)
+    ledger = Ledger(tmp_path / "signoff.jsonl")
+    script = one_call()
+    strategy = SignoffConfirmationStrategy(Gate(backend, rules=RULES))
+    agent = agent_with(script, ledger, SignoffConfirmationHook({"*": strategy}))
+    creator = AGENT if isinstance(backend, Client) else "agent"
+    deciding = decide_when_asked(person, DECISIONS[name][1], kept=lambda: kept_run(sqlite_store, creator))
+    if under == "run":
+        agent.run(USER, hook_context=CONTEXT)
+    else:
+        asyncio.run(agent.run_async(USER, hook_context=CONTEXT))
+    deciding.join()
+
+    assert shown(script.seen[1]) == expected
+    request = request_of(sqlite_store, backend)
+    assert request is not None
+    assert [row["key"] for row in ledger.runs("send_email")] == [request.id] * runs
+    execution = sqlite_store.get_execution(request.id)
+    assert (execution.status if execution else None) == ("succeeded" if runs else None)
+    assert kept_run(sqlite_store, creator) is None  # the pause is over: forgotten
+
+
+def kept_run(store: SQLiteStore, creator: str) -> Any:
+    return store.load_run_state("t1", created_by=creator)
 
 
 @pytest.mark.parametrize("name", DECISIONS)

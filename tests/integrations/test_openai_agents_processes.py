@@ -1,7 +1,8 @@
 """A durable Agents SDK run across real processes: the agent pauses and exits, a person approves
 with the CLI from another process, a third resumes from the RunState kept in the store; the
 gated tool runs once, and a replay of the resume runs nothing again. Locally (the processes share
-a SQLite file) and remotely (every process talks to a live server over HTTP with its own token)."""
+a SQLite file) and remotely (every process talks to a live server over HTTP with its own token).
+And a waiting run (`wait=True`) killed while it waits: another process resumes it the same way."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations.processes import SRC, run, run_phase
+from tests.integrations.processes import SRC, kill_while_kept, local_env, resume_again, run, run_phase
 
 pytest.importorskip("agents")
 
+from signoff import Approve, Edit
 from signoff.store import SQLiteStore
 from tests.live import LiveServer
 
@@ -88,3 +90,34 @@ def three_processes(folder: Path, agent_env: dict[str, str], person_env: dict[st
 
     with pytest.raises(AssertionError, match="no paused Agents SDK run"):
         phase("resume", folder, agent_env)  # finished: its state is forgotten, nothing to resume
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(PROCESSES_TIMEOUT)
+@pytest.mark.parametrize(
+    ("decision", "sent"),
+    [(Approve(), "sent to alice"), (Edit(args={"to": "bob", "body": "hi"}), "sent to bob")],
+    ids=["approve", "edit"],
+)
+def test_a_waiting_run_killed_while_it_waits_is_resumed_in_another_process(
+    tmp_path: Path, sqlite_store: SQLiteStore, decision: Approve | Edit, sent: str
+) -> None:
+    env = local_env(sqlite_store)
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+
+    request, kept = kill_while_kept(SCRIPT, tmp_path, sqlite_store, "openai-agents")  # kept before it waited
+    assert [row["tool"] for row in ledger.runs()] == ["lookup"]
+
+    sqlite_store.decide(request.id, decision, actor="alice")
+    resumed = phase("resume", tmp_path, env)
+    assert resumed["final_output"] == "done"
+    (_, shown_c1) = resumed["outputs"][1]
+    assert resumed["outputs"][0] == ["c2", "rows of t"] and shown_c1.endswith(sent)
+    runs = [(row["tool"], row["key"]) for row in ledger.runs()]
+    assert runs == [("lookup", None), ("send_email", request.id)]
+    assert ledger.runs("send_email")[0]["args"]["to"] == sent.removeprefix("sent to ")
+    assert sqlite_store.load_run_state("nightly-1") is None  # finished: forgotten
+
+    replayed = resume_again(SCRIPT, "resume", tmp_path, sqlite_store, kept, "Agents SDK")
+    assert replayed == resumed
+    assert len(ledger.runs("send_email")) == 1  # signoff's execution record, not the RunState, says it ran

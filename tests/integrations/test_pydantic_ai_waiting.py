@@ -1,10 +1,13 @@
 """`SignoffApprovals(wait=True)`: the run waits on the gate inside Pydantic AI's
 `handle_deferred_tool_calls` hook and continues with the person's decision, under `run_sync` and
-`run`; mixed gated and ungated calls; `requires_approval=True` tools; a deadline nobody meets."""
+`run`; mixed gated and ungated calls; `requires_approval=True` tools; a deadline nobody meets;
+the run kept in the store while it waits."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ from pydantic_ai.tools import DeferredToolRequests
 
 from signoff import Approve, Defaults, Edit, Gate, Reject, RequestStatus, Respond, RuleSet, ToolEntry
 from signoff.integrations.pydantic_ai import SignoffApprovals, resume_when_decided
+from signoff.integrations.pydantic_ai.kept import KeptRun
 from signoff.store import SQLiteStore
 
 from .pai_support import (
@@ -86,6 +90,34 @@ def test_run_sync_waits_for_the_decision_and_continues(
     assert script.shown(1) == [part, ("tool-return", "read_data", "c2", "rows of users", "success")]
     assert [run["args"] for run in ledger.runs("send_email")] == runs
     assert len(ledger.runs("read_data")) == 1  # the ungated call ran in the first pass, once
+
+
+def test_the_run_is_kept_in_the_store_while_it_waits_and_forgotten_when_it_ends(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    script = Script([[MAIL, READ], "done"])
+    seen: list[KeptRun] = []
+
+    def person() -> None:  # decides once the run is kept (what a crash while waiting would leave)
+        while (kept := sqlite_store.load_run_state("t1")) is None:
+            time.sleep(0.01)
+        seen.append(KeptRun.from_json(kept.state))
+        request = sqlite_store.find_request("t1", "c1")
+        assert request is not None and request.status == "pending" and kept.kind == "pydantic-ai"
+        sqlite_store.decide(request.id, Approve(), actor="alice")
+
+    deciding = threading.Thread(target=person, daemon=True)
+    deciding.start()
+    result = waiting_agent(sqlite_store, script, Ledger(tmp_path / "ledger")).run_sync(
+        "mail alice", conversation_id="t1"
+    )
+    deciding.join()
+
+    assert result.output == "done"
+    (kept,) = seen
+    assert kept.messages == script.seen[0][:1] + result.all_messages()[1:2]  # up to the model's turn
+    assert kept.ran == ["c2"]  # the ungated call had run; its result was not in the messages yet
+    assert sqlite_store.load_run_state("t1") is None  # the run ended: forgotten
 
 
 def test_run_waits_without_a_thread_and_the_tool_runs_under_the_requests_key(

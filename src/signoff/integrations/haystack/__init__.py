@@ -6,7 +6,9 @@
   it for the strategy (under the stock hook an unattended run's cap counts calls, not turns).
 - `SignoffConfirmationUI`: a `ConfirmationUI` for Haystack's own `BlockingConfirmationStrategy`
   and policies; the person decides in signoff.
-- `SignoffPauseHook` + `resume`: a durable pause (the process may exit) and its continuation.
+- `SignoffPauseHook` + `resume`: a durable pause (the process may exit) and its continuation;
+  `resume(agent, None, ...)` continues a waiting run (under `SignoffConfirmationHook`) whose
+  process died while it waited, from the history it kept in signoff's store.
 
 The run's scope comes from `hook_context["signoff"]` (see `context`).
 """

@@ -6,7 +6,9 @@
 It runs the stock hook unchanged, inside `asking_for(the turn's message)`, so that a
 `SignoffConfirmationStrategy` files a turn's calls as one round: an unattended run's auto-resume
 cap (`SIGNOFF_UNATTENDED_MAX_AUTO_RESUME`) then counts turns, not calls. Under the stock hook
-each call is a round of its own.
+each call is a round of its own. It also holds the turn (`.turn`) for its strategies: a run that
+waits is kept in signoff's store first, and the calls people decided run once, by their
+execution record, so a process that dies while waiting is resumed elsewhere.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 
 from .named import declare_named
 from .rounds import asking_for
+from .turn import Turn, confirming
 
 
 class SignoffConfirmationHook(ConfirmationHook):
@@ -31,12 +34,16 @@ class SignoffConfirmationHook(ConfirmationHook):
         messages = state.data.get("messages") or []
         if not messages or not messages[-1].tool_calls:
             return
-        with asking_for(messages[-1]):
+        turn = Turn(state)
+        with asking_for(messages[-1]), confirming(turn):
             super().run(state)
+        turn.settle()
 
     async def run_async(self, state: State) -> None:
         messages = state.data.get("messages") or []
         if not messages or not messages[-1].tool_calls:
             return
-        with asking_for(messages[-1]):
+        turn = Turn(state)
+        with asking_for(messages[-1]), confirming(turn):
             await super().run_async(state)
+        await turn.asettle()

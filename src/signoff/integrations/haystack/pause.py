@@ -31,14 +31,20 @@ from signoff import Gate, Outcome, Pending
 
 from .hook import SignoffConfirmationHook
 from .named import declare_named
+from .paused import AWAITING_APPROVAL, PENDING_KEY, paused_history, split_paused, waiting_requests
 from .resuming import resumed
 from .rounds import round_of
 from .strategy import SignoffConfirmationStrategy
 
-AWAITING_APPROVAL = "awaiting_approval"
-"""The `exit_reason` of a run paused for approval."""
-PENDING_KEY = "signoff_pending"
-"""`meta` key of the placeholder message: the paused tool-call message, as `ChatMessage.to_dict()`."""
+__all__ = [
+    "AWAITING_APPROVAL",
+    "PENDING_KEY",
+    "SignoffPauseHook",
+    "gated_calls",
+    "split_paused",
+    "strategy_for",
+    "waiting_requests",
+]
 
 StrategyKey = str | tuple[str, ...]
 Found = Outcome | Pending
@@ -71,42 +77,13 @@ class SignoffPauseHook:
 
     def strategy_for(self, tool_name: str) -> SignoffConfirmationStrategy | None:
         """`ConfirmationHook`'s lookup: the name, then a tuple holding it, then `"*"`."""
-        strategies = self.confirmation_strategies
-        if tool_name in strategies:
-            return strategies[tool_name]
-        for key, strategy in strategies.items():
-            if isinstance(key, tuple) and tool_name in key:
-                return strategy
-        return strategies.get("*")
+        return strategy_for(self.confirmation_strategies, tool_name)
 
     def gated(
         self, message: ChatMessage, tools: list[Tool], context: dict[str, Any] | None
     ) -> list[tuple[HaystackToolCall, SignoffConfirmationStrategy, Any, Any]]:
         """The message's calls a strategy covers: (tool call, strategy, signoff call, scope)."""
-        by_name = {tool.name: tool for tool in tools}
-        round = round_of(message)
-        gated = []
-        for tool_call in message.tool_calls:
-            tool = by_name.get(tool_call.tool_name)
-            strategy = self.strategy_for(tool_call.tool_name)
-            if tool is None or strategy is None:  # an unknown tool fails in Haystack's tool step
-                continue
-            if not tool_call.id:
-                raise ValueError(
-                    f"tool call of {tool_call.tool_name!r} has no id: a durable pause keys each request by "
-                    "the model's tool_call_id"
-                )
-            call, scope = strategy.plan(
-                tool_call.tool_name,
-                tool.description,
-                tool_call.arguments,
-                tool_call.id,
-                context,
-                thread_required=True,
-                round=round,
-            )
-            gated.append((tool_call, strategy, call, scope))
-        return gated
+        return gated_calls(self.confirmation_strategies, message, tools, context)
 
     def run(self, state: State) -> None:
         message = _pending_message(state)
@@ -159,6 +136,49 @@ class SignoffPauseHook:
         return default_from_dict(cls, data)
 
 
+def strategy_for(strategies: Mapping[StrategyKey, Any], tool_name: str) -> SignoffConfirmationStrategy | None:
+    """`ConfirmationHook`'s lookup (the name, then a tuple holding it, then `"*"`), if the strategy
+    it finds is signoff's (a hook may hold other strategies for some tools)."""
+    strategy = strategies.get(tool_name)
+    if strategy is None:
+        tuples = (found for key, found in strategies.items() if isinstance(key, tuple) and tool_name in key)
+        strategy = next(tuples, None) or strategies.get("*")
+    return strategy if isinstance(strategy, SignoffConfirmationStrategy) else None
+
+
+def gated_calls(
+    strategies: Mapping[StrategyKey, Any],
+    message: ChatMessage,
+    tools: list[Tool],
+    context: dict[str, Any] | None,
+) -> list[tuple[HaystackToolCall, SignoffConfirmationStrategy, Any, Any]]:
+    """The message's calls a signoff strategy covers: (tool call, strategy, signoff call, scope)."""
+    by_name = {tool.name: tool for tool in tools}
+    round = round_of(message)
+    gated = []
+    for tool_call in message.tool_calls:
+        tool = by_name.get(tool_call.tool_name)
+        strategy = strategy_for(strategies, tool_call.tool_name)
+        if tool is None or strategy is None:  # an unknown tool fails in Haystack's tool step
+            continue
+        if not tool_call.id:
+            raise ValueError(
+                f"tool call of {tool_call.tool_name!r} has no id: a durable pause keys each request by "
+                "the model's tool_call_id"
+            )
+        call, scope = strategy.plan(
+            tool_call.tool_name,
+            tool.description,
+            tool_call.arguments,
+            tool_call.id,
+            context,
+            thread_required=True,
+            round=round,
+        )
+        gated.append((tool_call, strategy, call, scope))
+    return gated
+
+
 def _pending_message(state: State) -> ChatMessage | None:
     messages = state.data.get("messages") or []
     if not messages or not messages[-1].tool_calls:
@@ -169,27 +189,6 @@ def _pending_message(state: State) -> ChatMessage | None:
 
 def _pause(state: State, message: ChatMessage, found: list[Found]) -> None:
     waiting = [item.request_id for item in found if isinstance(item, Pending)]
-    placeholder = ChatMessage.from_assistant(
-        text=message.text,
-        name=message.name,
-        meta={PENDING_KEY: {"message": message.to_dict(), "waiting": waiting}},
-    )
     messages = state.data["messages"]
-    state.set("messages", [*messages[:-1], placeholder], handler_override=replace_values)
+    state.set("messages", paused_history([*messages[:-1], message], waiting), handler_override=replace_values)
     state.set("stop_run", AWAITING_APPROVAL)
-
-
-def split_paused(messages: list[ChatMessage]) -> tuple[list[ChatMessage], ChatMessage]:
-    """A paused history's messages before the pause, and the tool-call message it holds."""
-    if not messages or PENDING_KEY not in (messages[-1].meta or {}):
-        raise ValueError(
-            "these messages do not end with a paused turn (the last message of a run that stopped "
-            f"with exit_reason {AWAITING_APPROVAL!r})"
-        )
-    return messages[:-1], ChatMessage.from_dict(messages[-1].meta[PENDING_KEY]["message"])
-
-
-def waiting_requests(messages: list[ChatMessage]) -> list[str]:
-    """The ids of the requests a paused history waited for when it paused."""
-    split_paused(messages)
-    return list(messages[-1].meta[PENDING_KEY]["waiting"])

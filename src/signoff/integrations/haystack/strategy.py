@@ -13,6 +13,11 @@ not polling) until the rule's deadline, then takes the rule's `on_expire` outcom
 waits as a coroutine, holding no thread. The decision comes back as Haystack's own
 `ToolExecutionDecision`, with the texts `BlockingConfirmationStrategy` writes.
 
+Under `SignoffConfirmationHook`, a run that waits is kept in signoff's store first (the history a
+`SignoffPauseHook` pause would give), and the decided calls run through signoff's execution
+record: a process that dies while waiting is continued by `resume(agent, None, hook_context=...)`
+in another, and nothing runs twice (see `.turn`).
+
 Use `SignoffConfirmationHook` (Haystack's `ConfirmationHook`, naming the model turn) rather than the
 stock hook: with it a turn's calls are one round of an unattended run's auto-resume cap; under the
 stock hook, which never shows a strategy the turn, each call counts as a round.
@@ -36,6 +41,7 @@ from .decisions import execution_decision
 from .named import reached_by_name
 from .resuming import resumed, resumed_ids, resumes
 from .rounds import asking_round
+from .turn import confirming_turn
 
 RulesSpec = RuleSet | dict[str, Any] | str | Path | None
 
@@ -153,7 +159,7 @@ class SignoffConfirmationStrategy:
             confirmation_strategy_context,
             round=asking_round.get(),
         )
-        return self.decision(self.gate.review(call, scope, timeout=self.timeout, resumed=again))
+        return self.decision(self.outcome(call, scope, confirmation_strategy_context, resumed=again))
 
     async def run_async(
         self,
@@ -185,7 +191,7 @@ class SignoffConfirmationStrategy:
             confirmation_strategy_context,
             round=asking_round.get(),
         )
-        outcome = await self.gate.areview(call, scope, timeout=self.timeout, resumed=again)
+        outcome = await self.aoutcome(call, scope, confirmation_strategy_context, resumed=again)
         if outcome.decision == "edit":  # the note reads the request again
             return await asyncio.to_thread(self.decision, outcome)
         return self.decision(outcome)
@@ -249,6 +255,36 @@ class SignoffConfirmationStrategy:
             round=round,
         )
         return call, scope_from_context(context, self.defaults, thread_required=thread_required)
+
+    def outcome(
+        self, call: ToolCall, scope: Scope, context: dict[str, Any] | None, *, resumed: bool = False
+    ) -> Outcome:
+        """The call's outcome, waited for until the rule's deadline (or `timeout`). Under a
+        `SignoffConfirmationHook`, the run is kept before it waits, and the outcome is noted for
+        the turn, whose calls then run once by their execution record (see `.turn`)."""
+        turn = confirming_turn()
+        if turn is None:
+            return self.gate.review(call, scope, timeout=self.timeout, resumed=resumed)
+        found = self.gate.submit(call, scope, resumed=resumed)
+        if isinstance(found, Pending):
+            turn.keep(self, scope, context, found)
+            found = self.gate.review(call, scope, timeout=self.timeout, resumed=resumed)
+        turn.note(call, scope, found, self)
+        return found
+
+    async def aoutcome(
+        self, call: ToolCall, scope: Scope, context: dict[str, Any] | None, *, resumed: bool = False
+    ) -> Outcome:
+        """`outcome` as a coroutine: waiting holds no thread."""
+        turn = confirming_turn()
+        if turn is None:
+            return await self.gate.areview(call, scope, timeout=self.timeout, resumed=resumed)
+        found = await self.gate.asubmit(call, scope, resumed=resumed)
+        if isinstance(found, Pending):
+            await asyncio.to_thread(turn.keep, self, scope, context, found)
+            found = await self.gate.areview(call, scope, timeout=self.timeout, resumed=resumed)
+        turn.note(call, scope, found, self)
+        return found
 
     def submit(self, call: ToolCall, scope: Scope, *, resumed: bool = False) -> Outcome | Pending:
         return self.gate.submit(call, scope, resumed=resumed)

@@ -19,7 +19,11 @@ with `Command(resume={interrupt.id: ...})`, or `resume_when_decided`). Calls nob
 gated calls already decided, run meanwhile.
 
 Waiting (`wait=True`): each gated call waits for its decision inside the tools node (`gate.run`,
-or `gate.arun` under `ainvoke`: no thread per waiter).
+or `gate.arun` under `ainvoke`: no thread per waiter). The checkpointer holds the run from the
+model's turn on (LangGraph's default durability writes that checkpoint as the tools node starts;
+`durability="sync"`, before), and a call runs through its execution record: a process that dies
+while waiting is continued from any process by invoking the graph on the same thread
+(`agent.invoke(None, config)`, or `resume_when_decided`), and no call runs twice.
 
 A stock `{"decisions": [...]}` resume value from the app's own UI is applied only with
 `accept_resume_decisions=True` (recorded as `actor`'s, channel "langchain"; see `.decisions`);

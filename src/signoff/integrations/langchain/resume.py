@@ -4,7 +4,8 @@
 
 Any process can do this: the requests are found in signoff by the interrupt's payload, and the
 graph's state in its checkpointer. A request that reaches its deadline resumes the run with the
-rule's `on_expire` outcome.
+rule's `on_expire` outcome. A waiting run (`wait=True`) whose process died has no interrupt: it is
+continued the same way, and waits in the tools node for what is still undecided.
 """
 
 from __future__ import annotations

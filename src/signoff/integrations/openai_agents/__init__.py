@@ -12,7 +12,8 @@
   `@approval.function_tool` for new ones.
 - `result.interruptions` become signoff requests, keyed by (thread_id, call_id) (`.interruptions`).
 - The `RunState` is kept in signoff's store, server side in remote mode, readable only by the
-  agent that saved it (`.approval`).
+  agent that saved it (`.approval`); with `wait=True` too, before it waits, so `resume`
+  continues a waiting run whose process died.
 - Decisions: approve and edit → `state.approve(item)`; reject → `state.reject(item,
   rejection_message=<signoff's rejection text>)`; respond → `state.reject(item,
   rejection_message=<the answer>)`, so the model gets the answer as the call's output.

@@ -7,26 +7,30 @@
         ...
     run = await approval.resume(agent, "ticket-42")  # any process, once decided (or wait=True)
 
-A run that stops with `result.interruptions` has each one made a signoff request (keyed by the
-thread_id and the call_id; see `.interruptions`), and its `RunState` (`to_string()`: the calls
-and their arguments) saved in signoff's store, one per thread, never handed to the caller.
-Calls already decided (a policy, an unattended run's rule) are applied at once and the run goes
-on. `resume` loads the saved state (`RunState.from_string`), applies the decisions and runs on
-(`Runner.run(agent, state)`); still undecided, it changes nothing and says so. When the run
-finishes, its saved state is deleted.
+A run that stops with `result.interruptions` has its `RunState` (`to_string()`: the calls and
+their arguments) saved in signoff's store, one per thread, never handed to the caller, and then
+each interruption made a signoff request (keyed by the thread_id and the call_id; see
+`.interruptions`). Calls already decided (a policy, an unattended run's rule) are applied at once
+and the run goes on. `resume` loads the saved state (`RunState.from_string`), applies the
+decisions and runs on (`Runner.run(agent, state)`); still undecided, it changes nothing and says
+so. When the run finishes, its saved state is deleted.
+
+`wait=True` keeps the state the same way before it waits: a process that dies while waiting
+leaves a run that `resume` continues in another process, as if it had paused. Its approved
+calls run through signoff's execution record, so a call that ran before the crash is not run again.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agents import Agent, FunctionTool, Runner, RunResult, RunState
 
-from signoff import ConfigError, Gate, Pending, RuleSet, open_backend
+from signoff import Gate, Pending, RuleSet, open_backend
 
+from .._kept import KeptRuns
 from .._scope import ScopeDefaults
 from .context import bound_thread, scope_of
 from .interruptions import Found, apply, submit_all
@@ -119,16 +123,13 @@ class SignoffApproval:
         self, agent: Agent[Any], thread_id: str, *, wait: bool = False, **runner_options: Any
     ) -> SignoffRun:
         """Continue `thread_id`'s paused run from its saved state, in any process (see the module)."""
-        record = await asyncio.to_thread(self._states().load_run_state, thread_id)
-        if record is None:
-            raise LookupError(f"no paused Agents SDK run is kept for thread {thread_id!r}")
-        if record.kind != STATE_KIND:
-            raise ValueError(f"thread {thread_id!r} keeps a {record.kind!r} run state, not an Agents SDK one")
-        state = await RunState.from_string(agent, record.state)
+        state = await RunState.from_string(agent, await self._kept().aload(thread_id))
         context = run_context(state)
         with bound_thread(self.defaults, thread_id, context):
-            found = await self._found(agent, state.get_interruptions(), context, wait)
-            if pending := _pending(found):
+            found = await self._found(agent, state.get_interruptions(), context, wait=False)
+            if (pending := _pending(found)) and wait:
+                found = await self._found(agent, state.get_interruptions(), context, wait=True)
+            elif pending:
                 return SignoffRun(thread_id, None, pending)
             apply(state, found)
             result = await Runner.run(agent, state, **runner_options)
@@ -137,32 +138,31 @@ class SignoffApproval:
     async def _settle(
         self, agent: Agent[Any], thread_id: str, result: RunResult, wait: bool, options: dict[str, Any]
     ) -> SignoffRun:
-        """Turn the result's interruptions into requests; apply and run on while all are decided."""
+        """Turn the result's interruptions into requests; apply and run on while all are decided.
+
+        The state is kept before the requests are made, so that no request waits for a run that
+        nobody could resume; with `wait`, the decisions are then awaited (see the module)."""
+        kept = self._kept()
         while result.interruptions:
             state = result.to_state()
-            found = await self._found(agent, result.interruptions, result.context_wrapper.context, wait)
-            if pending := _pending(found):
-                await asyncio.to_thread(
-                    self._states().save_run_state, thread_id, state.to_string(), kind=STATE_KIND
-                )
+            context = result.context_wrapper.context
+            await kept.asave(thread_id, state.to_string())
+            found = await self._found(agent, result.interruptions, context, wait=False)
+            if (pending := _pending(found)) and wait:
+                found = await self._found(agent, result.interruptions, context, wait=True)
+            elif pending:
                 return SignoffRun(thread_id, result, pending)
             apply(state, found)
             result = await Runner.run(agent, state, **options)
-        await asyncio.to_thread(self._states().delete_run_state, thread_id)
+        await kept.aforget(thread_id)
         return SignoffRun(thread_id, result)
 
-    async def _found(self, agent: Agent[Any], items: Any, context: Any, wait: bool) -> list[Found]:
+    async def _found(self, agent: Agent[Any], items: Any, context: Any, *, wait: bool) -> list[Found]:
         scope = scope_of(context, self.defaults, thread_required=True)
         return await submit_all(self.gate, agent, list(items), scope, wait=wait)
 
-    def _states(self) -> Any:
-        store = self.gate.store
-        if not callable(getattr(store, "save_run_state", None)):
-            raise ConfigError(
-                f"{type(store).__name__} keeps no run states: a paused Agents SDK run needs a signoff "
-                "store or a Client of a signoff server"
-            )
-        return store
+    def _kept(self) -> KeptRuns:
+        return KeptRuns(self.gate, STATE_KIND, "Agents SDK")
 
 
 def run_context(state: RunState[Any, Any]) -> Any:

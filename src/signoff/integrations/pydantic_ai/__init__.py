@@ -2,7 +2,8 @@
 
 `SignoffApprovals` (a capability for the whole agent) or `signoff_approval(toolset)` (one
 toolset) put tool calls behind signoff's rules; `resume_when_decided` / `decided_results`
-continue a durable run. See the modules.
+continue a durable run, and `resume_when_decided(agent, None, ...)` a waiting run whose process
+died while it waited. See the modules.
 """
 
 from .capability import SignoffApprovals

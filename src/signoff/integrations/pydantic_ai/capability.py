@@ -9,6 +9,11 @@ the run's `HandleDeferredToolCalls` handler: the run waits on the gate for the d
 calls signoff deferred (up to the rule's deadline, or `timeout`), under `run_sync` and `run`
 alike (waiting holds no thread), and continues with them; calls other toolsets deferred are left
 to other handlers or the run's `DeferredToolRequests` output.
+
+Before it waits, it keeps the run's messages in signoff's store (what the durable mode's caller
+saves with `all_messages_json()`; see `.kept`), under the run's thread, until the run ends: a
+process that dies while waiting leaves a run that `resume_when_decided(agent, None, approvals,
+thread_id=...)` continues in another process.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic_ai import RunContext
+from pydantic_ai import AgentRunResult, RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.tools import DeferredToolRequests, DeferredToolResults
 from pydantic_ai.toolsets import AbstractToolset
@@ -24,6 +29,7 @@ from pydantic_ai.toolsets import AbstractToolset
 from signoff import Gate
 
 from .decided import await_outcomes, requests_of
+from .kept import KeptRun, kept_runs
 from .results import deferred_results
 from .scope import ScopeFields, ThreadOf
 from .toolset import SignoffApprovalToolset, default_gate
@@ -44,6 +50,8 @@ class SignoffApprovals(AbstractCapability[Any]):
     unattended: bool = False
     thread_id: ThreadOf | None = None
     """Picks the thread from the `RunContext`; without it, the run's `conversation_id`."""
+    _kept_threads: set[str] = field(default_factory=set, init=False, repr=False, compare=False)
+    """The threads whose messages a run of this capability kept while it waited."""
 
     def __post_init__(self) -> None:
         # a component of the gate: the tools its toolsets gate are its own declarations
@@ -76,5 +84,16 @@ class SignoffApprovals(AbstractCapability[Any]):
         ours = requests_of(self.gate, thread, requests.approvals)
         if not ours:
             return None
+        if any(not request.is_terminal for request in ours):
+            await kept_runs(self.gate).asave(thread, KeptRun.waiting(ctx.messages, requests).to_json())
+            self._kept_threads.add(thread)
         outcomes = await await_outcomes(self.gate, fields.scope(thread), ours, self.timeout)
         return deferred_results(requests.approvals, outcomes, inline=True)
+
+    async def after_run(self, ctx: RunContext[Any], *, result: AgentRunResult[Any]) -> AgentRunResult[Any]:
+        if self._kept_threads:  # the run ended: what it kept while it waited is not needed
+            thread = self.fields.thread(ctx)
+            if thread in self._kept_threads:
+                await kept_runs(self.gate).aforget(thread)
+                self._kept_threads.discard(thread)
+        return result

@@ -11,6 +11,11 @@ process may exit; decisions are made in signoff (inbox, CLI, chat); any process 
 
 `approvals` is the `SignoffApprovals` capability or the `SignoffApprovalToolset` the agent uses
 (its gate and scope). The thread is the history's `conversation_id` unless `thread_id` is given.
+
+A waiting run (`SignoffApprovals(wait=True)`) whose process died while it waited kept its
+messages in signoff's store (`.kept`): `resume_when_decided(agent, None, approvals,
+thread_id=...)` continues it, and forgets them once the resumed run ends. Its approved calls run
+through signoff's execution record, so a call that ran before is not run again.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from pydantic_ai.tools import DeferredToolResults
 
 from signoff import Gate, Request
 
+from .._kept import KeptRuns
 from .decided import (
     Deferred,
     History,
@@ -33,6 +39,7 @@ from .decided import (
     thread_of,
     wait_outcomes,
 )
+from .kept import KeptRun, kept_runs
 from .results import deferred_results
 from .scope import ScopeFields
 
@@ -101,21 +108,32 @@ async def await_results(
 
 def resume_when_decided(
     agent: Any,
-    history: History,
+    history: History | None,
     approvals: Approvals,
     *,
     thread_id: str | None = None,
     timeout: float | None = None,
     **run_kwargs: Any,
 ) -> Any:
-    """Wait for the decisions, then continue the saved run; returns what `agent.run_sync` returns."""
-    results = wait_results(approvals, history, thread_id=thread_id, timeout=timeout)
-    return agent.run_sync(message_history=messages_of(history), deferred_tool_results=results, **run_kwargs)
+    """Wait for the decisions, then continue the saved run; returns what `agent.run_sync` returns.
+    `history` None: the run a waiting run kept for `thread_id` (see the module)."""
+    if history is not None:
+        results = wait_results(approvals, history, thread_id=thread_id, timeout=timeout)
+        return agent.run_sync(
+            message_history=messages_of(history), deferred_tool_results=results, **run_kwargs
+        )
+    kept, thread = _kept(approvals, thread_id)
+    run = KeptRun.from_json(kept.load(thread))
+    results = wait_results(approvals, run.messages, thread_id=thread, timeout=timeout)
+    results.update(run.rerun())
+    result = agent.run_sync(message_history=run.messages, deferred_tool_results=results, **run_kwargs)
+    kept.forget(thread)
+    return result
 
 
 async def aresume_when_decided(
     agent: Any,
-    history: History,
+    history: History | None,
     approvals: Approvals,
     *,
     thread_id: str | None = None,
@@ -123,5 +141,21 @@ async def aresume_when_decided(
     **run_kwargs: Any,
 ) -> Any:
     """`resume_when_decided` for `agent.run`."""
-    results = await await_results(approvals, history, thread_id=thread_id, timeout=timeout)
-    return await agent.run(message_history=messages_of(history), deferred_tool_results=results, **run_kwargs)
+    if history is not None:
+        results = await await_results(approvals, history, thread_id=thread_id, timeout=timeout)
+        return await agent.run(
+            message_history=messages_of(history), deferred_tool_results=results, **run_kwargs
+        )
+    kept, thread = _kept(approvals, thread_id)
+    run = KeptRun.from_json(await kept.aload(thread))
+    results = await await_results(approvals, run.messages, thread_id=thread, timeout=timeout)
+    results.update(run.rerun())
+    result = await agent.run(message_history=run.messages, deferred_tool_results=results, **run_kwargs)
+    await kept.aforget(thread)
+    return result
+
+
+def _kept(approvals: Approvals, thread_id: str | None) -> tuple[KeptRuns, str]:
+    if thread_id is None:
+        raise ValueError("give thread_id=...: a waiting run's kept messages are found by its thread")
+    return kept_runs(approvals.gate), thread_id
