@@ -19,6 +19,7 @@ from ..requests import Request
 from ..store import Store
 from ..store.outbox_ops import WEBHOOK, OutboxRow, Outcome
 from ..store.webhook_ops import Webhook
+from .codes import send_code
 from .settings import OutboxSettings
 from .webhooks import WebhookPoster, event_body, message_id
 
@@ -47,12 +48,16 @@ class Attempts:
         renders the final state, which may be newer)."""
         target = row.target or ""
         try:
-            if request is None or (row.message != "notice" and row.channel != WEBHOOK):
+            if row.request_id is not None and (
+                request is None or (row.message != "notice" and row.channel != WEBHOOK)
+            ):
                 request = await asyncio.to_thread(self.store.get_request, row.request_id)
         except RequestNotFound:
             return _skipped(row, target, "the request is gone")
-        context["thread"] = request.thread_id
         try:
+            if request is None:  # a verification code, about no request
+                return await send_code(self.store, self.channels, row, context)
+            context["thread"] = request.thread_id
             if row.channel == WEBHOOK:
                 return await self._webhook(row, request)
             return await self._message(row, request, context)
@@ -77,11 +82,11 @@ class Attempts:
         if body is None:
             execution = None
             if row.event.startswith("execution."):
-                execution = await asyncio.to_thread(self.store.get_execution, row.request_id)
+                execution = await asyncio.to_thread(self.store.get_execution, request.id)
             body = event_body(row.event, request, execution, row.created_at)
         try:
             await self.poster.post(
-                webhook, message_id(row.request_id, row.id), body, self.settings.webhook_timeout
+                webhook, message_id(request.id, row.id), body, self.settings.webhook_timeout
             )
         except DeliveryError as exc:
             outcome = self._failed(row, target, exc.message, exc.retry, exc.retry_after)
