@@ -113,13 +113,8 @@ class Attempts:
         context["platform"] = channel.kind
         target = row.target or await asyncio.to_thread(self.store.address_of, recipient, channel.address_kind)
         if not target:
-            return self._failed(
-                row,
-                recipient,
-                f"{recipient} has no {channel.address_kind} address (signoff users set-address)",
-                False,
-                None,
-            )
+            why = await asyncio.to_thread(_no_address, self.store, recipient, channel.address_kind)
+            return self._failed(row, recipient, why, False, None)
         context["target"] = target
         locale = _locale(self.channels, row.channel)
         request_url = f"{self.base_url}/requests/{request.id}"
@@ -226,6 +221,17 @@ def _skipped(row: OutboxRow, target: str, why: str) -> Outcome:
     return Outcome(
         state="skipped", result="skipped", target=target, next_at=utcnow(), error=why, counts=False
     )
+
+
+def _no_address(store: Store, person: str, kind: str) -> str:
+    """Why nothing can be sent to `person` on channels of `kind` (for the delivery log)."""
+    state = store.address_state(person, kind)
+    if state is not None and not state.verified:
+        return (
+            f"{person}'s {kind} address is not verified (they enter the code sent there on the inbox's "
+            "Settings page, or an admin sets it: signoff users set-address)"
+        )
+    return f"{person} has no {kind} address (signoff users set-address)"
 
 
 def _locale(channels: ChannelRegistry, name: str) -> Any:
