@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,10 +21,8 @@ from signoff._util import to_iso, utcnow
 from signoff.errors import AlreadyExists, CodeRefused, NotFound, TooSoon
 from signoff.store import SQLiteStore, Store
 from signoff.store.address_codes import MAX_TRIES, IssuedCode
-from signoff.store.queries import migration_files
-from signoff.store.sqlite_migrations import split_statements
 
-from .conftest import NO_POSTGRES, POSTGRES_DSN, drop_pg_schema, new_pg_schema
+from .old_schema import Run, migrated_store
 
 
 @pytest.fixture
@@ -237,7 +234,7 @@ ADDRESSES = [
 ]
 
 
-def _old_rows(run: Callable[[str, tuple[Any, ...]], object], marker: str) -> None:
+def _old_rows(run: Run, marker: str) -> None:
     """Users, the audit log's entries and the addresses, as the store wrote them before 0010."""
     values = ", ".join([marker] * 3)
     for name in ("alice", "bob", "carol", "dave", "root"):
@@ -258,47 +255,8 @@ def _old_rows(run: Callable[[str, tuple[Any, ...]], object], marker: str) -> Non
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def migrated(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        path = tmp_path / "old.db"
-        connection = sqlite3.connect(path, isolation_level=None)
-        connection.execute(
-            "CREATE TABLE signoff_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
-        )
-        for version, name, script in migration_files("sqlite")[:BEFORE]:
-            for statement in split_statements(script):
-                connection.execute(statement)
-            connection.execute("INSERT INTO signoff_migrations VALUES (?, ?, '')", (version, name))
-        _old_rows(lambda sql, row: connection.execute(sql, row), "?")
-        connection.close()
-        store: Store = SQLiteStore(path)
+    with migrated_store(request.param, tmp_path, before=BEFORE, fill=_old_rows) as store:
         yield store
-        store.close()
-        return
-    if not POSTGRES_DSN:
-        pytest.skip(NO_POSTGRES)
-    import psycopg
-    from psycopg import sql
-
-    from signoff.store.postgres import PostgresStore
-
-    schema = new_pg_schema()
-    try:
-        with psycopg.connect(POSTGRES_DSN, autocommit=True) as connection:
-            connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-            connection.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
-            connection.execute(
-                "CREATE TABLE signoff_migrations "
-                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
-            )
-            for version, name, script in migration_files("postgres")[:BEFORE]:
-                connection.execute(script.encode())
-                connection.execute("INSERT INTO signoff_migrations VALUES (%s, %s, now())", (version, name))
-            _old_rows(lambda statement, row: connection.execute(statement.encode(), row), "%s")
-        store = PostgresStore(POSTGRES_DSN, schema=schema, max_size=2)
-        yield store
-        store.close()
-    finally:
-        drop_pg_schema(schema)
 
 
 def test_addresses_a_person_set_themself_are_unverified_after_the_migration(migrated: Store) -> None:
