@@ -15,6 +15,8 @@ import httpx
 import pytest
 
 from signoff.channels import ChannelRegistry
+from signoff.channels.address_code import AddressCode
+from signoff.channels.contract import DeliveryError, MessageRef
 from signoff.channels.recording import RecordingChannel
 from signoff.errors import AlreadyExists, CodeRefused, InvalidInput
 from signoff.store import SQLiteStore, Store
@@ -281,3 +283,31 @@ def test_a_code_goes_only_to_the_address_claimed(server: LiveServer, chat: Recor
     assert len(codes_to(chat, "U-ONE")) <= 1  # sent before the change, or skipped after it
     with pytest.raises(CodeRefused, match="verified already"):
         store.verify_address("erin", "slack", code)
+
+
+class RefusingChannel(RecordingChannel):
+    """Sends to `slack` addresses, but the platform refuses the code for good."""
+
+    async def send_code(self, message: AddressCode, target: str) -> MessageRef:
+        raise DeliveryError(f"no user {target} here", retry=False)
+
+
+def test_the_settings_page_says_when_a_code_could_not_be_sent(sqlite_store: Store) -> None:
+    registry = ChannelRegistry()
+    registry.add(RefusingChannel("chat", address_kind="slack"))
+    with LiveServer(sqlite_store, QUICK, channels=registry) as server:
+        person = Person(server, "carol")
+        try:
+            person.client.post(
+                "/settings/addresses", data={"kind": "slack", "address": "U-GONE", "csrf_token": person.csrf}
+            )
+            wait_until(
+                lambda: (row := sqlite_store.last_code_delivery("carol", "U-GONE")) and row.state == "dead"
+            )
+            page = person.client.get("/settings").text
+            assert (
+                "The code could not be sent (no user U-GONE here): send a new one, or ask an admin." in page
+            )
+            assert sqlite_store.address_of("carol", "slack") is None
+        finally:
+            person.close()

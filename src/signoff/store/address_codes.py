@@ -27,6 +27,7 @@ from .._util import format_moment, to_iso, utcnow
 from ..errors import AlreadyExists, CodeRefused, InvalidInput, NotFound, TooSoon
 from .address_ops import AddressOps, AddressState, address_state, check_address
 from .core import Tx
+from .outbox_ops import OutboxRow, outbox_row
 
 CODE_DIGITS = 6
 CODE_TTL = timedelta(minutes=15)
@@ -183,6 +184,12 @@ class AddressCodeOps(AddressOps):
                 self._drop_claims(tx, user, kind, address, actor=user, channel=channel)
                 return self._state(tx, user, kind)
         raise refused  # after the commit: the spent try and its audit entry stay
+
+    def last_code_delivery(self, user: str, address: str) -> OutboxRow | None:
+        """The outbox row of the newest code sent (or being sent) to `user`'s `address`."""
+        with self._read() as tx:
+            row = tx.one("last_code_row", recipient=user, target=address)
+        return outbox_row(row) if row is not None else None
 
     # -- the steps -----------------------------------------------------------------------------
 

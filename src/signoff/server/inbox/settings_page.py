@@ -16,6 +16,7 @@ from ..._util import utcnow
 from ...errors import SignoffError
 from ...store.address_codes import MAX_TRIES
 from ...store.address_ops import ADDRESS_KINDS, AddressState
+from ...store.outbox_ops import OutboxRow
 from ..addresses import code_channel, send_code_as, set_address_as, verify_as
 from ..context import server_of
 from .page_access import Form, PageCaller, is_htmx
@@ -37,9 +38,8 @@ def _context(http: HttpRequest, caller: PageCaller, **said: Any) -> dict[str, An
     for state in server.store.address_states(caller.user.name):
         via = None if state.verified else code_channel(server, state.kind)
         takes_code = not state.verified and (via is not None or state.code_expires_at is not None)
-        addresses.append(
-            {"state": state, "code_channel": via, "takes_code": takes_code, "note": _note(state, via)}
-        )
+        note = _note(state, via, server.store.last_code_delivery(caller.user.name, state.address))
+        addresses.append({"state": state, "code_channel": via, "takes_code": takes_code, "note": note})
     context.update(
         addresses=addresses,
         kinds=[(kind, KIND_LABELS[kind]) for kind in ADDRESS_KINDS if kind in KIND_LABELS],
@@ -107,17 +107,20 @@ def verify(http: HttpRequest, caller: PageCaller, form: Form) -> Response:
     return _answer(http, caller, notice=f"Verified: requests now reach you at {state.address}.")
 
 
-def _note(state: AddressState, via: str | None) -> str:
+def _note(state: AddressState, via: str | None, sending: OutboxRow | None) -> str:
     """Where the address's verification stands, in a sentence."""
     if state.verified:
         return f"by {state.verified_by}, {absolute(state.verified_at)}"
     if via is None:
         return "No channel on this server can send it a code: an admin can set it for you."
+    if sending is not None and sending.state == "dead":  # the newest code never arrived
+        return f"The code could not be sent ({sending.last_error}): send a new one, or ask an admin."
+    if sending is not None and sending.state == "pending":
+        trouble = f"; the last try failed: {sending.last_error}" if sending.last_error else ""
+        return f"A code is on its way (through {sending.channel}{trouble})."
     expires = state.code_expires_at
     if expires is not None and expires > utcnow() and state.code_tries < MAX_TRIES:
         return f"Enter the code sent there (it works until {absolute(expires)})."
-    if expires is None and state.code_requested_at is not None and state.code_tries == 0:
-        return f"A code is on its way (through {via})."
     return "That code is used up or expired: send a new one."
 
 

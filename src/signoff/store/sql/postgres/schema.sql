@@ -324,6 +324,7 @@ CREATE INDEX outbox_by_request ON outbox (request_id, message);
 CREATE INDEX outbox_by_parent ON outbox (parent_id) WHERE parent_id IS NOT NULL;
 CREATE INDEX outbox_notices ON outbox (channel, recipient) WHERE message = 'notice';
 CREATE INDEX outbox_dead ON outbox (updated_at) WHERE state = 'dead';
+CREATE INDEX outbox_codes ON outbox (recipient, id) WHERE message = 'code';
 
 -- Every attempt to deliver an outbox row: the request's delivery log in full (the deliveries
 -- table keeps one line per channel and target, with the latest result).

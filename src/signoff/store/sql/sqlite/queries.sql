@@ -504,6 +504,11 @@ UPDATE webhooks SET secrets = :secrets WHERE id = :id;
 INSERT INTO outbox (request_id, event, message, channel, recipient, next_at, created_at, updated_at)
 VALUES (:request_id, :event, 'notice', :channel, :recipient, :now, :now, :now);
 
+-- name: last_code_row
+-- how the newest code to an address went (the Settings page says when it could not be sent)
+SELECT * FROM outbox WHERE message = 'code' AND recipient = :recipient AND target = :target
+ORDER BY id DESC LIMIT 1;
+
 -- name: enqueue_code
 -- a verification code for a person's address, sent through :channel (about no request)
 INSERT INTO outbox (request_id, event, message, channel, recipient, target, next_at, created_at, updated_at)

@@ -45,3 +45,4 @@ ALTER TABLE outbox DROP CONSTRAINT outbox_message_check;
 ALTER TABLE outbox ADD CONSTRAINT outbox_message_check
     CHECK (message IN ('notice', 'update', 'follow_up', 'event', 'code'));
 ALTER TABLE outbox ADD CONSTRAINT outbox_check CHECK ((request_id IS NULL) = (message = 'code'));
+CREATE INDEX outbox_codes ON outbox (recipient, id) WHERE message = 'code';

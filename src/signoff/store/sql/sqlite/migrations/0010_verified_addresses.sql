@@ -80,3 +80,4 @@ CREATE INDEX outbox_by_request ON outbox (request_id, message);
 CREATE INDEX outbox_by_parent ON outbox (parent_id) WHERE parent_id IS NOT NULL;
 CREATE INDEX outbox_notices ON outbox (channel, recipient) WHERE message = 'notice';
 CREATE INDEX outbox_dead ON outbox (updated_at) WHERE state = 'dead';
+CREATE INDEX outbox_codes ON outbox (recipient, id) WHERE message = 'code';
