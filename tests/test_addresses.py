@@ -292,7 +292,7 @@ class RefusingChannel(RecordingChannel):
         raise DeliveryError(f"no user {target} here", retry=False)
 
 
-def test_the_settings_page_says_when_a_code_could_not_be_sent(sqlite_store: Store) -> None:
+def test_the_settings_page_says_when_a_code_could_not_be_sent(sqlite_store: SQLiteStore) -> None:
     registry = ChannelRegistry()
     registry.add(RefusingChannel("chat", address_kind="slack"))
     with LiveServer(sqlite_store, QUICK, channels=registry) as server:
@@ -309,5 +309,10 @@ def test_the_settings_page_says_when_a_code_could_not_be_sent(sqlite_store: Stor
                 "The code could not be sent (no user U-GONE here): send a new one, or ask an admin." in page
             )
             assert sqlite_store.address_of("carol", "slack") is None
+            with server.client(server.user("root", "admin")) as admin:
+                [dead] = admin.get("/v1/outbox/dead").json()
+            assert (dead["message"], dead["request_id"], dead["target"]) == ("code", None, "U-GONE")
         finally:
             person.close()
+    shown = cli(Path(sqlite_store.path), "outbox", "dead").stdout
+    assert "code for carol  address.code  chat → U-GONE  (no user U-GONE here)" in shown

@@ -206,9 +206,8 @@ def outbox_dead(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--jso
         return
     for row in rows:
         where = row.target or row.recipient or "-"
-        typer.echo(
-            visible(f"#{row.id}  {row.request_id}  {row.event}  {row.channel} → {where}  ({row.last_error})")
-        )
+        about = row.request_id or f"code for {row.recipient}"
+        typer.echo(visible(f"#{row.id}  {about}  {row.event}  {row.channel} → {where}  ({row.last_error})"))
 
 
 @outbox_app.command("retry")
