@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,11 +14,9 @@ from typing import Any
 import pytest
 
 from signoff._util import to_iso
-from signoff.store import SQLiteStore, Store
-from signoff.store.queries import migration_files
-from signoff.store.sqlite_migrations import split_statements
+from signoff.store import Store
 
-from .conftest import NO_POSTGRES, POSTGRES_DSN, drop_pg_schema, new_pg_schema
+from .old_schema import Run, migrated_store
 from .requests_mix import APPROVER_SETS, CREATORS, GROUPS, VIEWERS, Listing
 
 BEFORE = 2
@@ -29,7 +26,6 @@ COLUMNS = (
     "id, thread_id, tool_call_id, tool_name, args, status, description, rule, created_at, updated_at, "
     "deadline, decided_at, created_by"
 )
-Run = Callable[[str, tuple[Any, ...]], None]
 
 
 def old_rows(count: int) -> tuple[list[tuple[Any, ...]], list[tuple[str, str]]]:
@@ -82,47 +78,8 @@ def fill(run: Run, marker: str) -> None:
 @pytest.fixture(params=["sqlite", "postgres"])
 def migrated(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """A store whose rows were written before the migration, then opened (so migrated)."""
-    if request.param == "sqlite":
-        path = tmp_path / "old.db"
-        connection = sqlite3.connect(path, isolation_level=None)
-        connection.execute(
-            "CREATE TABLE signoff_migrations (version INTEGER PRIMARY KEY, name TEXT, applied_at TEXT)"
-        )
-        for version, name, script in migration_files("sqlite")[:BEFORE]:
-            for statement in split_statements(script):
-                connection.execute(statement)
-            connection.execute("INSERT INTO signoff_migrations VALUES (?, ?, '')", (version, name))
-        fill(lambda sql, row: connection.execute(sql, row), "?")
-        connection.close()
-        store: Store = SQLiteStore(path)
+    with migrated_store(request.param, tmp_path, before=BEFORE, fill=fill) as store:
         yield store
-        store.close()
-        return
-    if not POSTGRES_DSN:
-        pytest.skip(NO_POSTGRES)
-    import psycopg
-    from psycopg import sql
-
-    from signoff.store.postgres import PostgresStore
-
-    schema = new_pg_schema()
-    try:
-        with psycopg.connect(POSTGRES_DSN, autocommit=True) as connection:
-            connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
-            connection.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
-            connection.execute(
-                "CREATE TABLE signoff_migrations "
-                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)"
-            )
-            for version, name, script in migration_files("postgres")[:BEFORE]:
-                connection.execute(script.encode())
-                connection.execute("INSERT INTO signoff_migrations VALUES (%s, %s, now())", (version, name))
-            fill(lambda statement, row: connection.execute(statement.encode(), row), "%s")
-        store = PostgresStore(POSTGRES_DSN, schema=schema, max_size=2)
-        yield store
-        store.close()
-    finally:
-        drop_pg_schema(schema)
 
 
 def test_old_requests_are_listed_by_the_rules(migrated: Store) -> None:

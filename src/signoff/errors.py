@@ -30,7 +30,9 @@ SignoffError
 ├── InvalidInput                 a request body or parameter that cannot be used (422)
 │   ├── IdempotencyKeyReused     an Idempotency-Key sent again with a different call (422)
 │   ├── AlreadyExists            a name that is taken, such as a user's (409)
-│   └── PayloadTooLarge          a body or value over the size limit (413)
+│   ├── PayloadTooLarge          a body or value over the size limit (413)
+│   └── CodeRefused              a verification code that is wrong, expired, used or out of tries
+├── TooSoon                      asked again before the wait is over (429)
 ├── NotFound                     no such user, token or rule entry (404)
 └── RemoteError                  the signoff server could not be reached or answered oddly
     └── ServerUnavailable        still unreachable or unavailable (502, 503, 504) when the call gave up
@@ -215,6 +217,21 @@ class PayloadTooLarge(InvalidInput):
     """The request body or a value in it is over the size limit."""
 
     status_code = 413
+
+
+class CodeRefused(InvalidInput):
+    """The code does not verify this address (wrong, expired, already used, or out of tries)."""
+
+
+class TooSoon(SignoffError):
+    """That was asked for too recently; try again in a moment."""
+
+    status_code = 429
+
+    def __init__(self, message: str | None = None, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        """Seconds until it may be asked again (the answer's `Retry-After`)."""
 
 
 class RemoteError(SignoffError):

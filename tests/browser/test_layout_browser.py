@@ -16,6 +16,8 @@ import httpx
 import pytest
 
 from signoff import Edit, Reject
+from signoff.channels import ChannelRegistry
+from signoff.channels.recording import RecordingChannel
 from signoff.server.serve import login_link
 from signoff.store import Store
 
@@ -146,7 +148,9 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
     from signoff.store import SQLiteStore
 
     store = SQLiteStore(tmp_path_factory.mktemp("layout") / "signoff.db")
-    with LiveServer(store) as server:
+    chat = ChannelRegistry()
+    chat.add(RecordingChannel("chat", address_kind="slack"))  # sends the Slack address its code
+    with LiveServer(store, channels=chat) as server:
         server.user("alice", "admin")
         server.store.set_layer("defaults", "", RULES["defaults"], actor="test")
         for kind in ("tools", "agents"):
@@ -189,6 +193,8 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
             )
         store.set_address("alice", "email", "alice.longname-for-layout@approvals.example.com", actor="test")
         store.set_address("alice", "text:wechat", "wxid_" + "x" * 40, actor="test")
+        store.claim_address("alice", "slack", "U" + "LONGSLACKMEMBERID" * 3, via="chat")  # unverified
+        store.claim_address("alice", "feishu", "ou_" + "f" * 40, via=None)  # no channel sends it a code
         secret, _ = store.issue_credential("handle", "alice", request_id=long_one, actor="test")
         pages = {
             "inbox": "/",
@@ -271,6 +277,27 @@ def test_no_page_scrolls_sideways_or_cuts_anything(signed_in: Any, site: dict[st
     expect(page.locator(".handle-link input")).to_be_visible()
     problems += _check(page, "handle link", size)
     assert problems == [], "\n".join(problems)
+
+
+def test_the_address_code_controls_are_on_screen(signed_in: Any, site: dict[str, Any], size: str) -> None:
+    page = signed_in
+    page.goto(site["server"].url + "/settings")
+    row = page.locator("#addresses tr[data-kind=slack]")
+    expect(row.get_by_text("Not verified")).to_be_visible()
+    width = SIZES[size][0]
+    for control in (
+        row.locator("input[name=code]"),
+        row.get_by_role("button", name="Verify"),
+        row.get_by_role("button", name="Send a new code"),
+        row.get_by_role("button", name="Remove"),
+    ):
+        expect(control).to_be_visible()
+        box = control.bounding_box()
+        assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    feishu = page.locator("#addresses tr[data-kind=feishu]")
+    expect(feishu.get_by_text("No channel on this server can send it a code")).to_be_visible()
+    assert feishu.get_by_role("button", name="Send a new code").count() == 0
+    assert feishu.locator("input[name=code]").count() == 0, "no code can have been sent there"
 
 
 def test_pages_without_a_session_fit_too(browser: Any, site: dict[str, Any], size: str) -> None:

@@ -15,6 +15,10 @@ A channel does four things, and nothing else:
   (a URL challenge). A forged or stale callback raises `BadSignature` (401), one that cannot be
   read `BadCallback` (400); nothing is decided then.
 
+And `send_code(message, target)`: a one-time code to an address a person claims, which counts
+(is sent notices, and decides) only once the code comes back (DESIGN §9). A channel that
+cannot send one leaves such addresses to admins.
+
 The outbox worker calls the first three, retrying what fails (`DeliveryError(retry=...)`) with
 backoff; the inbound route calls `verify` and then decides through the server's normal checks
 (who the platform user is, whether they are an approver, the first decision wins), so a channel
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from ..errors import InvalidInput, NotAuthenticated
+from .address_code import AddressCode
 from .notice import FollowUp, Notice
 
 MessageRef: TypeAlias = dict[str, Any]
@@ -74,7 +79,7 @@ def retry_after_seconds(value: str | None) -> float | None:
 @dataclass(frozen=True, kw_only=True)
 class Inbound:
     """A verified callback. For `kind == "decide"`: `sender` is the platform's id of the person
-    (looked up in the people's addresses of `address_kind`), the request is named by
+    (looked up in the people's verified addresses of `address_kind`), the request is named by
     `request_id` or by `handle` (the id the channel put on its buttons), or by neither (a text
     reply): then by `code`, the reply code its message carried, or, without one, it is that
     person's only open request on this channel (with more than one open, nothing is decided);
@@ -159,6 +164,14 @@ class Channel(ABC):
     async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
         """Send `message` after the notice (under it where the platform threads). Default: nothing."""
         return None
+
+    async def send_code(self, message: AddressCode, target: str) -> MessageRef:
+        """Send a verification code to `target`, an address `message.user` claims. By default
+        the channel cannot (the row is dead-lettered): an admin sets such addresses."""
+        raise DeliveryError(
+            f"channel {self.name} ({self.kind}) cannot send verification codes: an admin can set the address",
+            retry=False,
+        )
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
         """Check and parse an inbound callback (headers' names lower-case). Raises `BadSignature`

@@ -31,8 +31,9 @@ from email.utils import parseaddr
 from typing import Any, Literal
 
 from ..errors import ConfigError
+from .address_code import AddressCode
 from .contract import Channel, DeliveryError, MessageRef
-from .email_render import Sender, final_mail, follow_up_mail, notice_mail, subject_of
+from .email_render import Sender, code_mail, final_mail, follow_up_mail, notice_mail, subject_of
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
 
@@ -117,6 +118,11 @@ class EmailChannel(Channel):
         mail = follow_up_mail(message, self.sender, target, parent=ref)
         await self._deliver(mail, target)
         return {"message_id": mail["Message-ID"], "in_reply_to": ref.get("message_id")}
+
+    async def send_code(self, message: AddressCode, target: str) -> MessageRef:
+        mail = code_mail(message, self.sender, target)
+        await self._deliver(mail, target)
+        return {"message_id": mail["Message-ID"]}
 
     # -- SMTP --------------------------------------------------------------------------------
 

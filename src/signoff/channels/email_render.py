@@ -23,6 +23,7 @@ from typing import Any
 import jinja2
 
 from ..server.inbox.rendering import shown
+from .address_code import AddressCode
 from .notice import FollowUp, Notice
 from .texts import (
     MAIL_ARGS,
@@ -204,3 +205,17 @@ def _thread(mail: EmailMessage, parent: dict[str, Any] | None) -> None:
     if isinstance(first, str) and first:
         mail["In-Reply-To"] = first
         mail["References"] = first
+
+
+def code_mail(message: AddressCode, sender: Sender, to: str) -> EmailMessage:
+    """A verification code: plain text, a Message-ID of its own (one per code)."""
+    mail = EmailMessage()
+    mail["From"] = sender.address
+    mail["To"] = to
+    mail["Subject"] = MAIL_SUBJECT[message.locale].format(title=message.title)
+    mail["Date"] = formatdate(localtime=False, usegmt=True)
+    for name, value in AUTO_HEADERS.items():
+        mail[name] = value
+    mail["Message-ID"] = message_id(f"code.{message.id}", to, sender.domain)
+    mail.set_content(message.text)
+    return mail

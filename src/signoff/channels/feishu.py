@@ -52,6 +52,7 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 )
 
 from ..errors import ConfigError
+from .address_code import AddressCode
 from .buttons import check_fresh, from_value
 from .contract import BadCallback, BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .feishu_cards import final_card, notice_card
@@ -163,6 +164,20 @@ class FeishuChannel(Channel):
         )
         request = ReplyMessageRequest.builder().message_id(message_id).request_body(body).build()
         response = await self._call("follow-up", self._client.im.v1.message.reply, request)
+        return {"message_id": response.data.message_id}
+
+    async def send_code(self, message: AddressCode, target: str) -> MessageRef:
+        """The code, as a text message to the open id `target` (its `uuid` one per code)."""
+        body = (
+            CreateMessageRequestBody.builder()
+            .receive_id(target)
+            .msg_type("text")
+            .content(json.dumps({"text": message.text}, ensure_ascii=False))
+            .uuid(dedupe_key(f"code:{message.id}", target))
+            .build()
+        )
+        request = CreateMessageRequest.builder().receive_id_type("open_id").request_body(body).build()
+        response = await self._call("code", self._client.im.v1.message.create, request)
         return {"message_id": response.data.message_id}
 
     async def _call(self, what: str, method: Any, request: Any) -> Any:

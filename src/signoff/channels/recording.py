@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .address_code import AddressCode
 from .contract import BadCallback, BadSignature, Channel, DeliveryError, Inbound, MessageRef
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
@@ -32,11 +33,12 @@ def sign(secret: str, body: bytes) -> str:
 @dataclass(frozen=True)
 class Recorded:
     action: str
-    """send, update or follow_up."""
+    """send, update, follow_up or code."""
     target: str
     notice: Notice | None
     follow_up: FollowUp | None
     ref: MessageRef | None
+    code: AddressCode | None = None
 
 
 class RecordingChannel(Channel):
@@ -96,6 +98,12 @@ class RecordingChannel(Channel):
         await self._attempt()
         self.recorded.append(Recorded("follow_up", target, None, message, ref))
         return None
+
+    async def send_code(self, message: AddressCode, target: str) -> MessageRef:
+        await self._attempt()
+        ref: dict[str, Any] = {"n": len(self.recorded) + 1}
+        self.recorded.append(Recorded("code", target, None, None, ref, message))
+        return ref
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
         if self.secret is not None:

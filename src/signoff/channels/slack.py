@@ -39,6 +39,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError, SlackObjectFormationError
 from slack_sdk.signature import SignatureVerifier
 
+from .address_code import AddressCode
 from .contract import BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .notice import FollowUp, Notice, cut
 from .registry import ChannelConfig
@@ -194,6 +195,17 @@ class SlackChannel(Channel):
         sent = {"channel": str(data.get("channel") or arguments["channel"]), "ts": str(data.get("ts") or "")}
         self._log_sent("follow_up", message.request_id, None, target, sent)
         return sent
+
+    async def send_code(self, message: AddressCode, target: str) -> MessageRef:
+        """The code, as a plain message in the bot's DM with the Slack user `target`."""
+        data = await self.call(
+            "chat.postMessage",
+            channel=target,
+            text=escape(message.text),
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        return {"channel": str(data.get("channel") or target), "ts": str(data.get("ts") or "")}
 
     def _log_sent(
         self, action: str, request_id: str, thread: str | None, target: str, ref: MessageRef

@@ -54,6 +54,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 from ..errors import ConfigError
 from ..store.address_ops import TEXT_KIND
 from ..visible import visible
+from .address_code import AddressCode
 from .contract import (
     BadCallback,
     BadSignature,
@@ -229,6 +230,11 @@ class TextChannel(Channel):
         text = follow_up_text(message, _code_in(ref))
         return await self._post(target, text, message.request_id, "follow_up")
 
+    async def send_code(self, message: AddressCode, target: str) -> MessageRef:
+        """The code, as a text (`"message": "code"`, about no request: `"request_id": null`)."""
+        msg_id = self.message_id(f"code_{message.id}", target, "code")
+        return await self._post(target, message.text, None, "code", msg_id=msg_id)
+
     def message_id(self, request_id: str, target: str, message: str) -> str:
         """The `webhook-id` of one message: the same on every retry, so a bridge can drop repeats."""
         person = hashlib.sha256(f"{self.platform}:{target}".encode()).hexdigest()[:12]
@@ -247,13 +253,15 @@ class TextChannel(Channel):
             headers["authorization"] = f"Bearer {self._token}"
         return headers
 
-    async def _post(self, target: str, text: str, request_id: str, message: str) -> MessageRef:
+    async def _post(
+        self, target: str, text: str, request_id: str | None, message: str, *, msg_id: str | None = None
+    ) -> MessageRef:
         body = json.dumps(
             {"to": target, "text": text, "request_id": request_id, "message": message},
             ensure_ascii=False,
             separators=(",", ":"),
         )
-        msg_id = self.message_id(request_id, target, message)
+        msg_id = msg_id or self.message_id(request_id or "", target, message)
         if self._http is None:
             self._http = httpx.AsyncClient()
         try:

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import ConfigError
+from .address_code import AddressCode
 from .buttons import CLICKABLE, as_key, check_fresh, from_key
 from .contract import BadCallback, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .notice import FollowUp, Notice, cut
@@ -139,6 +140,10 @@ class WeComChannel(Channel):
         return await self._text(target, f"{notice.title}\n{notice.final.text}")
 
     async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
+        return await self._text(target, message.text)
+
+    async def send_code(self, message: AddressCode, target: str) -> MessageRef:
+        """The code, as a text message to the WeCom user `target`."""
         return await self._text(target, message.text)
 
     async def _text(self, target: str, text: str) -> MessageRef:

@@ -49,7 +49,8 @@ def set_address(
     ] = None,
     as_user: AsUser = None,
 ) -> None:
-    """Set (or --remove) a person's addresses on the channels."""
+    """Set (or --remove) a person's addresses on the channels: verified at once (the CLI works on
+    the database itself, as an admin; a person's own address set in the inbox waits for a code)."""
     store = local_store_of(ctx, "users set-address")
     actor = acting_user(ctx, as_user)
     given = [
@@ -68,7 +69,7 @@ def set_address(
         )
     for kind, value in given:
         store.set_address(user, kind, value, actor=actor)
-        typer.echo(visible(f"{user}: {kind} = {value}"))
+        typer.echo(visible(f"{user}: {kind} = {value} (verified)"))
     for kind in remove or []:
         removed = store.remove_address(user, kind, actor=actor)
         typer.echo(visible(f"{user}: {kind} {'removed' if removed else 'was not set'}"))
@@ -78,13 +79,15 @@ def set_address(
 def addresses(
     ctx: typer.Context, user: str, as_json: Annotated[bool, typer.Option("--json")] = False
 ) -> None:
-    """A person's addresses on the channels."""
-    found = local_store_of(ctx, "users addresses").addresses_of(user)
+    """A person's addresses on the channels, and whether each is verified (only a verified one
+    is sent to, and decides)."""
+    found = local_store_of(ctx, "users addresses").address_states(user)
     if as_json:
-        typer.echo(json.dumps(found, indent=2))
+        typer.echo(json.dumps({state.kind: state.to_dict() for state in found}, indent=2))
         return
-    for kind, value in found.items():
-        typer.echo(visible(f"{kind}  {value}"))
+    for state in found:
+        shown = f"verified ({state.verified_by})" if state.verified else "NOT verified (sent nothing)"
+        typer.echo(visible(f"{state.kind}  {state.address}  {shown}"))
 
 
 # -- webhooks ------------------------------------------------------------------------------------
@@ -203,9 +206,8 @@ def outbox_dead(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--jso
         return
     for row in rows:
         where = row.target or row.recipient or "-"
-        typer.echo(
-            visible(f"#{row.id}  {row.request_id}  {row.event}  {row.channel} → {where}  ({row.last_error})")
-        )
+        about = row.request_id or f"code for {row.recipient}"
+        typer.echo(visible(f"#{row.id}  {about}  {row.event}  {row.channel} → {where}  ({row.last_error})"))
 
 
 @outbox_app.command("retry")
@@ -248,7 +250,10 @@ def channels_test(
         store = local_store_of(ctx, "channels test")
         target = store.address_of(to, channel.address_kind)
         if target is None:
-            raise CliError(f"{to} has no {channel.address_kind} address (signoff users set-address {to} …)")
+            raise CliError(
+                f"{to} has no verified {channel.address_kind} address (signoff users addresses {to}; "
+                f"signoff users set-address {to} …)"
+            )
     ok, said, seconds = asyncio.run(_try(channel, target, to))
     typer.echo(f"{'sent' if ok else 'FAILED'} on {name} ({channel.kind}) to {target} in {seconds:.2f}s")
     typer.echo(visible(f"the platform said: {said}"))

@@ -19,6 +19,7 @@ from ..requests import Request
 from ..store import Store
 from ..store.outbox_ops import WEBHOOK, OutboxRow, Outcome
 from ..store.webhook_ops import Webhook
+from .codes import send_code
 from .settings import OutboxSettings
 from .webhooks import WebhookPoster, event_body, message_id
 
@@ -47,13 +48,17 @@ class Attempts:
         renders the final state, which may be newer)."""
         target = row.target or ""
         try:
-            if request is None or (row.message != "notice" and row.channel != WEBHOOK):
+            if row.request_id is not None and (
+                request is None or (row.message != "notice" and row.channel != WEBHOOK)
+            ):
                 request = await asyncio.to_thread(self.store.get_request, row.request_id)
         except RequestNotFound:
             return _skipped(row, target, "the request is gone")
-        context["thread"] = request.thread_id
-        context["tool"] = request.tool_name
         try:
+            if request is None:  # a verification code, about no request
+                return await send_code(self.store, self.channels, row, context)
+            context["thread"] = request.thread_id
+            context["tool"] = request.tool_name
             if row.channel == WEBHOOK:
                 return await self._webhook(row, request)
             return await self._message(row, request, context)
@@ -78,11 +83,11 @@ class Attempts:
         if body is None:
             execution = None
             if row.event.startswith("execution."):
-                execution = await asyncio.to_thread(self.store.get_execution, row.request_id)
+                execution = await asyncio.to_thread(self.store.get_execution, request.id)
             body = event_body(row.event, request, execution, row.created_at)
         try:
             await self.poster.post(
-                webhook, message_id(row.request_id, row.id), body, self.settings.webhook_timeout
+                webhook, message_id(request.id, row.id), body, self.settings.webhook_timeout
             )
         except DeliveryError as exc:
             outcome = self._failed(row, target, exc.message, exc.retry, exc.retry_after)
@@ -109,13 +114,8 @@ class Attempts:
         context["platform"] = channel.kind
         target = row.target or await asyncio.to_thread(self.store.address_of, recipient, channel.address_kind)
         if not target:
-            return self._failed(
-                row,
-                recipient,
-                f"{recipient} has no {channel.address_kind} address (signoff users set-address)",
-                False,
-                None,
-            )
+            why = await asyncio.to_thread(_no_address, self.store, recipient, channel.address_kind)
+            return self._failed(row, recipient, why, False, None)
         context["target"] = target
         locale = _locale(self.channels, row.channel)
         request_url = f"{self.base_url}/requests/{request.id}"
@@ -226,6 +226,17 @@ def _skipped(row: OutboxRow, target: str, why: str) -> Outcome:
     return Outcome(
         state="skipped", result="skipped", target=target, next_at=utcnow(), error=why, counts=False
     )
+
+
+def _no_address(store: Store, person: str, kind: str) -> str:
+    """Why nothing can be sent to `person` on channels of `kind` (for the delivery log)."""
+    state = store.address_state(person, kind)
+    if state is not None and not state.verified:
+        return (
+            f"{person}'s {kind} address is not verified (they enter the code sent there on the inbox's "
+            "Settings page, or an admin sets it: signoff users set-address)"
+        )
+    return f"{person} has no {kind} address (signoff users set-address)"
 
 
 def _locale(channels: ChannelRegistry, name: str) -> Any:

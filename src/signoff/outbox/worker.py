@@ -157,7 +157,8 @@ class DeliveryWorker:
             full=full,
         )
         surplus = []
-        requests = await asyncio.to_thread(self.store.get_requests, list({row.request_id for row in rows}))
+        about = list({row.request_id for row in rows if row.request_id is not None})
+        requests = await asyncio.to_thread(self.store.get_requests, about)
         for row in rows:
             lane = lane_of(row)
             if self._held[lane] >= self._bound(lane):
@@ -165,7 +166,7 @@ class DeliveryWorker:
                 continue
             self._held[lane] += 1
             task = asyncio.create_task(
-                self._deliver(row, lane, requests.get(row.request_id)), name=f"signoff-outbox-{row.id}"
+                self._deliver(row, lane, requests.get(row.request_id or "")), name=f"signoff-outbox-{row.id}"
             )
             self._tasks.add(task)
             self._rows[task] = row

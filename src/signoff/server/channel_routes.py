@@ -3,11 +3,12 @@
 The channel verifies the callback (`Channel.verify`: signature, freshness, decryption; a
 forged or stale one is a 401, audited, and an unreadable one a 400) and says who acted, on
 which request, with which decision. Deciding is the server's: the sender is the person whose
-address on that channel it is, the request is named by id, by handle, or (a text reply) by the
-reply code its message carried, or is the sender's only open one (`reply_picking`), and the
-decision goes through the same checks as every other (`deciding.decide_as`: only approvers,
-the first decision wins, audited). The channel then answers its platform (`Channel.answer`).
-Each inbound action is one structured log line (thread, request, handle, platform, result).
+verified address on that channel it is (an address only claimed decides nothing: refused and
+audited, DESIGN §9), the request is named by id, by handle, or (a text reply) by the reply code
+its message carried, or is the sender's only open one (`reply_picking`), and the decision goes
+through the same checks as every other (`deciding.decide_as`: only approvers, the first decision
+wins, audited). The channel then answers its platform (`Channel.answer`). Each inbound action is
+one structured log line (thread, request, handle, platform, result).
 """
 
 from __future__ import annotations
@@ -24,13 +25,23 @@ from fastapi import Request as HttpRequest
 from starlette.responses import JSONResponse, Response
 
 from .._util import utcnow
+from ..channels.address_code import NOT_VERIFIED_REPLY
 from ..channels.contract import BadCallback, BadSignature, Channel, Inbound, InboundOutcome, InboundResult
 from ..channels.texts import ALREADY_REPLY, BY, EXPIRED_REPLY, FINAL, REPLIES, Locale
-from ..errors import AlreadyDecided, NotAnApprover, NotFound, RequestExpired, RequestNotFound, SignoffError
+from ..errors import (
+    AlreadyDecided,
+    NotAnApprover,
+    NotFound,
+    PermissionDenied,
+    RequestExpired,
+    RequestNotFound,
+    SignoffError,
+)
 from ..identity import User
 from ..requests import Request
 from ..store.idempotency_ops import KeptAnswer
 from .context import Server, server_of
+from .deciding import REFUSED as DECISION_REFUSED
 from .deciding import decide_as
 from .inbox.cards import refusal_text
 from .refusals import ANONYMOUS, audit_refusal
@@ -109,6 +120,8 @@ def _act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
     locale = _locale(server, channel)
     words = REPLIES[locale]
     user_name = store.user_at(channel.address_kind, inbound.sender) if inbound.sender else None
+    if user_name is None and inbound.sender and store.address_claimants(channel.address_kind, inbound.sender):
+        return _unverified(server, channel, inbound, locale)
     if user_name is None:
         store.record(
             CALLBACK_REFUSED,
@@ -166,6 +179,24 @@ def _decide(
     if not decided.is_terminal:
         said = words["counted"].format(count=len(decided.approvals), quorum=decided.rule.quorum)
     return _done(channel, inbound, request_id, "decided", said, thread=decided.thread_id)
+
+
+def _unverified(server: Server, channel: Channel, inbound: Inbound, locale: Locale) -> InboundOutcome:
+    """A callback from an address someone claims but nobody has verified: it acts as no one
+    (DESIGN §9), is refused, and the refusal audited."""
+    store, kind, sender = server.store, channel.address_kind, inbound.sender or ""
+    refused = PermissionDenied(f"the {kind} address {sender!r} is not verified for any signoff user")
+    data = {"sender": sender, "kind": kind, "claimed_by": store.address_claimants(kind, sender)}
+    audit_refusal(
+        store,
+        refused,
+        actor=ANONYMOUS,
+        channel=channel.name,
+        request_id=inbound.request_id,
+        action=DECISION_REFUSED,
+        data=data,
+    )
+    return _done(channel, inbound, inbound.request_id, "unknown_sender", NOT_VERIFIED_REPLY[locale])
 
 
 def _refusal(error: SignoffError, request: Request | None, locale: Locale) -> str:

@@ -9,6 +9,7 @@ Either way the answer is a complete response and the HTTP connection stays open.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from fastapi import FastAPI
@@ -19,7 +20,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import InvalidInput, SignoffError
+from ..errors import InvalidInput, SignoffError, TooSoon
 from .refusals import audit_refused_call
 
 log = logging.getLogger("signoff.server")
@@ -114,6 +115,8 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, SignoffError)
         await audit_refused_call(request, exc)
         headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
+        if isinstance(exc, TooSoon) and exc.retry_after is not None:
+            headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
         if exc.status_code == 500:  # a store error that is not "try again later", and the like
             log.error("%s %s failed", request.method, request.url.path, exc_info=exc)
         elif exc.status_code > 500:

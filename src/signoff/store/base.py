@@ -9,7 +9,7 @@ audit entry commit together; waiters are woken after the commit.
 
 from __future__ import annotations
 
-from .address_ops import AddressOps
+from .address_codes import AddressCodeOps
 from .audit_ops import AuditOps
 from .declared_ops import DeclaredRuleOps
 from .execution_ops import ExecutionOps
@@ -33,7 +33,7 @@ class Store(
     ReportOps,
     DeclaredRuleOps,
     RunStateOps,
-    AddressOps,
+    AddressCodeOps,
     WebhookOps,
     ReplyCodeOps,
 ):

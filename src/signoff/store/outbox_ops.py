@@ -5,7 +5,9 @@ Rows: a `notice` per (channel, person) when a request becomes pending (the rule'
 times its approvers, groups expanded to their members); when it ends (decided, expired,
 cancelled) an `update` per notice, and after execution a `follow_up` per notice; an `event` per
 webhook that wants the request's event. A row's `target` (the person's address on the channel)
-is found when it is first sent: the address a person has then.
+is found when it is first sent: the verified address a person has then. A `code` row (a
+verification code to the address a person claims, see `address_codes`) is about no request and
+names its target when it is written; its attempts are not in any request's delivery log.
 
 Claiming: due rows nobody holds, each taken with a lease (`claimed_until`); on PostgreSQL with
 `FOR UPDATE SKIP LOCKED`, so several servers' workers never take the same row; a worker that
@@ -25,7 +27,7 @@ from ..errors import NotFound
 from ..rules.effective import INBOX_CHANNEL, REQUESTER_UNKNOWN
 from .core import Json, StoreCore, Tx
 
-OutboxMessage = Literal["notice", "update", "follow_up", "event"]
+OutboxMessage = Literal["notice", "update", "follow_up", "event", "code"]
 OutboxState = Literal["pending", "sent", "dead", "skipped"]
 AttemptResult = Literal["sent", "retrying", "failed", "skipped"]
 WEBHOOK = "webhook"
@@ -36,7 +38,8 @@ UPDATE_EVENTS = ("request.decided", "request.expired", "request.cancelled")
 @dataclass(frozen=True, kw_only=True)
 class OutboxRow:
     id: int
-    request_id: str
+    request_id: str | None
+    """None for a `code` row."""
     event: str
     message: OutboxMessage
     channel: str
@@ -238,6 +241,8 @@ class OutboxOps(StoreCore):
         )
         if changed != 1:
             return False
+        if row.request_id is None:  # a code: in no request's delivery log
+            return True
         message = row.event if row.message == "event" else row.message
         tx.send(
             "insert_attempt",

@@ -44,6 +44,9 @@ TIME_COLUMNS = frozenset(
         "next_at",
         "claimed_until",
         "attempted_at",
+        "verified_at",
+        "code_expires_at",
+        "code_requested_at",
     }
 )
 

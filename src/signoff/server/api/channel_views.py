@@ -15,10 +15,18 @@ class AddressBody(Body):
     address: str = Field(min_length=1, max_length=320, description="The person's id or address there.")
 
 
+class CodeBody(Body):
+    code: str = Field(min_length=1, max_length=32, description="The code sent to the address.")
+
+
 class AddressesView(BaseModel):
     user: str
     addresses: dict[str, str] = Field(
         description="Kind (slack, wecom, feishu, email, text:<platform>) → address."
+    )
+    verified: dict[str, bool] = Field(
+        description="Kind → whether that address counts: requests go there, and its callbacks "
+        "decide, only once it is verified (a code sent there and entered, or set by an admin)."
     )
 
 
@@ -26,6 +34,15 @@ class AddressView(BaseModel):
     user: str
     kind: str
     address: str
+    verified: bool = Field(description="Whether it counts (requests go there, its callbacks decide).")
+    code_via: str | None = Field(
+        default=None,
+        description="The channel a verification code was just queued on; the person enters it "
+        "with POST /v1/users/{name}/addresses/{kind}/verify.",
+    )
+    code_expires_at: Moment | None = Field(
+        default=None, description="When the code sent there stops working (null: none is waiting)."
+    )
 
 
 class WebhookBody(Body):

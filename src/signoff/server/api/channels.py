@@ -1,5 +1,6 @@
 """The channels API: people's addresses, webhooks (out, and signed decisions in), and what the
-outbox holds. Admins manage; a person reads and sets their own addresses."""
+outbox holds. Admins manage; a person reads and sets their own addresses, which count once the
+person enters the code sent there (see `server.addresses`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from starlette.responses import Response
 
 from ...errors import InvalidInput, NotFound, PermissionDenied
 from ...identity import User
+from ...store.address_ops import AddressState
 from ..access import CurrentCaller, CurrentUser, require_admin, visible_request
+from ..addresses import code_channel, send_code_as, set_address_as, verify_as
 from ..context import server_of
 from ..errors import API_ERRORS
 from ..idempotency import Answer, answer_once_as
@@ -21,6 +24,7 @@ from .channel_views import (
     AddressesView,
     AddressView,
     ChannelView,
+    CodeBody,
     InboundDecisionBody,
     NewSecret,
     NewWebhook,
@@ -50,18 +54,67 @@ def addresses(
     store = server_of(http).store
     if store.get_user(name) is None:
         raise NotFound(f"no user named {name!r}")
-    return {"user": name, "addresses": store.addresses_of(name)}
+    states = store.address_states(name)
+    return {
+        "user": name,
+        "addresses": {state.kind: state.address for state in states},
+        "verified": {state.kind: state.verified for state in states},
+    }
 
 
-@router.put("/users/{name}/addresses/{kind}", summary="Set a person's address on a channel")
+@router.put(
+    "/users/{name}/addresses/{kind}",
+    summary="Set a person's address on a channel",
+    description=(
+        "A person's own address is kept unverified, and a one-time code is sent there (through "
+        "the first channel that sends to that kind of address); it counts once the code is "
+        "entered (`POST …/verify`). An admin who sets someone else's address sets it verified. "
+        "An address someone holds verified cannot be taken (409)."
+    ),
+)
 def set_address(
     name: str, kind: str, body: AddressBody, http: HttpRequest, caller: CurrentCaller
 ) -> Annotated[dict[str, Any], ShownAs(AddressView)]:
-    _self_or_admin(caller.user, name)
-    server_of(http).store.set_address(
-        name, kind, body.address, actor=caller.user.name, channel=caller.channel
-    )
-    return {"user": name, "kind": kind, "address": body.address.strip()}
+    claimed = set_address_as(server_of(http), caller.user, name, kind, body.address, channel=caller.channel)
+    return _address(name, claimed.state, claimed.code_via)
+
+
+@router.post(
+    "/users/{name}/addresses/{kind}/code",
+    status_code=202,
+    summary="Send a new verification code to one's own unverified address",
+    responses={429: {"description": "`TooSoon`: a code was asked for less than a minute ago"}},
+)
+def send_code(
+    name: str, kind: str, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any], ShownAs(AddressView)]:
+    server = server_of(http)
+    state = send_code_as(server, caller.user, name, kind, channel=caller.channel)
+    return _address(name, state, code_channel(server, kind))
+
+
+@router.post(
+    "/users/{name}/addresses/{kind}/verify",
+    summary="Verify one's own address with the code sent there",
+    description="A wrong code spends one of 5 tries; a code expires after 15 minutes and works once (422).",
+)
+def verify_address(
+    name: str, kind: str, body: CodeBody, http: HttpRequest, caller: CurrentCaller
+) -> Annotated[dict[str, Any], ShownAs(AddressView)]:
+    state = verify_as(server_of(http), caller.user, name, kind, body.code, channel=caller.channel)
+    return _address(name, state, None)
+
+
+def _address(user: str, state: AddressState, code_via: str | None) -> dict[str, Any]:
+    expires = state.code_expires_at
+    return {
+        "user": user,
+        "kind": state.kind,
+        "address": state.address,
+        "verified": state.verified,
+        "code_via": code_via,
+        "code_expires_at": expires.isoformat() if expires is not None else None,
+    }
 
 
 @router.delete("/users/{name}/addresses/{kind}", summary="Remove a person's address on a channel")

@@ -194,13 +194,13 @@ class DeliveryView(BaseModel):
 
 
 class OutboxRowView(BaseModel):
-    """A message the outbox holds for a request: pending (with when it is next tried), sent,
-    dead (given up: `last_error` says why) or skipped."""
+    """A message the outbox holds for a request (or a verification code, about none): pending
+    (with when it is next tried), sent, dead (given up: `last_error` says why) or skipped."""
 
     id: int
-    request_id: str
+    request_id: str | None
     event: str
-    message: Literal["notice", "update", "follow_up", "event"]
+    message: Literal["notice", "update", "follow_up", "event", "code"]
     channel: str
     recipient: str | None
     target: str | None

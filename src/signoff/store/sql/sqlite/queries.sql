@@ -408,20 +408,78 @@ WHERE created_by = :created_by AND thread_id = :thread_id;
 DELETE FROM run_states WHERE created_by = :created_by AND thread_id = :thread_id;
 
 -- name: set_address
-INSERT INTO user_addresses (user_name, kind, address) VALUES (:user_name, :kind, :address)
-ON CONFLICT (user_name, kind) DO UPDATE SET address = excluded.address;
+-- an admin's (or the CLI's): verified at once, any code forgotten
+INSERT INTO user_addresses (user_name, kind, address, verified_at, verified_by)
+VALUES (:user_name, :kind, :address, :now, :actor)
+ON CONFLICT (user_name, kind) DO UPDATE
+SET address = excluded.address, verified_at = excluded.verified_at, verified_by = excluded.verified_by,
+    code_hash = NULL, code_expires_at = NULL, code_tries = 0, code_requested_at = NULL;
+
+-- name: claim_address
+-- a person's own: unverified until the code sent there comes back
+INSERT INTO user_addresses (user_name, kind, address, code_requested_at)
+VALUES (:user_name, :kind, :address, :requested_at)
+ON CONFLICT (user_name, kind) DO UPDATE
+SET address = excluded.address, verified_at = NULL, verified_by = NULL, code_hash = NULL,
+    code_expires_at = NULL, code_tries = 0, code_requested_at = excluded.code_requested_at;
 
 -- name: remove_address
 DELETE FROM user_addresses WHERE user_name = :user_name AND kind = :kind;
 
 -- name: addresses_of
-SELECT kind, address FROM user_addresses WHERE user_name = :user_name ORDER BY kind;
+SELECT kind, address, verified_at, verified_by, code_expires_at, code_requested_at, code_tries
+FROM user_addresses WHERE user_name = :user_name ORDER BY kind;
+
+-- name: address_row
+SELECT kind, address, verified_at, verified_by, code_expires_at, code_requested_at, code_tries
+FROM user_addresses WHERE user_name = :user_name AND kind = :kind;
 
 -- name: address_owner
-SELECT user_name FROM user_addresses WHERE kind = :kind AND address = :address;
+-- who holds the address verified: a callback's sender, a notice's recipient
+SELECT user_name FROM user_addresses WHERE kind = :kind AND address = :address AND verified_at IS NOT NULL;
+
+-- name: address_claimants
+SELECT user_name FROM user_addresses
+WHERE kind = :kind AND address = :address AND verified_at IS NULL ORDER BY user_name;
 
 -- name: address_of
-SELECT address FROM user_addresses WHERE user_name = :user_name AND kind = :kind;
+SELECT address FROM user_addresses
+WHERE user_name = :user_name AND kind = :kind AND verified_at IS NOT NULL;
+
+-- name: request_address_code
+-- one code per :cutoff at most: the claim's moment moves only if its last is older
+UPDATE user_addresses SET code_requested_at = :now
+WHERE user_name = :user_name AND kind = :kind AND verified_at IS NULL
+  AND (code_requested_at IS NULL OR code_requested_at <= :cutoff)
+RETURNING address;
+
+-- name: issue_address_code
+UPDATE user_addresses SET code_hash = :code_hash, code_expires_at = :expires_at, code_tries = 0
+WHERE user_name = :user_name AND kind = :kind AND address = :address AND verified_at IS NULL
+RETURNING address;
+
+-- name: spend_address_code_try
+-- a try is counted before the code is compared, so parallel guesses cannot pass the limit
+UPDATE user_addresses SET code_tries = code_tries + 1
+WHERE user_name = :user_name AND kind = :kind AND verified_at IS NULL AND code_hash IS NOT NULL
+  AND code_tries < :max_tries
+RETURNING address, code_hash, code_expires_at, code_tries;
+
+-- name: forget_address_code
+UPDATE user_addresses SET code_hash = NULL, code_expires_at = NULL
+WHERE user_name = :user_name AND kind = :kind;
+
+-- name: verify_address
+UPDATE user_addresses
+SET verified_at = :now, verified_by = :actor, code_hash = NULL, code_expires_at = NULL, code_tries = 0,
+    code_requested_at = NULL
+WHERE user_name = :user_name AND kind = :kind AND address = :address AND verified_at IS NULL;
+
+-- name: drop_address_claims
+-- the unverified claims of others on an address someone now holds verified
+DELETE FROM user_addresses
+WHERE kind = :kind AND address = :address AND user_name <> :user_name AND verified_at IS NULL
+RETURNING user_name;
 
 -- name: members_of
 SELECT user_name FROM group_members WHERE group_name = :group_name ORDER BY user_name;
@@ -445,6 +503,17 @@ UPDATE webhooks SET secrets = :secrets WHERE id = :id;
 -- name: enqueue_notice
 INSERT INTO outbox (request_id, event, message, channel, recipient, next_at, created_at, updated_at)
 VALUES (:request_id, :event, 'notice', :channel, :recipient, :now, :now, :now);
+
+-- name: last_code_row
+-- how the newest code to an address went (the Settings page says when it could not be sent)
+SELECT * FROM outbox WHERE message = 'code' AND recipient = :recipient AND target = :target
+ORDER BY id DESC LIMIT 1;
+
+-- name: enqueue_code
+-- a verification code for a person's address, sent through :channel (about no request)
+INSERT INTO outbox (request_id, event, message, channel, recipient, target, next_at, created_at, updated_at)
+VALUES (NULL, 'address.code', 'code', :channel, :recipient, :target, :now, :now, :now)
+RETURNING id;
 
 -- name: enqueue_event
 -- An event of a request: the message (an update, a follow-up) for each notice it had, and the

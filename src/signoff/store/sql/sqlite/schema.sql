@@ -234,15 +234,26 @@ CREATE TABLE run_states (
     PRIMARY KEY (created_by, thread_id)
 );
 
--- A person's address per channel kind (slack, wecom, feishu, email, text:<platform>); one
--- address belongs to one person, so that a callback's sender names one user.
-CREATE TABLE user_addresses (
+-- A person's address per channel kind (slack, wecom, feishu, email, text:<platform>). It counts
+-- (is sent to, and a callback from it decides) only once verified: by a one-time code sent
+-- there and entered in the inbox, or because an admin set it. One verified address belongs to
+-- one person, so that a callback's sender names one user; unverified claims may overlap.
+-- The code is kept as its salted hash, with its expiry, its tries, and when one was asked for.
+-- Rebuilt by migration 0010, which is why SQLite keeps its name quoted.
+CREATE TABLE "user_addresses" (
     user_name TEXT NOT NULL REFERENCES users (name) ON DELETE CASCADE,
     kind TEXT NOT NULL,
     address TEXT NOT NULL,
-    PRIMARY KEY (user_name, kind),
-    UNIQUE (kind, address)
+    verified_at TEXT,
+    verified_by TEXT,
+    code_hash TEXT,
+    code_expires_at TEXT,
+    code_tries INTEGER NOT NULL DEFAULT 0,
+    code_requested_at TEXT,
+    PRIMARY KEY (user_name, kind)
 );
+CREATE UNIQUE INDEX user_addresses_verified ON user_addresses (kind, address) WHERE verified_at IS NOT NULL;
+CREATE INDEX user_addresses_claims ON user_addresses (kind, address);
 
 -- Outbound webhooks: the events each wants, and its signing secrets (newest first; during a
 -- rotation every one signs). `inbound`: it may send signed decisions back.
@@ -259,13 +270,14 @@ CREATE TABLE webhooks (
 );
 
 -- What is to be sent: a notice (to a person on a channel), its update to the final state, a
--- follow-up after execution, or a webhook's event. Written in the transaction of the change;
--- the delivery worker claims due rows (a lease, so a crashed worker's rows are tried again).
-CREATE TABLE outbox (
+-- follow-up after execution, a webhook's event, or a verification code (to a person's address,
+-- about no request). Written in the transaction of the change; the delivery worker claims due
+-- rows (a lease, so a crashed worker's rows are tried again). Rebuilt by migration 0010.
+CREATE TABLE "outbox" (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
-    request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
+    request_id TEXT REFERENCES requests (id) ON DELETE CASCADE,
     event TEXT NOT NULL,
-    message TEXT NOT NULL CHECK (message IN ('notice', 'update', 'follow_up', 'event')),
+    message TEXT NOT NULL CHECK (message IN ('notice', 'update', 'follow_up', 'event', 'code')),
     channel TEXT NOT NULL,
     recipient TEXT,
     target TEXT,
@@ -279,13 +291,15 @@ CREATE TABLE outbox (
     body TEXT,
     last_error TEXT,
     created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL
+    updated_at TEXT NOT NULL,
+    CHECK ((request_id IS NULL) = (message = 'code'))
 );
 CREATE INDEX outbox_due ON outbox (next_at) WHERE state = 'pending';
 CREATE INDEX outbox_by_request ON outbox (request_id, message);
 CREATE INDEX outbox_by_parent ON outbox (parent_id) WHERE parent_id IS NOT NULL;
 CREATE INDEX outbox_notices ON outbox (channel, recipient) WHERE message = 'notice';
 CREATE INDEX outbox_dead ON outbox (updated_at) WHERE state = 'dead';
+CREATE INDEX outbox_codes ON outbox (recipient, id) WHERE message = 'code';
 
 -- The code a text message gives its request (issue 17): a reply names the request by it
 -- ("1 K7QD"), so a bare "1" never decides a request the person did not mean. One code per
