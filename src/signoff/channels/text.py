@@ -59,6 +59,7 @@ from .contract import (
     MessageRef,
     retry_after_seconds,
 )
+from .freshness import check_fresh
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
 from .text_replies import Recent, parse_reply
@@ -255,6 +256,7 @@ class TextChannel(Channel):
     # -- in ----------------------------------------------------------------------------------
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        check_fresh(headers.get("webhook-timestamp"), what=f"the {self.platform} reply's webhook-timestamp")
         try:
             self._signer.verify(body, dict(headers), json_parse=False)
         except (WebhookVerificationError, ValueError) as exc:

@@ -33,8 +33,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import ConfigError
-from .buttons import CLICKABLE, as_key, check_fresh, cut, from_key
+from .buttons import CLICKABLE, as_key, cut, from_key
 from .contract import BadCallback, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
+from .freshness import check_fresh
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
 from .wecom_crypto import WeComCrypto, cdata, read_xml
