@@ -161,7 +161,9 @@ def server(sqlite_store: Store) -> LiveServer:
 
 def test_standard_webhooks_in_refuse_it_with_401_audited_and_decide_nothing(server: LiveServer) -> None:
     store = server.store
-    webhook, secret = store.add_webhook("http://127.0.0.1:9/unused", inbound_as="alice", actor="test")
+    webhook, secret = store.add_webhook(
+        "http://127.0.0.1:9/unused", inbound_as="alice", allow_private=True, actor="test"
+    )
     request_id = ask(store, call="fresh", approvers=("alice",))
     body = json.dumps({"request_id": request_id, "decision": {"type": "approve"}}).encode()
     url = f"{server.url}/v1/webhooks/{webhook.id}/decisions"

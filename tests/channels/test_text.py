@@ -17,6 +17,7 @@ from signoff._util import utcnow
 from signoff.channels import BadCallback, BadSignature, InboundOutcome, build_notice, parse_config
 from signoff.channels.registry import build_channel
 from signoff.channels.text import TextChannel, final_text, notice_text, parse_reply
+from signoff.destinations import Destinations
 from signoff.errors import ConfigError
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
@@ -39,7 +40,8 @@ def channel(**settings: object) -> TextChannel:
                 "secret": SECRET,
                 **settings,
             }
-        }
+        },
+        destinations=Destinations(allow_private=True),
     )["wechat"]
     built = build_channel(config)
     assert isinstance(built, TextChannel)

@@ -22,7 +22,8 @@ on this channel. Anything else gets a short help text back.
 The platform is reached through a bridge with a small HTTP API (one channel per platform,
 `platform: wechat` → people's addresses of kind `text:wechat`):
 
-- out: `POST {send_url}` with the JSON `{"to": <address>, "text": <message>, "request_id": ...,
+- out: `POST {send_url}` (a public destination unless the server allows private ones: see
+  `signoff.destinations`) with the JSON `{"to": <address>, "text": <message>, "request_id": ...,
   "message": "notice" | "update" | "follow_up"}`, signed per Standard Webhooks with `secret`
   (`webhook-id`, the same for every retry of one message, `webhook-timestamp`,
   `webhook-signature`), and `Authorization: Bearer {send_token}` when one is configured. A 2xx
@@ -46,7 +47,9 @@ import httpx
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from ..errors import ConfigError
+from ..destinations import Destinations, PrivateDestination
+from ..destinations.guarded_httpx import checked_client
+from ..errors import ConfigError, InvalidInput
 from ..store.address_ops import TEXT_KIND
 from ..visible import visible
 from .contract import (
@@ -144,6 +147,7 @@ class TextChannel(Channel):
         secret: str,
         send_token: str | None = None,
         locale: Locale = "en",
+        destinations: Destinations | None = None,
     ) -> None:
         super().__init__(name)
         if not TEXT_KIND.match(f"text:{platform}"):
@@ -151,9 +155,11 @@ class TextChannel(Channel):
                 f"channel {name!r}: platform is a short lower-case name like 'wechat', not {platform!r}"
             )
         self.platform = platform
-        if not send_url.startswith(("http://", "https://")):
-            raise ConfigError(f"channel {name!r}: send_url must be an http(s) URL")
-        self.send_url = send_url
+        self.destinations = destinations or Destinations()
+        try:
+            self.send_url = self.destinations.check_url(send_url, what="send_url")
+        except InvalidInput as exc:
+            raise ConfigError(f"channel {name!r}: {exc.message}") from None
         try:
             self._signer = Webhook(secret)
         except Exception:
@@ -176,6 +182,7 @@ class TextChannel(Channel):
             secret=config.secret("secret"),
             send_token=token,
             locale=config.locale,
+            destinations=config.destinations,
         )
 
     @property
@@ -226,7 +233,7 @@ class TextChannel(Channel):
         )
         msg_id = self.message_id(request_id, target, message)
         if self._http is None:
-            self._http = httpx.AsyncClient()
+            self._http = checked_client(self.destinations)
         try:
             answer = await self._http.post(
                 self.send_url,
@@ -234,6 +241,8 @@ class TextChannel(Channel):
                 headers=self.signed_headers(msg_id, body),
                 timeout=self.timeout,
             )
+        except PrivateDestination as exc:
+            raise DeliveryError(exc.message, retry=False) from None
         except httpx.HTTPError as exc:
             raise DeliveryError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
         status = answer.status_code

@@ -14,10 +14,12 @@ from typing import Annotated
 import typer
 
 from ..channels.registry import ENV_FILE, ChannelRegistry
+from ..destinations import Destinations
 from ..outbox import OutboxSettings, RetryPolicy
 from ..server import ServerSettings, create_app
 from ..server.limits import parse_size
 from ..server.serve import first_start, load_config, login_link
+from .options import AllowPrivate
 from .state import CliError, local_store_of, state_of
 
 DEFAULT_PORT = 8765
@@ -95,6 +97,7 @@ def serve(
         float,
         typer.Option("--outbox-retry-cap", min=0.001, help="The longest wait between retries, in seconds."),
     ] = RetryPolicy.cap,
+    allow_private_webhooks: AllowPrivate = False,
     outbox_lease: Annotated[
         float,
         typer.Option(
@@ -117,13 +120,19 @@ def serve(
     listening = listen(host, port)
     store = local_store_of(ctx, "serve")
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    registry = ChannelRegistry.load(channels) if channels is not None else ChannelRegistry()
+    destinations = Destinations(allow_private=allow_private_webhooks)
+    registry = (
+        ChannelRegistry.load(channels, destinations=destinations)
+        if channels is not None
+        else ChannelRegistry()
+    )
     retry = RetryPolicy(first=retry_first, cap=max(retry_cap, retry_first))
     settings = ServerSettings(
         base_url=base_url or f"http://{shown_host}:{port}",
         agent_rules=agent_rules.value,
         max_body=body_limit,
         outbox=OutboxSettings(enabled=outbox, retry=retry, lease=timedelta(seconds=outbox_lease)),
+        destinations=destinations,
     )
     show_channel_logs()
     if config is not None:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from fastapi import Request as HttpRequest
 
 from ..channels.registry import ChannelRegistry
+from ..destinations import Destinations
 from ..outbox.settings import OutboxSettings
 from ..rules.resolve import Resolver
 from ..store import Store
@@ -51,6 +52,9 @@ class ServerSettings:
     """How long an `Idempotency-Key` keeps its answer."""
     outbox: OutboxSettings = field(default_factory=OutboxSettings)
     """The delivery worker's settings (see `signoff.outbox`)."""
+    destinations: Destinations = field(default_factory=Destinations)
+    """Where webhooks may be added and delivered to: public addresses only, unless
+    `Destinations(allow_private=True)` (`--allow-private-webhooks`; see `signoff.destinations`)."""
 
 
 @dataclass(kw_only=True)

@@ -14,9 +14,9 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from .._util import new_id, utcnow
+from ..destinations import Destinations
 from ..errors import InvalidInput, NotFound
 from .core import Json, StoreCore
 
@@ -91,13 +91,6 @@ def check_events(events: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return chosen
 
 
-def check_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InvalidInput(f"a webhook's URL must be http(s)://host/…, not {url!r}")
-    return url
-
-
 class WebhookOps(StoreCore):
     def add_webhook(
         self,
@@ -106,13 +99,15 @@ class WebhookOps(StoreCore):
         events: list[str] | tuple[str, ...] = (),
         inbound_as: str | None = None,
         description: str | None = None,
+        allow_private: bool = False,
         actor: str,
         channel: str = "cli",
     ) -> tuple[Webhook, str]:
         """A new webhook (every event unless `events` names some) and its secret, shown once.
-        `inbound_as`: it may also send signed decisions, made as that person."""
+        `inbound_as`: it may also send signed decisions, made as that person. Its URL must be
+        http(s) to a public destination (`destinations`) unless `allow_private`."""
         chosen = check_events(events)
-        check_url(url)
+        Destinations(allow_private=allow_private).check_url(url)
         secret = new_webhook_secret()
         webhook_id = new_id("whk")
         with self._transaction() as (tx, _):
