@@ -29,6 +29,7 @@ from typing import Any, Protocol, cast
 import yaml
 
 from ..destinations import Destinations
+from ..destinations.masking import shown_url
 from ..errors import ConfigError
 from .contract import Channel
 from .texts import LOCALES, Locale
@@ -102,8 +103,8 @@ class ChannelConfig:
         return value.reveal() if isinstance(value, Secret) else str(value)
 
     def described(self) -> dict[str, Any]:
-        """The configuration with secrets shown as '***'."""
-        shown = {key: "***" if isinstance(value, Secret) else value for key, value in self.settings.items()}
+        """The configuration with secrets shown as '***', and credentials inside URLs too."""
+        shown = {key: _shown(key, value) for key, value in self.settings.items()}
         return {"name": self.name, "kind": self.kind, "locale": self.locale, **shown}
 
 
@@ -174,6 +175,14 @@ class ChannelRegistry:
     async def close(self) -> None:
         for channel in self._channels.values():
             await channel.close()
+
+
+def _shown(key: str, value: Any) -> Any:
+    if isinstance(value, Secret):
+        return "***"
+    if isinstance(value, str) and key.lower().endswith("url"):
+        return shown_url(value)
+    return value
 
 
 def check_name(name: str) -> str:

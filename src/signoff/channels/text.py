@@ -49,6 +49,7 @@ from standardwebhooks.webhooks import WebhookVerificationError
 
 from ..destinations import Destinations, PrivateDestination
 from ..destinations.guarded_httpx import checked_client
+from ..destinations.masking import masked_in
 from ..errors import ConfigError, InvalidInput
 from ..store.address_ops import TEXT_KIND
 from ..visible import visible
@@ -244,7 +245,8 @@ class TextChannel(Channel):
         except PrivateDestination as exc:
             raise DeliveryError(exc.message, retry=False) from None
         except httpx.HTTPError as exc:
-            raise DeliveryError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
+            said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise DeliveryError(masked_in(said, self.send_url)) from None
         status = answer.status_code
         if status >= 300:
             retry = status in (408, 425, 429) or status >= 500

@@ -132,7 +132,8 @@ def webhooks_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--j
     for webhook in found:
         inbound = f"  decisions as {webhook.actor}" if webhook.inbound else ""
         rotating = f"  ({len(webhook.secrets)} secrets sign: rotating)" if len(webhook.secrets) > 1 else ""
-        typer.echo(visible(f"{webhook.id}  {webhook.url}  {','.join(webhook.events)}{inbound}{rotating}"))
+        line = f"{webhook.id}  {webhook.shown_url}  {','.join(webhook.events)}{inbound}{rotating}"
+        typer.echo(visible(line))
 
 
 @webhooks_app.command("remove")

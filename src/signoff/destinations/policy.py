@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from ..errors import InvalidInput
 from .addresses import Address, address_refusal, host_address, name_refusal
+from .masking import shown_url
 
 ALLOW_HINT = "(private destinations are allowed with --allow-private-webhooks)"
 
@@ -43,9 +44,9 @@ class Destinations:
             host = parts.hostname
             parts.port  # noqa: B018 - raises ValueError for a port out of range
         except ValueError as exc:
-            raise InvalidInput(f"{what} cannot be read ({exc}): {url!r}") from None
+            raise InvalidInput(f"{what} cannot be read ({exc}): {shown_url(url)!r}") from None
         if parts.scheme not in ("http", "https") or not host:
-            raise InvalidInput(f"{what} must be http(s)://host/…, not {url!r}")
+            raise InvalidInput(f"{what} must be http(s)://host/…, not {shown_url(url)!r}")
         if self.allow_private:
             return url
         address = host_address(host)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..channels.contract import DeliveryError, retry_after_seconds
 from ..destinations import Destinations
+from ..destinations.masking import masked_in
 from ..errors import InvalidInput
 from ..requests import Execution, Request
 from ..store.webhook_ops import Webhook
@@ -78,7 +79,7 @@ class WebhookPoster:
         try:
             self.destinations.check_url(webhook.url)
         except InvalidInput as exc:
-            raise DeliveryError(exc.message, retry=False) from None
+            raise DeliveryError(masked_in(exc.message, webhook.url), retry=False) from None
         headers = signed_headers(webhook, msg_id, body)
         if self._session is None:
             guarded = connector(self.destinations, limit=256, limit_per_host=64)
@@ -100,7 +101,8 @@ class WebhookPoster:
             refused = refusal_in(exc)
             if refused is not None:
                 raise DeliveryError(refused.message, retry=False) from None
-            raise DeliveryError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
+            said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise DeliveryError(masked_in(said, webhook.url)) from None
         if 200 <= status < 300:
             return
         if status == 410:

@@ -17,6 +17,7 @@ from typing import Any
 
 from .._util import new_id, utcnow
 from ..destinations import Destinations
+from ..destinations.masking import shown_url
 from ..errors import InvalidInput, NotFound
 from .core import Json, StoreCore
 
@@ -52,10 +53,16 @@ class Webhook:
     created_at: datetime
     disabled: bool
 
+    @property
+    def shown_url(self) -> str:
+        """The URL as people see it: credentials in it hidden (`destinations.masking`)."""
+        return shown_url(self.url)
+
     def to_dict(self) -> dict[str, Any]:
+        """As the API and the CLI show it: no secrets, the URL's credentials hidden."""
         return {
             "id": self.id,
-            "url": self.url,
+            "url": self.shown_url,
             "events": list(self.events),
             "inbound": self.inbound,
             "actor": self.actor,
@@ -66,7 +73,7 @@ class Webhook:
         }
 
     def __repr__(self) -> str:
-        return f"Webhook(id={self.id!r}, url={self.url!r}, events={self.events!r})"
+        return f"Webhook(id={self.id!r}, url={self.shown_url!r}, events={self.events!r})"
 
 
 def _webhook(row: dict[str, Any]) -> Webhook:
@@ -133,7 +140,12 @@ class WebhookOps(StoreCore):
                 "webhook.added",
                 actor=actor,
                 channel=channel,
-                data={"id": webhook_id, "url": url, "events": list(chosen), "inbound_as": inbound_as},
+                data={
+                    "id": webhook_id,
+                    "url": shown_url(url),
+                    "events": list(chosen),
+                    "inbound_as": inbound_as,
+                },
             )
         webhook = self.get_webhook(webhook_id)
         assert webhook is not None
