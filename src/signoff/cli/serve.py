@@ -17,6 +17,7 @@ from ..channels.registry import ENV_FILE, ChannelRegistry
 from ..destinations import Destinations
 from ..outbox import OutboxSettings, RetryPolicy
 from ..server import ServerSettings, create_app
+from ..server.disk_health import MinFreeDisk
 from ..server.limits import parse_size
 from ..server.serve import first_start, load_config, login_link
 from .options import AllowPrivate
@@ -98,6 +99,15 @@ def serve(
         typer.Option("--outbox-retry-cap", min=0.001, help="The longest wait between retries, in seconds."),
     ] = RetryPolicy.cap,
     allow_private_webhooks: AllowPrivate = False,
+    min_free_disk: Annotated[
+        str,
+        typer.Option(
+            "--min-free-disk",
+            help="Free space the database's disk must have for /healthz to answer 200: a size "
+            "(100MiB, 2G) or a share of the disk (1%); 0 turns the check off. SQLite only: a "
+            "PostgreSQL server's disk cannot be read from here.",
+        ),
+    ] = "100MiB",
     outbox_lease: Annotated[
         float,
         typer.Option(
@@ -114,6 +124,10 @@ def serve(
         body_limit = parse_size(max_body)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--max-body") from None
+    try:
+        disk_threshold = MinFreeDisk.parse(min_free_disk)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--min-free-disk") from None
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
@@ -133,6 +147,7 @@ def serve(
         max_body=body_limit,
         outbox=OutboxSettings(enabled=outbox, retry=retry, lease=timedelta(seconds=outbox_lease)),
         destinations=destinations,
+        min_free_disk=disk_threshold,
     )
     show_channel_logs()
     if config is not None:
