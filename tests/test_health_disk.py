@@ -79,7 +79,7 @@ def test_postgresql_reports_no_disk_and_relies_on_its_write(pg_store: Store) -> 
 
 @pytest.mark.parametrize("value", ["abc", "150%", "nan%", "-1%", "1.5MiB", ""])
 def test_a_threshold_that_cannot_be_read_is_refused_before_the_server_starts(value: str) -> None:
-    with pytest.raises(ValueError, match="not a|0% to 100%"):
+    with pytest.raises(ValueError, match=r"not a|0% to 100%"):
         MinFreeDisk.parse(value)
     result = CliRunner().invoke(app, ["serve", "--min-free-disk", value, "--port", "1"])
     assert result.exit_code == 2
