@@ -57,6 +57,12 @@ def leaks(text: str) -> bool:
         ("https://h.example.com/plain", "https://h.example.com/plain"),
         ("http://[::1]:8080/a?access_token=t#top", "http://[::1]:8080/a?access_token=***#top"),
         ("http://h:99999/x?token=t", "***"),
+        ("sqlite:////var/lib/signoff.db", "sqlite:////var/lib/signoff.db"),
+        (
+            "postgresql://signoff:pw@db.internal/signoff?sslkey=/k",
+            "postgresql://***@db.internal/signoff?sslkey=***",
+        ),
+        ("//u:p@h.example.com/x", "//***@h.example.com/x"),
     ],
 )
 def test_one_masking_function_hides_what_a_url_carries(url: str, shown: str) -> None:

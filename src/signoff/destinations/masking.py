@@ -11,7 +11,7 @@ recognised.
 
 from __future__ import annotations
 
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
 MASK = "***"
 SECRET_NAMES = (
@@ -47,8 +47,18 @@ def shown_url(url: str) -> str:
     _, at, hostport = netloc.rpartition("@")
     if at:  # a user part may be the token itself (`https://TOKEN:x-oauth-basic@…`): all of it goes
         netloc = f"{MASK}@{hostport}"
-    query = "&".join(_shown_pair(pair) for pair in parts.query.split("&")) if parts.query else ""
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    query = "&".join(_shown_pair(pair) for pair in parts.query.split("&"))
+    if netloc == parts.netloc and query == parts.query:
+        return url
+    # put together by hand: urlunsplit drops the `//` of an empty authority (`sqlite:////x`)
+    after_scheme = url[len(parts.scheme) + 1 :] if parts.scheme else url
+    authority = f"//{netloc}" if after_scheme.startswith("//") else netloc
+    shown = f"{parts.scheme}:{authority}{parts.path}" if parts.scheme else f"{authority}{parts.path}"
+    if query or "?" in url:
+        shown += f"?{query}"
+    if parts.fragment or url.endswith("#"):
+        shown += f"#{parts.fragment}"
+    return shown
 
 
 def secrets_of(url: str) -> list[str]:
