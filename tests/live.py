@@ -12,6 +12,7 @@ import httpx
 import uvicorn
 
 from signoff.channels import ChannelRegistry
+from signoff.destinations import Destinations
 from signoff.identity import Role
 from signoff.server import ServerSettings, create_app
 from signoff.store import Store
@@ -26,13 +27,24 @@ def free_port() -> int:
 
 class LiveServer:
     def __init__(
-        self, store: Store, settings: ServerSettings | None = None, *, channels: ChannelRegistry | None = None
+        self,
+        store: Store,
+        settings: ServerSettings | None = None,
+        *,
+        channels: ChannelRegistry | None = None,
+        allow_private: bool = True,
+        loop: str = "auto",
     ) -> None:
+        """`allow_private`: webhooks may go to the tests' receivers on 127.0.0.1 (the server's
+        `--allow-private-webhooks`). `loop`: uvicorn's; "asyncio" resolves names through
+        `socket.getaddrinfo`, which a test can stand in for (uvloop resolves in C)."""
         self.store = store
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         base = settings or ServerSettings(sweep_interval=0.2)
-        self.settings = replace(base, base_url=self.url)
+        self.settings = replace(
+            base, base_url=self.url, destinations=Destinations(allow_private=allow_private)
+        )
         self.app = create_app(store, self.settings, channels=channels)
         config = uvicorn.Config(
             self.app,
@@ -41,6 +53,7 @@ class LiveServer:
             log_level="warning",
             ws="none",
             lifespan="on",
+            loop=loop,
             timeout_graceful_shutdown=1,
         )
         self.server = uvicorn.Server(config)

@@ -14,6 +14,8 @@ class Received:
     headers: dict[str, str]
     body: bytes
     status: int
+    path: str = ""
+    """The request's target: path and query."""
 
 
 @dataclass
@@ -54,7 +56,7 @@ class Receiver:
                     status = 503 if receiver.fail > 0 else receiver.status
                     receiver.fail = max(0, receiver.fail - 1)
                     receiver.posts.append(
-                        Received({k.lower(): v for k, v in self.headers.items()}, body, status)
+                        Received({k.lower(): v for k, v in self.headers.items()}, body, status, self.path)
                     )
                     receiver.arrived.notify_all()
                 self.send_response(status)

@@ -274,3 +274,43 @@ def test_addresses_a_person_set_themself_are_unverified_after_the_migration(migr
     assert verified_by("dave", "feishu") == "migration", "nothing says who: kept as it was"
     migrated.set_address("dave", "slack", "U-DAVE", actor="root")  # the real owner can now get it
     assert migrated.user_at("slack", "U-DAVE") == "dave"
+
+
+def test_an_admin_setting_an_address_waits_for_a_code_being_issued_and_does_not_deadlock(
+    pg_store: Store, pg_schema: str
+) -> None:
+    """The delivery worker issuing bob's code locks bob's claim, then the audit log's head; an
+    admin's set_address for dave drops bob's claim: it must change that row before it takes the
+    head (both orders at once deadlocked: PostgreSQL killed one, a 503 for the admin)."""
+    import threading
+
+    import psycopg
+
+    from tests.conftest import POSTGRES_DSN
+
+    pg_store.add_user("bob", actor="test")
+    pg_store.add_user("dave", actor="test")
+    pg_store.claim_address("bob", "slack", "U-DAVE", via=None)
+    assert POSTGRES_DSN is not None
+    with psycopg.connect(POSTGRES_DSN, options=f"-csearch_path={pg_schema}") as worker:
+        worker.execute("SELECT 1 FROM user_addresses WHERE user_name = 'bob' FOR UPDATE")  # the code's row
+        done: list[BaseException | None] = []
+
+        def admin() -> None:
+            try:
+                pg_store.set_address("dave", "slack", "U-DAVE", actor="root")
+                done.append(None)
+            except BaseException as exc:
+                done.append(exc)
+
+        setting = threading.Thread(target=admin)
+        setting.start()
+        setting.join(1.0)  # it waits on bob's row ...
+        assert setting.is_alive()
+        worker.execute(
+            "SELECT 1 FROM audit_head WHERE id = 1 FOR UPDATE"
+        )  # ... while the worker takes the head
+        worker.commit()
+        setting.join(30)
+    assert done == [None]
+    assert pg_store.user_at("slack", "U-DAVE") == "dave"

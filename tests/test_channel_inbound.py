@@ -165,7 +165,9 @@ def signed(secret: str, body: bytes, *, msg_id: str = "msg_1", at: datetime | No
 
 def test_a_signed_webhook_decision_decides_once_per_message_id(server: LiveServer) -> None:
     store = server.store
-    webhook, secret = store.add_webhook("http://127.0.0.1:9/unused", inbound_as="alice", actor="test")
+    webhook, secret = store.add_webhook(
+        "http://127.0.0.1:9/unused", inbound_as="alice", allow_private=True, actor="test"
+    )
     request_id = ask(store, call="w1", approvers=("alice",))
     body = json.dumps({"request_id": request_id, "decision": {"type": "approve", "comment": "fine"}}).encode()
     url = f"{server.url}/v1/webhooks/{webhook.id}/decisions"
@@ -182,7 +184,9 @@ def test_a_signed_webhook_decision_decides_once_per_message_id(server: LiveServe
 
 def test_tampered_stale_and_unknown_webhook_messages_are_refused(server: LiveServer) -> None:
     store = server.store
-    webhook, secret = store.add_webhook("http://127.0.0.1:9/unused", inbound_as="alice", actor="test")
+    webhook, secret = store.add_webhook(
+        "http://127.0.0.1:9/unused", inbound_as="alice", allow_private=True, actor="test"
+    )
     request_id = ask(store, call="w2", approvers=("alice",))
     body = json.dumps({"request_id": request_id, "decision": {"type": "approve"}}).encode()
     url = f"{server.url}/v1/webhooks/{webhook.id}/decisions"
@@ -204,7 +208,7 @@ def test_tampered_stale_and_unknown_webhook_messages_are_refused(server: LiveSer
 
 def test_a_webhook_without_a_person_takes_no_decisions(server: LiveServer) -> None:
     store = server.store
-    webhook, secret = store.add_webhook("http://127.0.0.1:9/unused", actor="test")
+    webhook, secret = store.add_webhook("http://127.0.0.1:9/unused", allow_private=True, actor="test")
     request_id = ask(store, call="w3", approvers=("alice",))
     body = json.dumps({"request_id": request_id, "decision": {"type": "approve"}}).encode()
     answer = httpx.post(

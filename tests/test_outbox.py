@@ -142,7 +142,9 @@ def test_a_failing_channel_is_retried_and_the_log_shows_each_attempt(
 def test_webhooks_are_signed_retried_and_arrive_once_by_id(server: LiveServer) -> None:
     store = server.store
     with Receiver(fail=3) as receiver:
-        webhook, secret = store.add_webhook(receiver.url, events=["request.decided"], actor="test")
+        webhook, secret = store.add_webhook(
+            receiver.url, events=["request.decided"], allow_private=True, actor="test"
+        )
         request_id = ask(store, call="c2")
         store.decide(request_id, Approve(comment="ok"), actor="alice")
         [got] = receiver.wait_for(1)
@@ -169,7 +171,9 @@ def test_webhooks_are_signed_retried_and_arrive_once_by_id(server: LiveServer) -
 def test_every_secret_signs_during_a_rotation(server: LiveServer) -> None:
     store = server.store
     with Receiver() as receiver:
-        webhook, old = store.add_webhook(receiver.url, events=["request.created"], actor="test")
+        webhook, old = store.add_webhook(
+            receiver.url, events=["request.created"], allow_private=True, actor="test"
+        )
         new = store.rotate_webhook_secret(webhook.id, actor="test")
         ask(store, call="c3")
         [got] = receiver.wait_for(1)
@@ -185,8 +189,8 @@ def test_a_hung_receiver_does_not_delay_another(server: LiveServer) -> None:
     store = server.store
     hold = threading.Event()
     with Receiver(hold=hold) as hung, Receiver() as fine:
-        store.add_webhook(hung.url, events=["request.created"], actor="test")
-        store.add_webhook(fine.url, events=["request.created"], actor="test")
+        store.add_webhook(hung.url, events=["request.created"], allow_private=True, actor="test")
+        store.add_webhook(fine.url, events=["request.created"], allow_private=True, actor="test")
         for index in range(5):
             ask(store, call=f"h{index}")
         assert len(fine.wait_for(5)) == 5
@@ -219,7 +223,9 @@ def test_no_requester_means_nobody_decides(people: Store) -> None:
 def test_outbox_rows_commit_with_the_change_or_not_at_all(people: Store) -> None:
     """A decision whose transaction fails (here a trigger refuses its audit entry) leaves the
     request pending and no outbox row behind."""
-    webhook, _ = people.add_webhook("http://127.0.0.1:9/x", events=["request.decided"], actor="test")
+    webhook, _ = people.add_webhook(
+        "http://127.0.0.1:9/x", events=["request.decided"], allow_private=True, actor="test"
+    )
     request_id = ask(people, call="t1", approvers=("alice",), channels=("chat",))
     before = [(row.message, row.channel) for row in people.outbox_for(request_id)]
     assert before == [("notice", "chat")]
@@ -270,7 +276,7 @@ def test_expiry_and_cancel_update_the_cards_and_tell_the_webhooks(
     store = server.store
     with Receiver() as receiver:
         _, secret = store.add_webhook(
-            receiver.url, events=["request.expired", "request.cancelled"], actor="test"
+            receiver.url, events=["request.expired", "request.cancelled"], allow_private=True, actor="test"
         )
         cancelled = ask(store, call="x1", approvers=("alice",), channels=("chat",))
         expiring = store.create_request(
@@ -301,7 +307,9 @@ def test_expiry_and_cancel_update_the_cards_and_tell_the_webhooks(
 def test_an_execution_is_followed_up_and_its_events_sent(server: LiveServer, chat: RecordingChannel) -> None:
     store = server.store
     with Receiver() as receiver:
-        store.add_webhook(receiver.url, events=["execution.started", "execution.finished"], actor="test")
+        store.add_webhook(
+            receiver.url, events=["execution.started", "execution.finished"], allow_private=True, actor="test"
+        )
         request_id = ask(store, call="e1", approvers=("alice",), channels=("chat",))
         wait_until(lambda: len(chat.recorded) == 1)
         store.decide(request_id, Approve(), actor="alice")

@@ -13,6 +13,7 @@ import pytest
 
 from signoff._util import utcnow
 from signoff.channels import ChannelRegistry
+from signoff.destinations import Destinations
 from signoff.outbox import DeliveryWorker, OutboxSettings, RetryPolicy
 from signoff.requests import NewRequest
 from signoff.store import Store
@@ -20,6 +21,9 @@ from signoff.store.outbox_ops import Outcome
 
 from .conftest import POSTGRES_DSN
 from .receivers import Receiver
+
+LOCAL = Destinations(allow_private=True)
+"""The receivers are on 127.0.0.1."""
 
 
 def make_requests(store: Store, count: int) -> None:
@@ -37,7 +41,7 @@ def make_requests(store: Store, count: int) -> None:
 
 
 def test_a_dead_workers_rows_are_taken_again_after_its_lease(store: Store) -> None:
-    store.add_webhook("http://127.0.0.1:9/x", events=["request.created"], actor="test")
+    store.add_webhook("http://127.0.0.1:9/x", events=["request.created"], allow_private=True, actor="test")
     make_requests(store, 1)
     [row] = store.claim_outbox("dies", lease=timedelta(milliseconds=300))
     assert store.claim_outbox("lives", lease=timedelta(minutes=1)) == []
@@ -61,7 +65,7 @@ def second_pg_store(pg_store: Store) -> Store:
 
 
 def test_two_postgres_workers_never_claim_the_same_row(pg_store: Store, second_pg_store: Store) -> None:
-    pg_store.add_webhook("http://127.0.0.1:9/x", events=["request.created"], actor="test")
+    pg_store.add_webhook("http://127.0.0.1:9/x", events=["request.created"], allow_private=True, actor="test")
     make_requests(pg_store, 300)
     claimed: dict[str, list[int]] = {"a": [], "b": []}
     start = threading.Barrier(2)
@@ -88,14 +92,14 @@ def test_two_postgres_servers_workers_deliver_each_event_once(
     pg_store: Store, second_pg_store: Store
 ) -> None:
     with Receiver() as receiver:
-        pg_store.add_webhook(receiver.url, events=["request.created"], actor="test")
+        pg_store.add_webhook(receiver.url, events=["request.created"], allow_private=True, actor="test")
         make_requests(pg_store, 120)
         settings = OutboxSettings(poll=0.05, retry=RetryPolicy.quick(), batch=10)
 
         async def both() -> None:
             workers = [
-                DeliveryWorker(pg_store, ChannelRegistry(), settings, name="one"),
-                DeliveryWorker(second_pg_store, ChannelRegistry(), settings, name="two"),
+                DeliveryWorker(pg_store, ChannelRegistry(), settings, name="one", destinations=LOCAL),
+                DeliveryWorker(second_pg_store, ChannelRegistry(), settings, name="two", destinations=LOCAL),
             ]
             for worker in workers:
                 await worker.start()

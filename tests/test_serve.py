@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
+import shlex
 import subprocess
 import sys
 import threading
@@ -14,7 +16,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from typer.testing import CliRunner
 
+from signoff.cli import app
 from signoff.requests import RequestStatus
 from signoff.store import SQLiteStore
 
@@ -182,3 +186,77 @@ def test_the_demo_shows_the_real_flow_its_rules_are_the_servers(tmp_path: Path) 
                 assert "this server&#39;s rules (tool delete_records)" in page
         finally:
             store.close()
+
+
+def test_the_demo_ends_with_a_command_that_really_replays_its_run(tmp_path: Path) -> None:
+    """The suggestion `signoff serve --demo` ends with replays that run: the same demo agent, the
+    same thread, so nothing is asked again and no tool that ran runs again (`signoff demo
+    --thread` would be another agent's thread, asked all over)."""
+    db = tmp_path / "signoff.db"
+    seen: list[str] = []
+    with serving(db, "--demo") as (url, lines):
+        wait_for_line(lines, "Decide in the web inbox", seen)
+        store = SQLiteStore(db)
+        try:
+            secret, _ = store.issue_credential("token", "admin", actor="test")
+            with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {secret}"}) as admin:
+                while not any("To see replay" in line for line in seen):
+                    for item in admin.get("/v1/requests", params={"status": "pending"}).json()["items"]:
+                        admin.post(f"/v1/requests/{item['id']}/decision", json={"type": "approve"})
+                    with contextlib.suppress(AssertionError):
+                        wait_for_line(lines, "To see replay", seen, timeout=0.5)
+            first_run = {request.id for request in store.list_requests(limit=100)}
+            ran = [line for line in seen if " runs with " in line]
+        finally:
+            store.close()
+    hint = next(line for line in seen if "To see replay" in line)
+    command = shlex.split(hint.split(" start it as ", 1)[1].split(" (with its other options)", 1)[0])
+    assert command[:3] == ["signoff", "--db", f"sqlite:///{db}"]
+    assert command[3:6] == ["serve", "--demo", "--demo-thread"]
+    thread = command[6]
+    assert thread.startswith("demo-") and f"thread {thread}" in "\n".join(seen)
+    assert len(first_run) == 4 and len(ran) == 6
+
+    again: list[str] = []
+    with serving(db, *command[4:]) as (_, lines):
+        wait_for_line(lines, "To see replay", again)
+    store = SQLiteStore(db)
+    try:
+        assert {request.id for request in store.list_requests(limit=100)} == first_run  # nothing asked anew
+    finally:
+        store.close()
+    printed = "\n".join(again)
+    assert printed.count("decided in an earlier run") == 4
+    assert printed.count("it does not run again") == 4
+    ran_again = [line.strip() for line in again if " runs with " in line]
+    assert len(ran_again) == 2  # search and the staging delete ask nobody, so they run each time
+    assert all(line.startswith("⚙ search") or 'env="staging"' in line for line in ran_again)
+
+
+def test_login_link_prints_the_address_the_server_announced(tmp_path: Path) -> None:
+    db = tmp_path / "signoff.db"
+    runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None})
+    login_link = ["--db", f"sqlite:///{db}", "login-link", "--user", "admin"]
+    never_served = runner.invoke(app, login_link)
+    assert never_served.exit_code == 1
+    assert "no signoff serve has run on this database yet" in never_served.output
+    assert "--url" in never_served.output
+
+    with serving(db, "--base-url", "https://signoff.example.com"):
+        public = runner.invoke(app, login_link)
+    assert public.exit_code == 0, public.output
+    assert public.output.startswith("https://signoff.example.com/login?token=so_log_")
+    with serving(db) as (url, _):
+        assert not url.endswith(":8765")
+        local = runner.invoke(app, login_link)
+    assert local.output.startswith(f"{url}/login?token=so_log_")
+    given = runner.invoke(app, [*login_link, "--url", "https://elsewhere.example.com"])
+    assert given.output.startswith("https://elsewhere.example.com/login?token=so_log_")
+    store = SQLiteStore(db)
+    try:
+        secret = local.output.strip().split("token=", 1)[1]
+        assert store.use_login_link(secret) is not None  # the printed link is live
+        started = [entry for entry in store.audit_entries() if entry.action == "server.started"]
+        assert [entry.data["base_url"] for entry in started] == ["https://signoff.example.com", url]
+    finally:
+        store.close()

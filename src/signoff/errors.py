@@ -4,6 +4,7 @@ SignoffError
 ├── ConfigError                  rules, templates or CEL conditions that cannot be used
 ├── StoreError                   the database could not do what was asked
 │   ├── StoreUnavailable         it cannot be used right now: full, read-only, unreachable (503)
+│   │   └── LowDiskSpace         its disk has less free space than the server's threshold (/healthz 503)
 │   ├── MigrationError
 │   └── AuditBroken              the audit log does not end at its head: it cannot be anchored (409)
 ├── RequestError                 something was asked of a request that cannot be done
@@ -73,6 +74,11 @@ class StoreUnavailable(StoreError):
     was changed. Try again shortly."""
 
     status_code = 503
+
+
+class LowDiskSpace(StoreUnavailable):
+    """The database's disk is nearly full: less free space than the server's threshold
+    (`signoff serve --min-free-disk`). Writes still work, until they do not."""
 
 
 class MigrationError(StoreError):

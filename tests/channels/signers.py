@@ -49,7 +49,7 @@ def wecom_callback(
     encoding_aes_key: str,
     corp_id: str,
     message: str,
-    timestamp: int | None = None,
+    timestamp: int | str | None = None,
     nonce: str = "nonce1",
 ) -> tuple[dict[str, str], bytes]:
     """(query, body) of a POST WeCom makes to a callback URL."""
@@ -101,7 +101,7 @@ def feishu_encrypt(encrypt_key: str, plaintext: str) -> str:
 
 
 def feishu_callback(
-    *, encrypt_key: str, payload: dict[str, Any], timestamp: int | None = None, nonce: str = "n0nce"
+    *, encrypt_key: str, payload: dict[str, Any], timestamp: int | str | None = None, nonce: str = "n0nce"
 ) -> tuple[dict[str, str], bytes]:
     """(headers, body) of an encrypted, signed callback Feishu posts."""
     body = json.dumps({"encrypt": feishu_encrypt(encrypt_key, json.dumps(payload))}).encode()

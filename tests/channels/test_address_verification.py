@@ -28,6 +28,7 @@ from signoff.channels import ChannelConfig, ChannelRegistry, parse_config, wecom
 from signoff.channels.feishu import FeishuChannel
 from signoff.channels.slack import SlackChannel
 from signoff.channels.wecom import WeComChannel
+from signoff.destinations import Destinations
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.server.routing import add_routes
@@ -203,7 +204,8 @@ def text(store: Store) -> Iterator[Rig]:
                     "send_url": bridge.url,
                     "secret": BRIDGE_SECRET,
                 }
-            }
+            },
+            destinations=Destinations(allow_private=True),  # the bridge listens on loopback
         )
 
         def sent_to(address: str) -> list[str]:

@@ -25,7 +25,17 @@ def run(tmp_path: Path, channels: dict[str, object], *args: str) -> tuple[int, s
     path.write_text(yaml.safe_dump({"channels": channels}), encoding="utf-8")
     runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None, "SIGNOFF_CHANNELS": None})
     result = runner.invoke(
-        app, ["--db", str(tmp_path / "db.sqlite"), "channels", "test", *args, "--channels", str(path)]
+        app,
+        [
+            "--db",
+            str(tmp_path / "db.sqlite"),
+            "channels",
+            "test",
+            *args,
+            "--channels",
+            str(path),
+            "--allow-private-webhooks",  # the receivers are on 127.0.0.1
+        ],
     )
     return result.exit_code, result.output
 

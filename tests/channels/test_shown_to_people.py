@@ -26,6 +26,7 @@ from signoff.channels.notice import RESULT_CHARS, result_text
 from signoff.channels.slack import SlackChannel
 from signoff.channels.text import TextChannel
 from signoff.channels.wecom import WeComChannel
+from signoff.destinations import Destinations
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.store import Store
@@ -300,7 +301,13 @@ def test_email_follow_up_carries_the_result(sqlite_store: Store) -> None:
 def test_text_follow_up_carries_the_result_and_the_code(sqlite_store: Store) -> None:
     message = finish(sqlite_store, ask(sqlite_store), result=RESULT)
     with Receiver() as bridge:
-        text = TextChannel("wechat", platform="wechat", send_url=bridge.url, secret=TEXT_SECRET)
+        text = TextChannel(
+            "wechat",
+            platform="wechat",
+            send_url=bridge.url,
+            secret=TEXT_SECRET,
+            destinations=Destinations(allow_private=True),  # the bridge listens on loopback
+        )
         run(text, lambda ch: ch.follow_up(message, "wxid_alice", {"id": "m", "code": "K7QD"}))
         (post,) = bridge.wait_for(1)
     body = Webhook(TEXT_SECRET).verify(post.body, post.headers)

@@ -18,6 +18,7 @@ from signoff.channels import BadCallback, BadSignature, InboundOutcome, build_no
 from signoff.channels.registry import build_channel
 from signoff.channels.text import TextChannel, final_text, notice_text, parse_reply
 from signoff.channels.text_replies import Reply
+from signoff.destinations import Destinations
 from signoff.errors import ConfigError
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
@@ -40,7 +41,8 @@ def channel(**settings: object) -> TextChannel:
                 "secret": SECRET,
                 **settings,
             }
-        }
+        },
+        destinations=Destinations(allow_private=True),
     )["wechat"]
     built = build_channel(config)
     assert isinstance(built, TextChannel)

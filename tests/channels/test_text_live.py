@@ -20,6 +20,7 @@ from signoff import Reject
 from signoff._util import utcnow
 from signoff.channels import ChannelRegistry, parse_config
 from signoff.channels.registry import build_channel
+from signoff.destinations import Destinations
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.store import Store
@@ -32,6 +33,8 @@ SECRET = "whsec_" + base64.b64encode(b"the wechat bridge's shared key!!").decode
 TOKEN = "bridge-token-1"
 ALICE, BOB = "wxid_alice", "wxid_bob"
 IDS = itertools.count(1)
+LOCAL = Destinations(allow_private=True)
+"""The bridges are on 127.0.0.1."""
 
 
 @pytest.fixture
@@ -55,7 +58,8 @@ def server(store: Store, bridge: Receiver) -> Iterator[LiveServer]:
                 "secret": SECRET,
                 "send_token": TOKEN,
             }
-        }
+        },
+        destinations=LOCAL,
     )
     registry = ChannelRegistry.from_configs(config)
     with LiveServer(store, QUICK, channels=registry) as live:
@@ -384,7 +388,8 @@ def test_a_bridge_that_fails_is_retried_and_one_that_refuses_is_dead_lettered(sq
                             "send_url": refusing.url,
                             "secret": SECRET,
                         },
-                    }
+                    },
+                    destinations=LOCAL,
                 ).items()
             }
         )

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from signoff.server import ServerSettings
+from signoff.server.disk_health import MinFreeDisk
 from signoff.store import SQLiteStore
 
 from ..live import LiveServer
@@ -20,6 +22,8 @@ from .disks import fill, read_only_view, small_disk
 
 pytestmark = pytest.mark.slow
 ARGS = {"to": "bob@example.com", "subject": "x" * 2000}
+SMALL_DISK = ServerSettings(sweep_interval=0.2, min_free_disk=MinFreeDisk.parse("64KiB"))
+"""The disks here are 4 MiB tmpfs: under the default 100 MiB /healthz requires free."""
 
 
 @pytest.fixture
@@ -31,7 +35,7 @@ def disk(tmp_path: Path) -> Iterator[Path]:
 def test_a_full_disk_gives_503s_changes_nothing_and_recovers_without_a_restart(disk: Path) -> None:
     store = SQLiteStore(disk / "signoff.db")
     try:
-        with LiveServer(store) as server:
+        with LiveServer(store, SMALL_DISK) as server:
             agent = server.client(server.user("bot", "agent"))
             alice = server.client(server.user("alice"))
             asked = [ask(agent, tool_call_id=f"before-{n}", args=ARGS).json()["id"] for n in range(3)]
@@ -81,7 +85,7 @@ def test_a_read_only_database_answers_503s_and_healthz_says_so(disk: Path, tmp_p
         with read_only_view(disk, tmp_path / "read-only") as view:
             store = SQLiteStore(view / "signoff.db")
             try:
-                with LiveServer(store) as server, server.client(token) as agent:
+                with LiveServer(store, SMALL_DISK) as server, server.client(token) as agent:
                     health = agent.get("/healthz")
                     created = ask(agent, tool_call_id="refused")
                     listed = agent.get("/v1/requests", params={"status": "pending"})

@@ -43,6 +43,7 @@ class OutboxServer(Server):
                     "0.1",
                     "--outbox-lease",
                     "1",
+                    "--allow-private-webhooks",
                 ],
                 stdout=out,
                 stderr=subprocess.STDOUT,
@@ -72,7 +73,7 @@ def test_a_notification_pending_at_a_kill_9_is_sent_once_after_the_restart(tmp_p
     store = SQLiteStore(db)
     store.add_user("alice", role="member", actor="test")
     with Receiver(fail=10**6) as receiver:
-        store.add_webhook(receiver.url, events=["request.decided"], actor="test")
+        store.add_webhook(receiver.url, events=["request.decided"], allow_private=True, actor="test")
         request, _ = store.create_request(
             NewRequest(
                 thread_id="t",

@@ -1,5 +1,5 @@
-"""What a chat card's button carries back (WeCom, Feishu): the decision and the request's id,
-and the freshness check for the callbacks that bring it (their timestamps are signed).
+"""What a chat card's button carries back (WeCom, Feishu): the decision and the request's id
+(the callbacks that bring it are checked for freshness by `freshness`).
 
 Not the approver's handle: a handle is a bearer secret (its link decides without signing in),
 and a click needs none: the platform signs it and names the person, whom the server maps to a
@@ -7,18 +7,14 @@ signoff user by their address and checks as an approver like any other decision.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
-from .contract import BadSignature
 from .notice import Notice
 
 CLICKABLE = ("approve", "reject")
 """Decisions a click makes by itself; edit and answer need a form, so their buttons open the
 notice's link (the request's card in the browser) instead."""
-WINDOW = 300.0
-"""Seconds a signed callback's timestamp may be off from now (either way)."""
 PREFIX = "so1"
 
 
@@ -53,13 +49,3 @@ def from_value(value: Any) -> Action | None:
     if decision not in CLICKABLE or not isinstance(request_id, str) or not request_id:
         return None
     return Action(str(decision), request_id)
-
-
-def check_fresh(timestamp: str | None, *, window: float = WINDOW, now: float | None = None) -> None:
-    """`BadSignature` unless `timestamp` (seconds since the epoch) is within `window` of now."""
-    try:
-        sent = float(timestamp or "")
-    except ValueError:
-        raise BadSignature("the callback has no readable timestamp") from None
-    if abs((time.time() if now is None else now) - sent) > window:
-        raise BadSignature(f"the callback's timestamp is more than {window:g} s away from now")

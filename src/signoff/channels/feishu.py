@@ -53,9 +53,10 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 
 from ..errors import ConfigError
 from .address_code import AddressCode
-from .buttons import check_fresh, from_value
+from .buttons import from_value
 from .contract import BadCallback, BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .feishu_cards import final_card, notice_card
+from .freshness import check_fresh
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
 

@@ -28,6 +28,8 @@ from typing import Any, Protocol, cast
 
 import yaml
 
+from ..destinations import Destinations
+from ..destinations.masking import shown_url
 from ..errors import ConfigError
 from .contract import Channel
 from .texts import LOCALES, Locale
@@ -83,6 +85,9 @@ class ChannelConfig:
     concurrency: int = 8
     settings: dict[str, Any] = field(default_factory=dict)
     """The kind's own settings; secrets among them are `Secret`."""
+    destinations: Destinations = field(default_factory=Destinations)
+    """Where the channel may POST to a URL its settings name (the text channel's `send_url`):
+    the server's `--allow-private-webhooks`, not a setting of the file."""
 
     def setting(self, key: str, default: Any = None) -> Any:
         return self.settings.get(key, default)
@@ -98,8 +103,8 @@ class ChannelConfig:
         return value.reveal() if isinstance(value, Secret) else str(value)
 
     def described(self) -> dict[str, Any]:
-        """The configuration with secrets shown as '***'."""
-        shown = {key: "***" if isinstance(value, Secret) else value for key, value in self.settings.items()}
+        """The configuration with secrets shown as '***', and credentials inside URLs too."""
+        shown = {key: _shown(key, value) for key, value in self.settings.items()}
         return {"name": self.name, "kind": self.kind, "locale": self.locale, **shown}
 
 
@@ -123,12 +128,15 @@ class ChannelRegistry:
         return cls({name: build_channel(config) for name, config in configs.items()}, configs)
 
     @classmethod
-    def load(cls, path: str | Path | None = None) -> ChannelRegistry:
-        """The channels of `path`, else of the file `SIGNOFF_CHANNELS` names, else none."""
+    def load(
+        cls, path: str | Path | None = None, *, destinations: Destinations | None = None
+    ) -> ChannelRegistry:
+        """The channels of `path`, else of the file `SIGNOFF_CHANNELS` names, else none;
+        `destinations`: where they may POST to URLs of their settings (public ones by default)."""
         chosen = path or os.environ.get(ENV_FILE)
         if not chosen:
             return cls()
-        return cls.from_configs(read_config(Path(chosen)))
+        return cls.from_configs(read_config(Path(chosen), destinations=destinations))
 
     def add(self, channel: Channel, config: ChannelConfig | None = None) -> None:
         """Add a channel built in code (tests, an embedding application)."""
@@ -169,6 +177,14 @@ class ChannelRegistry:
             await channel.close()
 
 
+def _shown(key: str, value: Any) -> Any:
+    if isinstance(value, Secret):
+        return "***"
+    if isinstance(value, str) and key.lower().endswith("url"):
+        return shown_url(value)
+    return value
+
+
 def check_name(name: str) -> str:
     if not isinstance(name, str) or not NAME.match(name):
         raise ConfigError(
@@ -201,16 +217,20 @@ def build_channel(config: ChannelConfig) -> Channel:
     return channel
 
 
-def read_config(path: Path) -> dict[str, ChannelConfig]:
+def read_config(path: Path, *, destinations: Destinations | None = None) -> dict[str, ChannelConfig]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ConfigError(f"cannot read the channels file {path}: {exc}") from None
-    return parse_config(data, where=str(path))
+    return parse_config(data, where=str(path), destinations=destinations)
 
 
 def parse_config(
-    data: Any, *, where: str = "the channels config", env: Mapping[str, str] | None = None
+    data: Any,
+    *,
+    where: str = "the channels config",
+    env: Mapping[str, str] | None = None,
+    destinations: Destinations | None = None,
 ) -> dict[str, ChannelConfig]:
     """`{"channels": {name: {...}}}` (or the inner mapping) as checked `ChannelConfig`s."""
     environ = os.environ if env is None else env
@@ -236,7 +256,13 @@ def parse_config(
         if timeout <= 0 or concurrency < 1:
             raise ConfigError(f"channel {name!r}: timeout must be > 0 and concurrency >= 1")
         configs[name] = ChannelConfig(
-            name=name, kind=kind, locale=locale, timeout=timeout, concurrency=concurrency, settings=values
+            name=name,
+            kind=kind,
+            locale=locale,
+            timeout=timeout,
+            concurrency=concurrency,
+            settings=values,
+            destinations=destinations or Destinations(),
         )
     return configs
 

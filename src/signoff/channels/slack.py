@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from functools import partial
@@ -41,6 +40,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from .address_code import AddressCode
 from .contract import BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
+from .freshness import check_fresh
 from .notice import FollowUp, Notice, cut
 from .registry import ChannelConfig
 from .slack_blocks import MESSAGE_BLOCK, SECTION_MAX, escape, fallback_text, message_blocks
@@ -261,14 +261,7 @@ class SlackChannel(Channel):
         stamp, signature = lowered.get("x-slack-request-timestamp"), lowered.get("x-slack-signature")
         if not stamp or not signature:
             raise BadSignature("the Slack callback has no X-Slack-Signature / X-Slack-Request-Timestamp")
-        try:
-            age = abs(time.time() - int(stamp))
-        except ValueError:
-            raise BadSignature(f"the Slack callback's timestamp {stamp[:20]!r} is not a number") from None
-        if age > WINDOW_SECONDS:
-            raise BadSignature(
-                f"the Slack callback's timestamp is {int(age)} s off (the window is 5 minutes)"
-            )
+        check_fresh(stamp, window=WINDOW_SECONDS, what="the Slack callback's timestamp")
         try:
             valid = self._verifier.is_valid(body=body, timestamp=stamp, signature=signature)
         except UnicodeDecodeError:

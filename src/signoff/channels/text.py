@@ -26,7 +26,8 @@ channel; otherwise nothing is decided and the answer lists the open ones with th
 The platform is reached through a bridge with a small HTTP API (one channel per platform,
 `platform: wechat` → people's addresses of kind `text:wechat`):
 
-- out: `POST {send_url}` with the JSON `{"to": <address>, "text": <message>, "request_id": ...,
+- out: `POST {send_url}` (a public destination unless the server allows private ones: see
+  `signoff.destinations`) with the JSON `{"to": <address>, "text": <message>, "request_id": ...,
   "message": "notice" | "update" | "follow_up"}`, signed per Standard Webhooks with `secret`
   (`webhook-id`, the same for every retry of one message, `webhook-timestamp`,
   `webhook-signature`), and `Authorization: Bearer {send_token}` when one is configured. A 2xx
@@ -51,7 +52,10 @@ import httpx
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-from ..errors import ConfigError
+from ..destinations import Destinations, PrivateDestination
+from ..destinations.guarded_httpx import checked_client
+from ..destinations.masking import masked_in
+from ..errors import ConfigError, InvalidInput
 from ..store.address_ops import TEXT_KIND
 from ..visible import visible
 from .address_code import AddressCode
@@ -65,6 +69,7 @@ from .contract import (
     MessageRef,
     retry_after_seconds,
 )
+from .freshness import check_fresh
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
 from .text_replies import Recent, one_line, parse_reply
@@ -170,6 +175,7 @@ class TextChannel(Channel):
         secret: str,
         send_token: str | None = None,
         locale: Locale = "en",
+        destinations: Destinations | None = None,
     ) -> None:
         super().__init__(name)
         if not TEXT_KIND.match(f"text:{platform}"):
@@ -177,9 +183,11 @@ class TextChannel(Channel):
                 f"channel {name!r}: platform is a short lower-case name like 'wechat', not {platform!r}"
             )
         self.platform = platform
-        if not send_url.startswith(("http://", "https://")):
-            raise ConfigError(f"channel {name!r}: send_url must be an http(s) URL")
-        self.send_url = send_url
+        self.destinations = destinations or Destinations()
+        try:
+            self.send_url = self.destinations.check_url(send_url, what="send_url")
+        except InvalidInput as exc:
+            raise ConfigError(f"channel {name!r}: {exc.message}") from None
         try:
             self._signer = Webhook(secret)
         except Exception:
@@ -202,6 +210,7 @@ class TextChannel(Channel):
             secret=config.secret("secret"),
             send_token=token,
             locale=config.locale,
+            destinations=config.destinations,
         )
 
     @property
@@ -263,7 +272,7 @@ class TextChannel(Channel):
         )
         msg_id = msg_id or self.message_id(request_id or "", target, message)
         if self._http is None:
-            self._http = httpx.AsyncClient()
+            self._http = checked_client(self.destinations)
         try:
             answer = await self._http.post(
                 self.send_url,
@@ -271,8 +280,11 @@ class TextChannel(Channel):
                 headers=self.signed_headers(msg_id, body),
                 timeout=self.timeout,
             )
+        except PrivateDestination as exc:
+            raise DeliveryError(exc.message, retry=False) from None
         except httpx.HTTPError as exc:
-            raise DeliveryError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
+            said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise DeliveryError(masked_in(said, self.send_url)) from None
         status = answer.status_code
         if status >= 300:
             retry = status in (408, 425, 429) or status >= 500
@@ -293,6 +305,7 @@ class TextChannel(Channel):
     # -- in ----------------------------------------------------------------------------------
 
     def verify(self, body: bytes, headers: Mapping[str, str]) -> Inbound:
+        check_fresh(headers.get("webhook-timestamp"), what=f"the {self.platform} reply's webhook-timestamp")
         try:
             self._signer.verify(body, dict(headers), json_parse=False)
         except (WebhookVerificationError, ValueError) as exc:

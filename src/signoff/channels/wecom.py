@@ -34,8 +34,9 @@ import httpx
 
 from ..errors import ConfigError
 from .address_code import AddressCode
-from .buttons import CLICKABLE, as_key, check_fresh, from_key
+from .buttons import CLICKABLE, as_key, from_key
 from .contract import BadCallback, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
+from .freshness import check_fresh
 from .notice import FollowUp, Notice, cut
 from .registry import ChannelConfig
 from .wecom_crypto import WeComCrypto, cdata, read_xml

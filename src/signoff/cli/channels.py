@@ -15,10 +15,12 @@ from .._util import utcnow
 from ..channels.contract import Channel
 from ..channels.notice import build_notice
 from ..channels.registry import ChannelRegistry
+from ..destinations import Destinations
 from ..errors import SignoffError
 from ..requests import Request, RequestStatus
 from ..rules.effective import RequestRule
 from ..visible import visible
+from .options import AllowPrivate
 from .state import CliError, CliInputError, acting_user, local_store_of
 from .users import AsUser, users_app
 
@@ -104,12 +106,18 @@ def webhooks_add(
         str | None, typer.Option("--inbound-as", help="Take signed decisions from it, made as this person.")
     ] = None,
     description: Annotated[str | None, typer.Option("--description")] = None,
+    allow_private_webhooks: AllowPrivate = False,
     as_user: AsUser = None,
 ) -> None:
     """Add a webhook and print its signing secret (only now)."""
     chosen = [event.strip() for event in (events or "").split(",") if event.strip()]
     webhook, secret = local_store_of(ctx, "webhooks add").add_webhook(
-        url, events=chosen, inbound_as=inbound_as, description=description, actor=acting_user(ctx, as_user)
+        url,
+        events=chosen,
+        inbound_as=inbound_as,
+        description=description,
+        allow_private=allow_private_webhooks,
+        actor=acting_user(ctx, as_user),
     )
     typer.echo(f"Added webhook {webhook.id} for {', '.join(webhook.events)}")
     typer.echo(f"Its signing secret (shown once, keep it safe): {secret}")
@@ -127,7 +135,8 @@ def webhooks_list(ctx: typer.Context, as_json: Annotated[bool, typer.Option("--j
     for webhook in found:
         inbound = f"  decisions as {webhook.actor}" if webhook.inbound else ""
         rotating = f"  ({len(webhook.secrets)} secrets sign: rotating)" if len(webhook.secrets) > 1 else ""
-        typer.echo(visible(f"{webhook.id}  {webhook.url}  {','.join(webhook.events)}{inbound}{rotating}"))
+        line = f"{webhook.id}  {webhook.shown_url}  {','.join(webhook.events)}{inbound}{rotating}"
+        typer.echo(visible(line))
 
 
 @webhooks_app.command("remove")
@@ -221,9 +230,9 @@ def outbox_retry(ctx: typer.Context, outbox_id: int, as_user: AsUser = None) -> 
 
 
 @channels_app.command("list")
-def channels_list(channels: ChannelsFile = None) -> None:
-    """The configured channels (secrets hidden)."""
-    registry = ChannelRegistry.load(channels)
+def channels_list(channels: ChannelsFile = None, allow_private_webhooks: AllowPrivate = False) -> None:
+    """The configured channels (secrets hidden), checked as `signoff serve` checks them."""
+    registry = ChannelRegistry.load(channels, destinations=Destinations(allow_private=allow_private_webhooks))
     if not len(registry):
         typer.echo("No channels are configured (signoff serve --channels FILE, or $SIGNOFF_CHANNELS).")
     for described in registry.describe():
@@ -237,9 +246,10 @@ def channels_test(
     to: Annotated[str | None, typer.Option("--to", help="A user: sent to their address there.")] = None,
     target: Annotated[str | None, typer.Option("--target", help="Or the platform's address itself.")] = None,
     channels: ChannelsFile = None,
+    allow_private_webhooks: AllowPrivate = False,
 ) -> None:
     """Send a test message on a channel and report what came back."""
-    registry = ChannelRegistry.load(channels)
+    registry = ChannelRegistry.load(channels, destinations=Destinations(allow_private=allow_private_webhooks))
     channel = registry.get(name)
     if channel is None:
         known = ", ".join(registry.names()) or "none"

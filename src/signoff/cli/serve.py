@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import logging
+import shlex
 import socket
 import threading
 from datetime import timedelta
@@ -14,10 +15,15 @@ from typing import Annotated
 import typer
 
 from ..channels.registry import ENV_FILE, ChannelRegistry
+from ..demo.runner import new_thread_id
+from ..destinations import Destinations
+from ..destinations.masking import shown_url
 from ..outbox import OutboxSettings, RetryPolicy
 from ..server import ServerSettings, create_app
+from ..server.disk_health import MinFreeDisk
 from ..server.limits import parse_size
-from ..server.serve import first_start, load_config, login_link
+from ..server.serve import announce, announced_url, first_start, load_config, login_link
+from .options import AllowPrivate
 from .state import CliError, local_store_of, state_of
 
 DEFAULT_PORT = 8765
@@ -47,6 +53,14 @@ def serve(
     demo: Annotated[
         bool, typer.Option("--demo", help="Also run the scripted demo agent against this server.")
     ] = False,
+    demo_thread: Annotated[
+        str | None,
+        typer.Option(
+            "--demo-thread",
+            help="The demo agent's thread (default: a new one). The thread of a finished demo "
+            "replays it: decided calls are not asked again, tools that ran do not run again.",
+        ),
+    ] = None,
     agent_rules: Annotated[
         AgentRulesChoice,
         typer.Option(
@@ -95,6 +109,16 @@ def serve(
         float,
         typer.Option("--outbox-retry-cap", min=0.001, help="The longest wait between retries, in seconds."),
     ] = RetryPolicy.cap,
+    allow_private_webhooks: AllowPrivate = False,
+    min_free_disk: Annotated[
+        str,
+        typer.Option(
+            "--min-free-disk",
+            help="Free space the database's disk must have for /healthz to answer 200: a size "
+            "(100MiB, 2G) or a share of the disk (1%); 0 turns the check off. SQLite only: a "
+            "PostgreSQL server's disk cannot be read from here.",
+        ),
+    ] = "100MiB",
     outbox_lease: Annotated[
         float,
         typer.Option(
@@ -111,19 +135,30 @@ def serve(
         body_limit = parse_size(max_body)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--max-body") from None
+    try:
+        disk_threshold = MinFreeDisk.parse(min_free_disk)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--min-free-disk") from None
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
     listening = listen(host, port)
     store = local_store_of(ctx, "serve")
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
-    registry = ChannelRegistry.load(channels) if channels is not None else ChannelRegistry()
+    destinations = Destinations(allow_private=allow_private_webhooks)
+    registry = (
+        ChannelRegistry.load(channels, destinations=destinations)
+        if channels is not None
+        else ChannelRegistry()
+    )
     retry = RetryPolicy(first=retry_first, cap=max(retry_cap, retry_first))
     settings = ServerSettings(
         base_url=base_url or f"http://{shown_host}:{port}",
         agent_rules=agent_rules.value,
         max_body=body_limit,
         outbox=OutboxSettings(enabled=outbox, retry=retry, lease=timedelta(seconds=outbox_lease)),
+        destinations=destinations,
+        min_free_disk=disk_threshold,
     )
     show_channel_logs()
     if config is not None:
@@ -132,6 +167,7 @@ def serve(
     if len(registry):
         typer.echo(f"Channels: {', '.join(registry.names())}")
     first = first_start(store, settings)
+    announce(store, settings)
     typer.echo(f"signoff is serving on {settings.base_url}  (API docs: {settings.base_url}/docs)")
     if first is not None:
         admin, link = first
@@ -148,9 +184,12 @@ def serve(
                 f"Demo rules added to the server's rules: {', '.join(added)} (see {settings.base_url}/rules)"
             )
         local = f"http://{shown_host}:{port}"
+        thread = demo_thread or new_thread_id()
+        replay = f"{_cli(state.db_url)} serve --demo --demo-thread {thread}"
         threading.Thread(
             target=start_demo_agent,
             args=(store, local, settings.base_url.rstrip("/") + "/"),
+            kwargs={"thread_id": thread, "replay": replay},
             name="signoff-demo",
             daemon=True,
         ).start()
@@ -169,6 +208,11 @@ def serve(
     server.run(sockets=[listening])
     if not server.started:
         raise typer.Exit(STARTUP_FAILED)
+
+
+def _cli(db_url: str | None) -> str:
+    """`signoff`, with the database given as the user gave it (a password in it hidden)."""
+    return f"signoff --db {shlex.quote(shown_url(db_url))}" if db_url else "signoff"
 
 
 def show_channel_logs() -> None:
@@ -220,9 +264,22 @@ def _free_port_near(host: str, port: int) -> int | None:
 def login_link_command(
     ctx: typer.Context,
     user: Annotated[str, typer.Option("--user", help="Who signs in.")],
-    base_url: Annotated[str, typer.Option("--base-url", help="The server's address.")] = (
-        f"http://127.0.0.1:{DEFAULT_PORT}"
-    ),
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            "--base-url",
+            help="The server's address (default: the one the latest `signoff serve` on this "
+            "database announced).",
+        ),
+    ] = None,
 ) -> None:
     """Print a one-time link that signs USER in to the web inbox."""
-    typer.echo(login_link(local_store_of(ctx, "login-link"), ServerSettings(base_url=base_url), user))
+    store = local_store_of(ctx, "login-link")
+    base_url = url or announced_url(store)
+    if base_url is None:
+        raise CliError(
+            "no signoff serve has run on this database yet, so its address is unknown: "
+            f"give it with --url (e.g. --url http://127.0.0.1:{DEFAULT_PORT})"
+        )
+    typer.echo(login_link(store, ServerSettings(base_url=base_url), user))

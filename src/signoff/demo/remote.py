@@ -41,13 +41,14 @@ def demo_agent_token(store: Store) -> str:
     return secret
 
 
-def start_demo_agent(store: Store, url: str, inbox_url: str) -> None:
-    """Run the demo agent once against the server at `url` (in a thread of the server process,
-    once the server answers). `store` is the server's own, for the demo's closing summary."""
+def start_demo_agent(store: Store, url: str, inbox_url: str, *, thread_id: str, replay: str) -> None:
+    """Run the demo agent once, in `thread_id`, against the server at `url` (in a thread of the
+    server process, once the server answers). `store` is the server's own, for the demo's
+    closing summary; `replay` the command that runs this thread again (it ends the summary)."""
     token = demo_agent_token(store)
     _wait_until_serving(url)
     with Client(url, token) as client:
-        run_demo(store, backend=client, ui="none", inbox_url=inbox_url)
+        run_demo(store, backend=client, ui="none", inbox_url=inbox_url, thread_id=thread_id, replay=replay)
 
 
 def _wait_until_serving(url: str) -> None:

@@ -69,11 +69,15 @@ def run_demo(
     db_hint: str | None = None,
     console: Console | None = None,
     inbox_url: str | None = None,
+    replay: str | None = None,
 ) -> int:
     """Run the demo; returns the exit code (0, or 1/130 when stopped before the end).
 
     The gate runs over `store` with the demo's rules, or over `backend` (a `Client` of a server)
-    with the server's rules; `store` is read for the closing summary either way."""
+    with the server's rules; `store` is read for the closing summary either way. `replay`: the
+    command that runs this thread again, which the summary ends with (default: `signoff demo
+    --thread …`, true of a local run only: a server's demo agent is another agent, with its
+    own threads)."""
     demo = Demo(
         store,
         backend=backend,
@@ -83,6 +87,7 @@ def run_demo(
         db_hint=db_hint,
         console=console,
         inbox_url=inbox_url,
+        replay=replay,
     )
     return demo.run()
 
@@ -99,9 +104,11 @@ class Demo:
         db_hint: str | None,
         console: Console | None,
         inbox_url: str | None = None,
+        replay: str | None = None,
     ) -> None:
         self.store = store
         self.inbox_url = inbox_url
+        self.replay = replay
         self.console = console or Console(highlight=False)
         self.thread_id = thread_id or new_thread_id()
         self.auto = auto
@@ -237,11 +244,16 @@ class Demo:
             out.print(f"Audit chain BROKEN: {len(report.problems)} problem(s).", style="red")
             for problem in report.problems:
                 out.print(f"  entry {problem.seq}: {problem.problem}", style="red")
+        replayed = "decided calls are not asked again, and tools that ran are not run again."
+        if self.replay is not None:
+            out.print(
+                f"\nTo see replay, stop this server and start it as [bold]{escape(self.replay)}[/bold] "
+                f"(with its other options): {replayed}",
+                soft_wrap=True,
+            )
+            return
         again = f"{self._cli()} demo --thread {self.thread_id}{' --auto' if self.auto else ''}"
-        out.print(
-            f"\nRun [bold]{escape(again)}[/bold] to see replay: decided calls are not asked again, "
-            "and tools that ran are not run again."
-        )
+        out.print(f"\nRun [bold]{escape(again)}[/bold] to see replay: {replayed}")
 
     def _cli(self) -> str:
         if not self.db_hint:

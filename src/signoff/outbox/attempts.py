@@ -14,6 +14,7 @@ from .._util import utcnow
 from ..channels.contract import DeliveryError, MessageRef
 from ..channels.notice import build_follow_up, build_notice
 from ..channels.registry import ChannelRegistry
+from ..destinations import Destinations
 from ..errors import RequestNotFound, SignoffError
 from ..requests import Request
 from ..store import Store
@@ -34,13 +35,19 @@ class Postponed(Exception):
 
 class Attempts:
     def __init__(
-        self, store: Store, channels: ChannelRegistry, settings: OutboxSettings, *, base_url: str
+        self,
+        store: Store,
+        channels: ChannelRegistry,
+        settings: OutboxSettings,
+        *,
+        base_url: str,
+        destinations: Destinations,
     ) -> None:
         self.store = store
         self.channels = channels
         self.settings = settings
         self.base_url = base_url
-        self.poster = WebhookPoster()
+        self.poster = WebhookPoster(destinations)
         self._webhooks: dict[str, tuple[Webhook | None, float]] = {}
 
     async def attempt(self, row: OutboxRow, context: dict[str, Any], request: Request | None) -> Outcome:

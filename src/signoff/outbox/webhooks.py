@@ -11,6 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..channels.contract import DeliveryError, retry_after_seconds
+from ..destinations import Destinations
+from ..destinations.masking import masked_in
+from ..errors import InvalidInput
 from ..requests import Execution, Request
 from ..store.webhook_ops import Webhook
 
@@ -53,27 +56,41 @@ def signed_headers(webhook: Webhook, msg_id: str, body: str, now: datetime | Non
 class WebhookPoster:
     """POSTs events with one `aiohttp` session (keep-alive connections per receiver; httpx's
     asyncio pool managed a tenth of the rate on the benchmark's machine), made at the first
-    event, so a server without webhooks needs no aiohttp."""
+    event, so a server without webhooks needs no aiohttp. Its connections go only where
+    `destinations` allows (checked after resolving, at every connection), and never follow a
+    redirect (a 3xx is a failed delivery)."""
 
-    def __init__(self) -> None:
+    def __init__(self, destinations: Destinations | None = None) -> None:
+        self.destinations = destinations or Destinations()
         self._session: Any = None
 
     async def post(self, webhook: Webhook, msg_id: str, body: str, timeout: float) -> None:
         """POST one event; a 2xx answer delivers it. 410 Gone stops (the receiver says it is
-        gone for good); anything else is retried, after Retry-After when the receiver gives one."""
+        gone for good), as does a destination that is not allowed; anything else is retried,
+        after Retry-After when the receiver gives one."""
         try:
             import aiohttp
+
+            from ..destinations.guarded_aiohttp import connector, refusal_in
         except ImportError:
             raise DeliveryError(
                 "sending webhooks needs the extra: pip install 'signoff[webhooks]'", retry=False
             ) from None
+        try:
+            self.destinations.check_url(webhook.url)
+        except InvalidInput as exc:
+            raise DeliveryError(masked_in(exc.message, webhook.url), retry=False) from None
         headers = signed_headers(webhook, msg_id, body)
         if self._session is None:
-            connector = aiohttp.TCPConnector(limit=256, limit_per_host=64)
-            self._session = aiohttp.ClientSession(connector=connector)
+            guarded = connector(self.destinations, limit=256, limit_per_host=64)
+            self._session = aiohttp.ClientSession(connector=guarded)
         try:
             async with self._session.post(
-                webhook.url, data=body.encode(), headers=headers, timeout=aiohttp.ClientTimeout(total=timeout)
+                webhook.url,
+                data=body.encode(),
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=timeout),
+                allow_redirects=False,
             ) as answer:
                 await answer.read()
                 status = answer.status
@@ -81,7 +98,11 @@ class WebhookPoster:
         except TimeoutError:
             raise DeliveryError(f"no answer within {timeout:g}s") from None
         except aiohttp.ClientError as exc:
-            raise DeliveryError(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__) from None
+            refused = refusal_in(exc)
+            if refused is not None:
+                raise DeliveryError(refused.message, retry=False) from None
+            said = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            raise DeliveryError(masked_in(said, webhook.url)) from None
         if 200 <= status < 300:
             return
         if status == 410:

@@ -22,6 +22,7 @@ from typing import Any
 
 from .._util import utcnow
 from ..channels.registry import ChannelRegistry
+from ..destinations import Destinations
 from ..errors import SignoffError
 from ..requests import Request
 from ..store import Store
@@ -50,6 +51,7 @@ class DeliveryWorker:
         *,
         base_url: str = "http://127.0.0.1:8765",
         name: str | None = None,
+        destinations: Destinations | None = None,
     ) -> None:
         self.store = store
         self.channels = channels
@@ -66,7 +68,13 @@ class DeliveryWorker:
         self._runner: asyncio.Task[None] | None = None
         self._recorder: asyncio.Task[None] | None = None
         self._finished: asyncio.Queue[tuple[OutboxRow, Outcome, asyncio.Future[bool]]] = asyncio.Queue()
-        self._attempts = Attempts(store, channels, self.settings, base_url=self.base_url)
+        self._attempts = Attempts(
+            store,
+            channels,
+            self.settings,
+            base_url=self.base_url,
+            destinations=destinations or Destinations(),
+        )
         self._room = asyncio.Event()
         self.sent = 0
         """Rows delivered by this worker (for benchmarks and tests)."""

@@ -66,7 +66,13 @@ def create_app(
         callers=CallerCache(),
         channels=channels if channels is not None else ChannelRegistry(),
     )
-    worker = DeliveryWorker(store, server.channels, settings.outbox, base_url=settings.base_url)
+    worker = DeliveryWorker(
+        store,
+        server.channels,
+        settings.outbox,
+        base_url=settings.base_url,
+        destinations=settings.destinations,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -13,10 +13,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from fastapi import Request as HttpRequest
 
 from ..channels.registry import ChannelRegistry
+from ..destinations import Destinations
 from ..outbox.settings import OutboxSettings
 from ..rules.resolve import Resolver
 from ..store import Store
 from .declared import DeclaredRules
+from .disk_health import MinFreeDisk
 from .grouping import GroupedWriter
 from .limits import MAX_BODY
 from .refusals import SignInRefusals
@@ -51,6 +53,12 @@ class ServerSettings:
     """How long an `Idempotency-Key` keeps its answer."""
     outbox: OutboxSettings = field(default_factory=OutboxSettings)
     """The delivery worker's settings (see `signoff.outbox`)."""
+    min_free_disk: MinFreeDisk = field(default_factory=MinFreeDisk)
+    """The free space the database's disk must have for `/healthz` to answer 200 (100 MiB;
+    `MinFreeDisk.parse("1%")` for a share of the disk; see `disk_health`)."""
+    destinations: Destinations = field(default_factory=Destinations)
+    """Where webhooks may be added and delivered to: public addresses only, unless
+    `Destinations(allow_private=True)` (`--allow-private-webhooks`; see `signoff.destinations`)."""
 
 
 @dataclass(kw_only=True)

@@ -13,6 +13,8 @@ from .context import ServerSettings
 
 FIRST_ADMIN = "admin"
 SERVE_ACTOR = "signoff serve"
+STARTED = "server.started"
+"""The audit entry each `signoff serve` start makes, with the address people reach it at."""
 
 
 def login_link(store: Store, settings: ServerSettings, user: str, *, ttl: timedelta | None = None) -> str:
@@ -21,6 +23,20 @@ def login_link(store: Store, settings: ServerSettings, user: str, *, ttl: timede
         "login", user, ttl=ttl or settings.login_ttl, actor=SERVE_ACTOR, channel="server"
     )
     return settings.base_url.rstrip("/") + "/login?token=" + secret
+
+
+def announce(store: Store, settings: ServerSettings) -> None:
+    """Record (audited) that a server starts on this database, and the address people reach it
+    at: `signoff login-link` prints links to it."""
+    store.record(STARTED, actor=SERVE_ACTOR, channel="server", data={"base_url": settings.base_url})
+
+
+def announced_url(store: Store) -> str | None:
+    """The address the latest `signoff serve` on this database announced (None: none has run)."""
+    url = None
+    for entry in store.audit_entries(action=STARTED):
+        url = entry.data.get("base_url") if isinstance(entry.data, dict) else None
+    return url if isinstance(url, str) and url else None
 
 
 def first_start(store: Store, settings: ServerSettings) -> tuple[User, str] | None:

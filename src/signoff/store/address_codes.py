@@ -179,9 +179,10 @@ class AddressCodeOps(AddressOps):
             if refused is None:
                 address = row["address"]
                 tx.run("verify_address", user_name=user, kind=kind, address=address, now=moment, actor=user)
+                dropped = self._drop_claims(tx, user, kind, address)
                 data = {"user": user, "kind": kind, "address": address, "by": "code"}
                 self._audit(tx, "user.address_verified", actor=user, channel=channel, data=data)
-                self._drop_claims(tx, user, kind, address, actor=user, channel=channel)
+                self._audit_dropped(tx, dropped, user, kind, address, actor=user, channel=channel)
                 return self._state(tx, user, kind)
         raise refused  # after the commit: the spent try and its audit entry stay
 

@@ -101,9 +101,10 @@ class AddressOps(StoreCore):
             if owner is not None and owner["user_name"] != user:
                 raise AlreadyExists(f"the {kind} address {address!r} is already {owner['user_name']}'s")
             tx.run("set_address", user_name=user, kind=kind, address=address, now=utcnow(), actor=actor)
+            dropped = self._drop_claims(tx, user, kind, address)
             data = {"user": user, "kind": kind, "address": address, "verified": True}
             self._audit(tx, "user.address_set", actor=actor, channel=channel, data=data)
-            self._drop_claims(tx, user, kind, address, actor=actor, channel=channel)
+            self._audit_dropped(tx, dropped, user, kind, address, actor=actor, channel=channel)
 
     def remove_address(self, user: str, kind: str, *, actor: str, channel: str = "cli") -> bool:
         with self._transaction() as (tx, _):
@@ -155,18 +156,25 @@ class AddressOps(StoreCore):
         if tx.one("get_user", name=user) is None:
             raise InvalidInput(f"no user named {user!r}")
 
-    def _drop_claims(self, tx: Tx, user: str, kind: str, address: str, *, actor: str, channel: str) -> None:
-        """Others' unverified claims on an address `user` now holds verified, dropped (audited)."""
-        for row in tx.all("drop_address_claims", user_name=user, kind=kind, address=address):
+    @staticmethod
+    def _drop_claims(tx: Tx, user: str, kind: str, address: str) -> list[str]:
+        """Others' unverified claims on an address `user` now holds verified, dropped; who held
+        them. Every row is changed before anything is audited: the audit log's head is locked
+        last, so a code being issued for a claim meanwhile (its row, then the head) cannot
+        deadlock with this (PostgreSQL)."""
+        return [
+            str(row["user_name"])
+            for row in tx.all("drop_address_claims", user_name=user, kind=kind, address=address)
+        ]
+
+    def _audit_dropped(
+        self, tx: Tx, dropped: list[str], user: str, kind: str, address: str, *, actor: str, channel: str
+    ) -> None:
+        for claimant in dropped:
             self._audit(
                 tx,
                 "user.address_removed",
                 actor=actor,
                 channel=channel,
-                data={
-                    "user": row["user_name"],
-                    "kind": kind,
-                    "address": address,
-                    "reason": f"verified for {user}",
-                },
+                data={"user": claimant, "kind": kind, "address": address, "reason": f"verified for {user}"},
             )

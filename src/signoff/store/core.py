@@ -21,6 +21,7 @@ from ..audit import AuditEntry, entry_payload
 from ..decisions import DecisionRecord, parse_decision
 from ..jsonvalues import storable_text
 from ..requests import Request, request_from_record
+from .disk import DiskSpace
 from .wakeup import Waiter, WakeupHub
 
 HEALTH_COUNTER = "health_checks"
@@ -211,6 +212,11 @@ class StoreCore(ABC):
         read-only file, a lost database."""
         with self._write() as tx:
             tx.run("bump_counter", name=HEALTH_COUNTER)
+
+    def disk_space(self) -> DiskSpace | None:
+        """The free space where the database's files are, when this process can know it (see
+        `disk`): None here, and for PostgreSQL."""
+        return None
 
     # -- audit --------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from ..errors import StoreError
 from .base import Store
 from .core import BackgroundThread
+from .disk import DiskSpace, disk_space_of
 from .failures import sqlite_error
 from .queries import load_queries
 from .sqlite_changes import ChangeWatcher
@@ -62,6 +63,10 @@ class SQLiteStore(SQLiteWrites, Store):
         self._closed = False
         if migrate:
             self.migrate()
+
+    def disk_space(self) -> DiskSpace:
+        """The free space of the filesystem the database file (and its WAL) is on."""
+        return disk_space_of(Path(self.path).resolve().parent)
 
     @contextmanager
     def _read(self) -> Iterator[SQLiteTx]:

@@ -14,9 +14,10 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from urllib.parse import urlsplit
 
 from .._util import new_id, utcnow
+from ..destinations import Destinations
+from ..destinations.masking import shown_url
 from ..errors import InvalidInput, NotFound
 from .core import Json, StoreCore
 
@@ -52,10 +53,16 @@ class Webhook:
     created_at: datetime
     disabled: bool
 
+    @property
+    def shown_url(self) -> str:
+        """The URL as people see it: credentials in it hidden (`destinations.masking`)."""
+        return shown_url(self.url)
+
     def to_dict(self) -> dict[str, Any]:
+        """As the API and the CLI show it: no secrets, the URL's credentials hidden."""
         return {
             "id": self.id,
-            "url": self.url,
+            "url": self.shown_url,
             "events": list(self.events),
             "inbound": self.inbound,
             "actor": self.actor,
@@ -66,7 +73,7 @@ class Webhook:
         }
 
     def __repr__(self) -> str:
-        return f"Webhook(id={self.id!r}, url={self.url!r}, events={self.events!r})"
+        return f"Webhook(id={self.id!r}, url={self.shown_url!r}, events={self.events!r})"
 
 
 def _webhook(row: dict[str, Any]) -> Webhook:
@@ -91,13 +98,6 @@ def check_events(events: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return chosen
 
 
-def check_url(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise InvalidInput(f"a webhook's URL must be http(s)://host/…, not {url!r}")
-    return url
-
-
 class WebhookOps(StoreCore):
     def add_webhook(
         self,
@@ -106,13 +106,15 @@ class WebhookOps(StoreCore):
         events: list[str] | tuple[str, ...] = (),
         inbound_as: str | None = None,
         description: str | None = None,
+        allow_private: bool = False,
         actor: str,
         channel: str = "cli",
     ) -> tuple[Webhook, str]:
         """A new webhook (every event unless `events` names some) and its secret, shown once.
-        `inbound_as`: it may also send signed decisions, made as that person."""
+        `inbound_as`: it may also send signed decisions, made as that person. Its URL must be
+        http(s) to a public destination (`destinations`) unless `allow_private`."""
         chosen = check_events(events)
-        check_url(url)
+        Destinations(allow_private=allow_private).check_url(url)
         secret = new_webhook_secret()
         webhook_id = new_id("whk")
         with self._transaction() as (tx, _):
@@ -138,7 +140,12 @@ class WebhookOps(StoreCore):
                 "webhook.added",
                 actor=actor,
                 channel=channel,
-                data={"id": webhook_id, "url": url, "events": list(chosen), "inbound_as": inbound_as},
+                data={
+                    "id": webhook_id,
+                    "url": shown_url(url),
+                    "events": list(chosen),
+                    "inbound_as": inbound_as,
+                },
             )
         webhook = self.get_webhook(webhook_id)
         assert webhook is not None

@@ -10,15 +10,20 @@
   `resume(agent, None, ...)` continues a waiting run (under `SignoffConfirmationHook`) whose
   process died while it waited, from the history it kept in signoff's store.
 
-The run's scope comes from `hook_context["signoff"]` (see `context`).
+The run's scope comes from `hook_context["signoff"]` (see `context`). Importing this package puts
+its classes on Haystack's deserialization allowlist, so serialized agents and pipelines that use
+them load (`Pipeline.loads`, `Agent.from_dict`): see `serialization`.
 """
 
 from .context import SCOPE_KEY
 from .hook import SignoffConfirmationHook
 from .pause import AWAITING_APPROVAL, PENDING_KEY, SignoffPauseHook, waiting_requests
 from .resume import resume, resume_async
+from .serialization import trust_signoff_classes
 from .strategy import SignoffConfirmationStrategy
 from .ui import SignoffConfirmationUI
+
+trust_signoff_classes()
 
 __all__ = [
     "AWAITING_APPROVAL",

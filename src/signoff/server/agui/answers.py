@@ -12,8 +12,13 @@ Two ways back, one meaning:
 Each answer is one of: `"approved"` / `"denied"` (and `approve`, `deny`, `reject`, `rejected`),
 `true` / `false`, `{"approved": bool, "editedArgs": {...}, "reason": "..."}`, or signoff's own
 decision object (`{"type": "edit", "args": {...}}`, `{"type": "respond", "message": "..."}`, …).
+An input request (`gate.ask(question, schema=...)`) also takes its answer as a plain object
+(CopilotKit's `respond({taskId, priority})`): an object with neither `"type"` nor `"approved"` is
+the answer itself, checked against the request's schema. To a tool call's approval such an object
+means nothing (approve? with these args?), so it is refused, saying what a tool call takes.
 A tool message's text is read as JSON when it is JSON, else as the string it is. Anything else
-is malformed: `parse_answers` raises InvalidDecision, and the run decides nothing.
+is malformed: `parse_answers` raises InvalidDecision (for a plain object given to a tool call,
+`payload_for` does, once its request is known), and the run decides nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from ag_ui.core import AssistantMessage, RunAgentInput, ToolCall, ToolMessage
 from ...decisions import parse_decision
 from ...errors import InvalidDecision, InvalidInput
 from ...jsonvalues import check as check_json
+from ...requests import Request
 from .ids import CallRef, is_result_message, parse_tool_call_id
 
 APPROVE_WORDS = frozenset({"approved", "approve"})
@@ -44,7 +50,8 @@ Source = Literal["resume", "tool message"]
 @dataclass(frozen=True)
 class Answer:
     """One answer to one of signoff's tool calls. `payload` is signoff's decision object, or
-    None for a `cancelled` resume entry (nothing to decide)."""
+    None for a `cancelled` resume entry (nothing to decide) and for a plain object that is no
+    decision (`plain`: see `payload_for`)."""
 
     tool_call_id: str
     call: CallRef
@@ -52,6 +59,29 @@ class Answer:
     source: Source
     where: str
     """How the error messages name it: `resume entry for call_1~req_…`."""
+    plain: dict[str, Any] | None = None
+    """The answer, when it is an object without `"type"`: an input request's answer."""
+
+    @property
+    def answers(self) -> bool:
+        """Whether it says anything (a `cancelled` entry does not)."""
+        return self.payload is not None or self.plain is not None
+
+
+def payload_for(answer: Answer, request: Request) -> dict[str, Any] | None:
+    """`answer`'s decision object for `request`: a plain object answers an input request (as
+    `{"type": "respond", "value": ...}`, checked against its schema when decided); to a tool
+    call it is refused. None: a cancelled entry, nothing to decide."""
+    if answer.payload is not None:
+        return answer.payload
+    if answer.plain is None:
+        return None
+    if request.kind == "input":
+        return {"type": "respond", "value": answer.plain}
+    raise InvalidDecision(
+        f"{answer.where}: an object without 'type' or 'approved' answers only a question (an input "
+        f"request, gate.ask); request {request.id} is a tool call: send {ACCEPTED}"
+    )
 
 
 def parse_answers(run: RunAgentInput) -> list[Answer]:
@@ -60,12 +90,12 @@ def parse_answers(run: RunAgentInput) -> list[Answer]:
     for answer in [*_resume_answers(run), *_tool_message_answers(run)]:
         request_id = answer.call.request_id
         before = answers.get(request_id)
-        if before is not None and before.payload is not None and answer.payload is not None:
+        if before is not None and before.answers and answer.answers:
             raise InvalidDecision(
                 f"{answer.where}: request {request_id} is answered twice in one run "
                 f"(also by the {before.where}); send one answer per tool call"
             )
-        if before is None or before.payload is None:
+        if before is None or not before.answers:
             answers[request_id] = answer
     return list(answers.values())
 
@@ -74,8 +104,11 @@ def _resume_answers(run: RunAgentInput) -> Iterable[Answer]:
     for entry in run.resume or ():
         where = f"resume entry for {entry.interrupt_id!r}"
         call = _call_or_refuse(entry.interrupt_id, where, what="interrupt")
-        payload = None if entry.status == "cancelled" else decision_payload(entry.payload, where)
-        yield Answer(entry.interrupt_id, call, payload, "resume", where)
+        if entry.status == "cancelled":
+            yield Answer(entry.interrupt_id, call, None, "resume", where)
+            continue
+        payload, plain = read_answer(entry.payload, where)
+        yield Answer(entry.interrupt_id, call, payload, "resume", where, plain)
 
 
 def tool_messages(run: RunAgentInput) -> list[ToolMessage]:
@@ -106,8 +139,8 @@ def _tool_message_answers(run: RunAgentInput) -> Iterable[Answer]:
         if call is None:  # another tool of the page's: not ours to read
             continue
         where = f"tool message {message.id!r} for {message.tool_call_id!r}"
-        payload = decision_payload(_content_value(message.content), where)
-        yield Answer(message.tool_call_id, call, payload, "tool message", where)
+        payload, plain = read_answer(_content_value(message.content), where)
+        yield Answer(message.tool_call_id, call, payload, "tool message", where, plain)
 
 
 def _call_or_refuse(value: str, where: str, *, what: str) -> CallRef:
@@ -127,6 +160,18 @@ def _content_value(content: Any) -> Any:
         return pydantic_core.from_json(text)
     except ValueError:
         return text
+
+
+def read_answer(value: Any, where: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(decision object, None), or (None, the plain object) for an object with neither `"type"`
+    nor `"approved"` (an input request's answer: see `payload_for`)."""
+    if isinstance(value, dict) and "type" not in value and "approved" not in value:
+        try:
+            check_json(value, "answer")
+        except InvalidInput as exc:
+            raise InvalidDecision(f"{where}: {exc.message}") from None
+        return None, value
+    return decision_payload(value, where), None
 
 
 def decision_payload(value: Any, where: str) -> dict[str, Any]:

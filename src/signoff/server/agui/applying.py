@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, replace
+from typing import Any
 
 from ag_ui.core import RunAgentInput
 
@@ -20,7 +21,7 @@ from ..access import can_see
 from ..context import Server
 from ..deciding import REFUSED, decide_as
 from ..refusals import audit_refusal
-from .answers import Answer, history_calls, with_result
+from .answers import Answer, history_calls, payload_for, with_result
 from .ids import CallRef, parse_tool_call_id
 
 CHANNEL = "agui"
@@ -58,10 +59,11 @@ def check_answers(store: Store, answers: list[Answer], user: User) -> list[Check
                 request_id=request.id,
                 action="request.view_refused",
             )
-        if answer.payload is None:
+        payload = payload_for(answer, request)
+        if payload is None:
             checked.append(Checked(answer, request, None))
             continue
-        decision = _decision(answer, request)
+        decision = _decision(answer, request, payload)
         try:
             check_decision(request, decision, actor=user.name, groups=lambda: user.groups, now=now)
         except STATE_ERRORS as exc:
@@ -85,12 +87,11 @@ def check_answers(store: Store, answers: list[Answer], user: User) -> list[Check
     return checked
 
 
-def _decision(answer: Answer, request: Request) -> Decision:
+def _decision(answer: Answer, request: Request, payload: dict[str, Any]) -> Decision:
     """The answer's decision for this request. An edit's redacted args came to the person
     masked: sent back masked, they keep their original values (as the inbox's edit form does)."""
-    assert answer.payload is not None
     try:
-        decision = parse_decision(answer.payload, tool_name=request.tool_name)
+        decision = parse_decision(payload, tool_name=request.tool_name)
     except SignoffError as exc:
         raise type(exc)(f"{answer.where}: {exc.message}") from None
     if isinstance(decision, Edit) and request.rule.redact:

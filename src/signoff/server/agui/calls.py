@@ -103,7 +103,8 @@ def closed_words(request: Request) -> str:
 
 
 def response_schema(request: Request) -> dict[str, Any]:
-    """The JSON Schema of the answers this request takes (its rule's allowed decisions)."""
+    """The JSON Schema of the answers this request takes (its rule's allowed decisions, and for
+    a question its answer as a plain object: see `answers`)."""
     rule = request.rule
     allowed = [kind for kind in rule.allowed_decisions if rule.quorum == 1 or kind not in ("edit", "respond")]
     options: list[dict[str, Any]] = []
@@ -135,4 +136,12 @@ def response_schema(request: Request) -> dict[str, Any]:
     if "respond" in allowed:
         decision["value"] = request.answer_schema or {}
     options.append({"type": "object", "properties": decision, "required": ["type"]})
+    if request.kind == "input" and "respond" in allowed:
+        plain: dict[str, Any] = {
+            "type": "object",
+            "not": {"anyOf": [{"required": ["type"]}, {"required": ["approved"]}]},
+        }
+        if request.answer_schema is not None:
+            plain["allOf"] = [request.answer_schema]
+        options.append(plain)
     return {"title": f"Your decision on {request.tool_name}", "anyOf": options}

@@ -152,6 +152,7 @@ def add_webhook(
         events=body.events,
         inbound_as=body.inbound_as,
         description=body.description,
+        allow_private=server_of(http).settings.destinations.allow_private,
         actor=caller.user.name,
         channel=caller.channel,
     )

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...channels.contract import BadSignature
+from ...channels.freshness import check_fresh
 from ...errors import NotAuthenticated
 from ...store.webhook_ops import Webhook
 from ..context import Server
@@ -50,6 +51,7 @@ def verified_body(
 
 
 def _verify(webhook: Webhook, body: bytes, headers: dict[str, str]) -> None:
+    check_fresh(headers.get("webhook-timestamp"), what="the webhook-timestamp")
     try:
         from standardwebhooks import Webhook as Verifier
     except ImportError:  # pragma: no cover - the extra is part of `all`
