@@ -78,8 +78,13 @@ def create_request(new: NewRequest) -> Call[tuple[Request, bool]]:
         "drafting": new.drafting,
         "rule": new.rule.snapshot(),
     }
-    if new.tool_annotations is not None:  # only when known: a server from before it refuses the field
+    # each only when known: a server from before it refuses the field
+    if new.tool_annotations is not None:
         body["tool_annotations"] = new.tool_annotations
+    if new.client is not None:
+        body["client"] = new.client
+    if new.runner is not None:
+        body["runner"] = {key: value for key, value in new.runner.items() if key != "token"}
     return Call("POST", _path("requests"), lambda answer: (read_one(answer), answer.status == 201), body=body)
 
 
