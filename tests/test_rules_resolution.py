@@ -590,8 +590,9 @@ def test_gate_explain_uses_its_rules_and_registered_tools(sqlite_store: Store) -
     gate.register_tool("a", ToolEntry(requires_approval=True, allowed_decisions=["reject"]))
     gate.register_tool("b", ToolEntry(requires_approval=True))
     a = gate.explain("a")
-    assert (a.ask, a.layer, a.allowed_decisions) == (True, "tool", ("approve", "reject"))
-    assert gate.explain("b").ask is False  # the rules' tool entry wins over the code's
+    # a declaration in code keeps its author's decisions (approve is added in rule layers only)
+    assert (a.ask, a.layer, a.allowed_decisions) == (True, "tool", ("reject",))
+    assert gate.explain("b").ask is False  # the rules' own `requires_approval: false` turns it off
 
 
 # -- defaults ---------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ ride out the server's transient trouble until the request's deadline (see `waiti
 from __future__ import annotations
 
 import asyncio
+import copy
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import timedelta
@@ -38,8 +39,9 @@ from .outcome import Outcome, Reply, outcome_for
 from .pending import Pending, Suspended, or_suspend
 from .policies import AlwaysAsk, Policy, learn_from
 from .requests import Request, RequestStatus
+from .rules.declared import Declarations, DeclaredTools
 from .rules.effective import DEFAULT_DEADLINE
-from .rules.model import RuleSet, ToolEntry
+from .rules.model import RuleSet, ServiceEntry, ToolEntry
 from .rules.resolve import Explanation, Resolver
 from .running import arun_once, run_once, waiting_to_run
 from .scopes import ScopeState, current_scope, scope_state
@@ -94,21 +96,43 @@ class Gate:
         self.actor = actor or os_user()
         self.lease = lease
         self.poll_interval = poll_interval
-        self._gate_rules = GateRules(self.store, rules, refresh=rules_refresh)
-        self.nowhere: Mapping[str, bool] = self._gate_rules.answers
+        self._follow(
+            GateRules(self.store, rules, refresh=rules_refresh),
+            policy if policy is not None else AlwaysAsk(),
+            max_auto_resume,
+        )
+
+    def _follow(self, gate_rules: GateRules, policy: Policy, max_auto_resume: int | None) -> None:
+        self._gate_rules = gate_rules
+        self._max_auto_resume = max_auto_resume
+        self.nowhere: Mapping[str, bool] = gate_rules.answers
         """`nowhere[tool]`: True when the rules in force ask about no call of `tool` (for any
         agent, app, args or requester): an adapter's first check, before it reads the run's
         context; else check the call (`may_ask`, `explain`). One dict lookup while the rules
         hold (a change in the store is seen within `rules_refresh`; `signoff.fresh_answers`);
         subscripted, not called: the hottest paths pay no call at all."""
-        self.asks_nowhere: Callable[[str], bool] = self._gate_rules.answers.__getitem__
+        self.asks_nowhere: Callable[[str], bool] = gate_rules.answers.__getitem__
         """`nowhere[tool]` as a function."""
-        self._planner = Planner(
-            self.store,
-            self._gate_rules,
-            policy if policy is not None else AlwaysAsk(),
-            max_auto_resume=max_auto_resume,
-        )
+        self._planner = Planner(self.store, gate_rules, policy, max_auto_resume=max_auto_resume)
+
+    def component(
+        self,
+        *,
+        tools: DeclaredTools | None = None,
+        services: Mapping[str, ServiceEntry] | None = None,
+    ) -> Gate:
+        """A gate for one component (a framework adapter, a guarded function, an MCP proxy): the
+        same store, rules in force, policy, ui, scope and actor, and declarations of its own.
+
+        `tools` and `services` are what the component names in code (DESIGN §4): its tool layer,
+        beneath the rules in force, which override it field by field. A tool it names as gated
+        asks unless a rule in force explicitly turns it off. Two components on one gate never see
+        each other's declarations; each sees this gate's own (`register_tool`, `@guard`) beneath
+        its own."""
+        view = copy.copy(self)
+        declared = Declarations.of(tools, services)
+        view._follow(self._gate_rules.component(declared), self.policy, self._max_auto_resume)
+        return view
 
     @property
     def policy(self) -> Policy:
@@ -129,8 +153,18 @@ class Gate:
         self._gate_rules.refresh = seconds
 
     def register_tool(self, name: str, entry: ToolEntry) -> None:
-        """Declare a tool's own default (the tool layer) in code; the rules' tool entry wins."""
+        """Declare a tool's own default in code, for this gate (one component: see `component`);
+        the rules' entry for the tool wins field by field."""
         self._gate_rules.register_tool(name, entry)
+
+    def declaration(self, name: str) -> ToolEntry | None:
+        """The tool's own default as this gate declared it in code (None: it declared none)."""
+        return self._gate_rules.declaration(name)
+
+    def register_service(self, name: str, entry: ServiceEntry) -> None:
+        """Declare a service (the tools named `name.<tool>`) in code, for this gate (one
+        component: see `component`); the rules' entry for the service wins field by field."""
+        self._gate_rules.register_service(name, entry)
 
     def rules(self) -> RuleSet:
         return self.resolver().rules

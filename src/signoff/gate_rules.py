@@ -1,32 +1,44 @@
 """The rules a gate follows: a `RuleSet` given in code or read from a file, or else the layers kept
 in its store, re-read within `refresh` seconds of a change (so switching HITL off takes effect at
-once); plus the tools declared in code, whose own defaults the rules' tool entries override."""
+once); beneath them, the tools and services its component declared in code (`rules.declared`),
+which the rules' own entries override field by field. Each component has its own (`component`)."""
 
 from __future__ import annotations
 
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from ._util import utcnow
 from .backend import Backend
 from .errors import ServerUnavailable, StoreUnavailable
 from .fresh_answers import Answers, call_at
+from .rules.declared import Declarations
 from .rules.effective import RuleOrigin
-from .rules.model import RuleSet, ToolEntry
+from .rules.model import RuleSet, ServiceEntry, ToolEntry
 from .rules.resolve import Explanation, Resolver
 from .waiting import patience
 
 
 class GateRules:
-    def __init__(self, store: Backend, rules: RuleSet | str | Path | None, *, refresh: float) -> None:
+    def __init__(
+        self,
+        store: Backend,
+        rules: RuleSet | str | Path | None,
+        *,
+        refresh: float,
+        path: str | None = None,
+        declared: Declarations | None = None,
+    ) -> None:
         self.store = store
         self.refresh = refresh
         self._fixed_rules = RuleSet.from_file(rules) if isinstance(rules, str | Path) else rules
-        self._rules_path = str(rules) if isinstance(rules, str | Path) else None
-        self._code_tools: dict[str, ToolEntry] = {}
+        self._rules_path = str(rules) if isinstance(rules, str | Path) else path
+        self._declared = declared if declared is not None else Declarations()
         self._code_keys: frozenset[str] = frozenset()
-        """The code-declared tools the current rules do not override (their origin is `code`)."""
+        """The declared tools and services the current rules do not name (their origin is `code`)."""
+        self._components: weakref.WeakSet[GateRules] = weakref.WeakSet()
         self._resolver_now: Resolver | None = None
         self._rules_version = -1
         self._next_refresh = 0.0
@@ -35,13 +47,41 @@ class GateRules:
         """`asks_nowhere`'s answers while they hold (see `signoff.fresh_answers`): its
         `__getitem__` is `Gate.asks_nowhere`, one C-level lookup per call."""
 
-    def register_tool(self, name: str, entry: ToolEntry) -> None:
-        """Declare a tool's own default (the tool layer) in code; the rules' tool entry wins."""
+    def component(self, declared: Declarations) -> GateRules:
+        """The same rules in force (no file read again); beneath them `declared`, and beneath
+        that this gate's own declarations (which it keeps up with)."""
+        declared.beneath = self._declared
+        child = GateRules(
+            self.store, self._fixed_rules, refresh=self.refresh, path=self._rules_path, declared=declared
+        )
         with self._resolver_lock:
-            self._code_tools[name] = entry
-            self._resolver_now = None
-            self._next_refresh = 0.0
-            self.answers.forget(keep_after=self.answers.timeless)
+            self._components.add(child)
+        return child
+
+    def register_tool(self, name: str, entry: ToolEntry) -> None:
+        """Declare a tool's own default (the tool layer) in code; the rules' entry for it wins
+        field by field."""
+        with self._resolver_lock:
+            self._declared.tools[name] = entry
+            self._forget_resolver()
+
+    def declaration(self, name: str) -> ToolEntry | None:
+        return self._declared.tools.get(name)
+
+    def register_service(self, name: str, entry: ServiceEntry) -> None:
+        """Declare a service (the tools named `name.<tool>`) in code; the rules' entry for it wins
+        field by field."""
+        with self._resolver_lock:
+            self._declared.services[name] = entry
+            self._forget_resolver()
+
+    def _forget_resolver(self) -> None:
+        self._resolver_now = None
+        self._next_refresh = 0.0
+        self.answers.forget(keep_after=self.answers.timeless)
+        for child in list(self._components):  # their declarations lie over these
+            with child._resolver_lock:
+                child._forget_resolver()
 
     def current(self) -> Resolver | None:
         """The resolver in force if it needs no refresh (no I/O to answer), else None."""
@@ -81,7 +121,7 @@ class GateRules:
         with self._resolver_lock:
             if self._fixed_rules is not None:
                 if self._resolver_now is None:
-                    self._resolver_now = Resolver(self._with_code_tools(self._fixed_rules))
+                    self._resolver_now = self._resolver_for(self._fixed_rules)
                 return self._resolver_now
             self._next_refresh = time.monotonic() + self.refresh
             if self._resolver_now is None:
@@ -93,7 +133,7 @@ class GateRules:
                 except (ServerUnavailable, StoreUnavailable):
                     version = self._rules_version
             if self._resolver_now is None or version != self._rules_version:
-                self._resolver_now = Resolver(self._with_code_tools(self.store.load_rules()))
+                self._resolver_now = self._resolver_for(self.store.load_rules())
                 self._rules_version = version
             self._keep_answers_until(self._next_refresh)
             return self._resolver_now
@@ -105,17 +145,16 @@ class GateRules:
         if keeping and not call_at(deadline, self.answers, token):
             self.answers.forget()  # nothing would forget them in time: answer every call afresh
 
-    def _with_code_tools(self, rules: RuleSet) -> RuleSet:
-        self._code_keys = frozenset(name for name in self._code_tools if name not in rules.tools)
-        if not self._code_tools:
-            return rules
-        return rules.model_copy(update={"tools": {**self._code_tools, **rules.tools}})
+    def _resolver_for(self, rules: RuleSet) -> Resolver:
+        applied = self._declared.apply(rules)
+        self._code_keys = applied.code_keys
+        return Resolver(applied.rules, as_given=applied.as_given)
 
     def origin(self, explanation: Explanation) -> RuleOrigin:
         """Where the rule a call is asked under came from (shown with the request)."""
         key = explanation.deciding_key
-        if explanation.layer == "tool" and key in self._code_keys:
-            return RuleOrigin(source="code", layer="tool", key=key)
+        if explanation.layer in ("tool", "service") and key in self._code_keys:
+            return RuleOrigin(source="code", layer=explanation.layer, key=key)
         if self._fixed_rules is None:
             return RuleOrigin(source="store", layer=explanation.layer, key=key)
         if self._rules_path is not None:

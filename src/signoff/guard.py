@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pydantic
 
 from .calls import ToolCall
+from .errors import ConfigError
 from .outcome import Outcome, Reply
 from .rules.model import ToolEntry
 from .scopes import current_scope
@@ -50,10 +51,20 @@ def make_guard(
     tool_schema = schema if schema is not None else schema_of(func)
     entry: dict[str, Any] = {"requires_approval": requires_approval}
     if allowed_decisions is not None:
+        if not allowed_decisions:
+            raise ValueError(f"guard {tool_name!r}: allowed_decisions must name at least one decision")
         entry["allowed_decisions"] = allowed_decisions
     if approval_description is not None:
         entry["description"] = approval_description
-    gate.register_tool(tool_name, ToolEntry.model_validate(entry))
+    declared = ToolEntry.model_validate(entry)
+    earlier = gate.declaration(tool_name)
+    if earlier is not None and earlier != declared:
+        # one gate is one component: which of two declarations holds would be a guess
+        raise ConfigError(
+            f"tool {tool_name!r} is declared twice on this gate with different rules; give each "
+            "its own gate (gate.component()) or declare it once"
+        )
+    gate.register_tool(tool_name, declared)
     signature = inspect.signature(func)
     free = Outcome(tool_name=tool_name, execute=True)
 

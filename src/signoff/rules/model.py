@@ -125,10 +125,12 @@ class RuleSettings(_Strict):
 
     @field_validator("allowed_decisions")
     @classmethod
-    def _approve_always_allowed(cls, value: list[DecisionType] | None) -> list[DecisionType] | None:
+    def _canonical_order(cls, value: list[DecisionType] | None) -> list[DecisionType] | None:
+        """In the canonical order, each once. As written otherwise: a rule layer's list gets
+        approve when it is resolved (seed 004), a component's own declaration keeps its list."""
         if value is None:
             return None
-        return [kind for kind in DECISION_TYPES if kind in value or kind == "approve"]
+        return [kind for kind in DECISION_TYPES if kind in value]
 
     @field_validator("channels")
     @classmethod

@@ -24,7 +24,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..decisions import DECISION_TYPES
+from ..decisions import DECISION_TYPES, DecisionType
 from .callables import WhenInput, call_when, python_name, shown
 from .conditions import evaluate_condition
 from .effective import DEFAULT_CHANNELS, INBOX_CHANNEL, REQUESTER, Rule
@@ -92,8 +92,10 @@ class Explanation:
 class Resolver:
     """Resolves calls against one `RuleSet`. Thread-safe; caches per (tool, agent, app)."""
 
-    def __init__(self, rules: RuleSet) -> None:
+    def __init__(self, rules: RuleSet, *, as_given: frozenset[str] = frozenset()) -> None:
         self.rules = rules
+        self._as_given = as_given
+        """Tools declared in code whose allowed decisions stay as the component gave them."""
         self._tools: KeyIndex[ToolEntry] = KeyIndex(rules.tools)
         self._agents: dict[str, tuple[AgentEntry, KeyIndex[ToolSwitch]]] = {
             name: (entry, KeyIndex(entry.interrupt_on)) for name, entry in rules.agents.items()
@@ -107,6 +109,7 @@ class Resolver:
             for name, entry in rules.apps.items()
         }
         self._services = sorted(rules.services.items(), key=lambda item: -len(item[0]))
+        self._listed_bare = _listed_by_bare_name(self._services)
         self._cache: dict[tuple[str, str | None, str | None], Explanation] = {}
         self._lock = threading.Lock()
         self.nowhere: dict[str, bool] = {}
@@ -200,16 +203,20 @@ class Resolver:
         layer = "default"
         trace.append(TraceStep("default", None, "no layer asks by default"))
 
-        service = self._service_for(tool)
+        service, said = self._service_for(tool)
         read_only_exempt = False
+        decisions_step: int | None = None  # the trace step of the rule layer that wrote the decisions
         if service is not None:
             name, entry = service
-            on, said = _service_says(tool, name, entry)
+            on, says = _service_says(tool, name, entry)
+            said = f"{said}{says}"
             read_only_exempt = (
                 on and entry.approval_mode == "unless_read_only" and not _listed(tool, *service)
             )
             settings.update(entry.fields_set())
             layer = "service"
+            if "allowed_decisions" in entry.fields_set():
+                decisions_step = len(trace)
             trace.append(TraceStep("service", name, said))
 
         tool_match = self._tools.match(tool)
@@ -218,6 +225,9 @@ class Resolver:
             said = f"requires_approval={str(entry_t.requires_approval).lower()}"
             if service is None or _more_specific_than_service(tool_match, service[0]):
                 settings.update(entry_t.fields_set())
+                if "allowed_decisions" in entry_t.fields_set():
+                    own = tool_match.kind == "exact" and tool_match.key in self._as_given
+                    decisions_step = None if own else len(trace)
                 if "requires_approval" in entry_t.model_fields_set or service is None:
                     on = entry_t.requires_approval
                     layer = "tool"
@@ -226,6 +236,8 @@ class Resolver:
             else:
                 # `*` (or a looser glob) names the service's tools less precisely than the
                 # service does: its settings lie beneath the service's, and it doesn't switch.
+                if "allowed_decisions" not in settings and "allowed_decisions" in entry_t.fields_set():
+                    decisions_step = len(trace)
                 settings = {**entry_t.fields_set(), **settings}
                 said += f" (less specific than service {service[0]!r}, which decides)"
             trace.append(TraceStep("tool", tool_match.key, said))
@@ -235,6 +247,8 @@ class Resolver:
             _, agent_index = agent
             match = agent_index.match(tool)
             if match is not None:
+                if _sets_decisions(match.value):
+                    decisions_step = len(trace)
                 on, said = _overlay(match.value, settings)
                 layer = "agent"
                 trace.append(TraceStep("agent", match.key, f"interrupt_on: {said}"))
@@ -245,6 +259,8 @@ class Resolver:
             _, app_index, required_index = app
             match = app_index.match(tool)
             if match is not None:
+                if _sets_decisions(match.value):
+                    decisions_step = len(trace)
                 on, said = _overlay(match.value, settings)
                 layer = "app"
                 trace.append(TraceStep("app", match.key, f"interrupt_overrides: {said}"))
@@ -268,9 +284,10 @@ class Resolver:
             )
             trace.append(TraceStep(layer, None, f"hitl_disabled on the {who}: silenced (OR-merged)"))
 
+        allowed = _allowed_decisions(settings.get("allowed_decisions"), decisions_step, trace)
         rule = Rule(
             ask=on,
-            allowed_decisions=tuple(settings.get("allowed_decisions") or DECISION_TYPES),
+            allowed_decisions=allowed,
             description=settings.get("description") or defaults.description,
             description_prefix=(agent[0].description_prefix if agent is not None else None)
             or defaults.description_prefix,
@@ -291,11 +308,26 @@ class Resolver:
         exempt = read_only_exempt and on and layer == "service" and not required
         return Explanation(tool, agent_name, app_name, on, layer, rule, tuple(trace), read_only_exempt=exempt)
 
-    def _service_for(self, tool: str) -> tuple[str, ServiceEntry] | None:
+    def _service_for(self, tool: str) -> tuple[tuple[str, ServiceEntry] | None, str]:
+        """The service whose rule covers `tool`, and what the trace says of how it was found.
+
+        `SERVICE.<tool>` (the MCP proxy's naming) belongs to that service. A bare name (a tool
+        an agent calls by its own name) belongs to the service whose `tools` list names it; a
+        name listed under several services whose answers differ takes the one that asks."""
         for name, entry in self._services:
             if tool.startswith(name + "."):
-                return name, entry
-        return None
+                return (name, entry), ""
+        listing = self._listed_bare.get(tool)
+        if not listing:
+            return None, ""
+        if len(listing) == 1:
+            return listing[0], f"{tool!r} is listed by the service: "
+        answers = [_service_says(tool, name, entry)[0] for name, entry in listing]
+        names = ", ".join(repr(name) for name, _ in listing)
+        if len(set(answers)) == 1:
+            return listing[0], f"{tool!r} is listed by services {names}, which agree: "
+        chosen = listing[answers.index(True)]
+        return chosen, f"{tool!r} is listed by services {names}, which disagree, so it asks: "
 
     @staticmethod
     def _lookup(table: dict[str, Any], name: str | None) -> Any:
@@ -327,12 +359,48 @@ def _more_specific_than_service(match: Match[ToolEntry], service: str) -> bool:
     return False
 
 
+def _short(tool: str, service: str) -> str:
+    """The tool's own name in the service (`notes.delete` → `delete`; a bare name as it is)."""
+    return tool[len(service) + 1 :] if tool.startswith(service + ".") else tool
+
+
 def _listed(tool: str, service: str, entry: ServiceEntry) -> bool:
-    return tool[len(service) + 1 :] in entry.tools or tool in entry.tools
+    return _short(tool, service) in entry.tools or tool in entry.tools
+
+
+def _listed_by_bare_name(
+    services: list[tuple[str, ServiceEntry]],
+) -> dict[str, list[tuple[str, ServiceEntry]]]:
+    """Each tool name a service's `tools` list gives, bare, and the services listing it."""
+    listing: dict[str, list[tuple[str, ServiceEntry]]] = {}
+    for name, entry in services:
+        for listed in dict.fromkeys(_short(tool, name) for tool in entry.tools):
+            listing.setdefault(listed, []).append((name, entry))
+    return listing
+
+
+def _sets_decisions(switch: ToolSwitch) -> bool:
+    return isinstance(switch, RuleSettings) and "allowed_decisions" in switch.fields_set()
+
+
+def _allowed_decisions(
+    given: list[DecisionType] | None, rule_layer_step: int | None, trace: list[TraceStep]
+) -> tuple[DecisionType, ...]:
+    """The decisions a person may make: all four when nobody says; a component's own list as
+    given; a rule layer's list with approve added (seed 004), noted on that layer's step."""
+    if given is None:
+        return DECISION_TYPES
+    if rule_layer_step is None or "approve" in given:
+        return tuple(kind for kind in DECISION_TYPES if kind in given)
+    step = trace[rule_layer_step]
+    trace[rule_layer_step] = replace(
+        step, said=f"{step.said}; approve added (rule layers always allow approve)"
+    )
+    return tuple(kind for kind in DECISION_TYPES if kind in given or kind == "approve")
 
 
 def _service_says(tool: str, service: str, entry: ServiceEntry) -> tuple[bool, str]:
-    short = tool[len(service) + 1 :]
+    short = _short(tool, service)
     listed = _listed(tool, service, entry)
     if not entry.requires_approval:
         return False, "requires_approval=false"

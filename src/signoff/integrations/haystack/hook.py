@@ -13,12 +13,19 @@ from __future__ import annotations
 
 from haystack.components.agents.state.state import State
 from haystack.hooks.human_in_the_loop import ConfirmationHook
+from haystack.hooks.human_in_the_loop.types import ConfirmationStrategy
 
+from .named import declare_named
 from .rounds import asking_for
 
 
 class SignoffConfirmationHook(ConfirmationHook):
-    """`ConfirmationHook` naming the turn's round for its strategies; see the module."""
+    """`ConfirmationHook` naming the turn's round for its strategies; see the module. A tool named
+    in the map (not `"*"`) asks unless a rule in force explicitly turns it off."""
+
+    def __init__(self, confirmation_strategies: dict[str | tuple[str, ...], ConfirmationStrategy]) -> None:
+        super().__init__(confirmation_strategies)
+        declare_named(confirmation_strategies)
 
     def run(self, state: State) -> None:
         messages = state.data.get("messages") or []

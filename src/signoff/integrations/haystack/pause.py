@@ -30,6 +30,7 @@ from haystack.utils.deserialization import deserialize_component_inplace
 from signoff import Gate, Outcome, Pending
 
 from .hook import SignoffConfirmationHook
+from .named import declare_named
 from .resuming import resumed
 from .rounds import round_of
 from .strategy import SignoffConfirmationStrategy
@@ -48,8 +49,9 @@ class SignoffPauseHook:
 
     `confirmation_strategies`: `ConfirmationHook`'s mapping (a tool name, a tuple of names, `"*"`)
     to `SignoffConfirmationStrategy`; by default `{"*": SignoffConfirmationStrategy(gate)}`, so the
-    rules alone say which calls ask. Tool calls need ids (the model's tool_call_id keys a request)
-    and the run needs a thread (`hook_context["signoff"]["thread_id"]`).
+    rules alone say which calls ask (a tool the map names asks unless a rule turns it off). Tool
+    calls need ids (the model's tool_call_id keys a request) and the run needs a thread
+    (`hook_context["signoff"]["thread_id"]`).
     """
 
     allowed_hook_points = ("before_tool",)
@@ -65,6 +67,7 @@ class SignoffPauseHook:
         self.confirmation_strategies: dict[StrategyKey, SignoffConfirmationStrategy] = dict(
             confirmation_strategies or {"*": SignoffConfirmationStrategy(gate)}
         )
+        declare_named(self.confirmation_strategies)
 
     def strategy_for(self, tool_name: str) -> SignoffConfirmationStrategy | None:
         """`ConfirmationHook`'s lookup: the name, then a tuple holding it, then `"*"`."""

@@ -6,10 +6,12 @@
 
 Whether a call asks is signoff's to say (the rules in the store or a file, CEL `when`, the agent
 and app layers, policies), not a Haystack policy's: under `"*"` a tool the rules do not gate runs
-at once. A gated call becomes a request keyed by (thread_id, the model's tool_call_id) and `run`
-waits for the decision (push, not polling) until the rule's deadline, then takes the rule's
-`on_expire` outcome; `run_async` waits as a coroutine, holding no thread. The decision comes back
-as Haystack's own `ToolExecutionDecision`, with the texts `BlockingConfirmationStrategy` writes.
+at once; a tool the map names (`{"send_email": SignoffConfirmationStrategy()}`, or in a tuple
+key) asks unless a rule in force explicitly turns it off (see `.named`). A gated call becomes a
+request keyed by (thread_id, the model's tool_call_id) and `run` waits for the decision (push,
+not polling) until the rule's deadline, then takes the rule's `on_expire` outcome; `run_async`
+waits as a coroutine, holding no thread. The decision comes back as Haystack's own
+`ToolExecutionDecision`, with the texts `BlockingConfirmationStrategy` writes.
 
 Use `SignoffConfirmationHook` (Haystack's `ConfirmationHook`, naming the model turn) rather than the
 stock hook: with it a turn's calls are one round of an unattended run's auto-resume cap; under the
@@ -19,16 +21,19 @@ stock hook, which never shows a strategy the turn, each call counts as a round.
 from __future__ import annotations
 
 import asyncio
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.hooks.human_in_the_loop import ToolExecutionDecision
 
-from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, open_backend
+from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, ToolEntry, open_backend
 
 from .context import ScopeDefaults, rule_fields_from_context, scope_from_context
 from .decisions import execution_decision
+from .named import reached_by_name
 from .resuming import resumed, resumed_ids, resumes
 from .rounds import asking_round
 
@@ -65,7 +70,8 @@ class SignoffConfirmationStrategy:
     pending); None waits until the rule's deadline.
 
     `to_dict` records the constructor's arguments but not a given gate: `from_dict` builds
-    `Gate(open_backend(), rules=...)` again.
+    `Gate(open_backend(), rules=...)` again. The strategy is a component of the gate: the tools
+    it is named for are its declarations alone (`Gate.component`).
     """
 
     def __init__(
@@ -80,7 +86,9 @@ class SignoffConfirmationStrategy:
         unattended: bool = False,
         timeout: float | None = None,
     ) -> None:
-        self.gate = make_gate(gate, rules)
+        self._placed: set[str] = set()
+        """Tools whose naming is known: named in a map (declared gated) or reached by `"*"`."""
+        self.gate = make_gate(gate, rules).component()
         self.rules = rules
         self.defaults = ScopeDefaults(
             thread_id=thread_id, agent=agent, app=app, requester=requester, unattended=unattended
@@ -96,6 +104,20 @@ class SignoffConfirmationStrategy:
         self._gate = gate
         self._nowhere = gate.nowhere  # held here: `run`'s first check, per call
 
+    def name_tools(self, names: Iterable[str]) -> None:
+        """The tools a strategies map names for this strategy: each asks unless a rule in force
+        explicitly turns it off (signoff's hooks call this when they are built)."""
+        for name in names:
+            if self.gate.declaration(name) is None:
+                self.gate.register_tool(name, ToolEntry(requires_approval=True))
+            self._placed.add(name)
+
+    def _place(self, tool_name: str, caller: Any) -> None:
+        """First sight of `tool_name` under a hook that did not say: look for its map."""
+        if reached_by_name(tool_name, caller, self):
+            self.name_tools((tool_name,))
+        self._placed.add(tool_name)
+
     # -- the ConfirmationStrategy protocol ---------------------------------------------------
 
     def run(
@@ -107,6 +129,8 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
+        if tool_name not in self._placed:
+            self._place(tool_name, sys._getframe(1))
         if (
             tool_call_id
             and self._nowhere[tool_name]
@@ -140,6 +164,8 @@ class SignoffConfirmationStrategy:
         tool_call_id: str | None = None,
         confirmation_strategy_context: dict[str, Any] | None = None,
     ) -> ToolExecutionDecision:
+        if tool_name not in self._placed:
+            self._place(tool_name, sys._getframe(1))
         if (
             tool_call_id
             and self._nowhere[tool_name]

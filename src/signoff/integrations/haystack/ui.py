@@ -6,8 +6,9 @@
     )
 
 Haystack's policy has already chosen to ask when the UI is called, so the UI always asks: each tool
-it sees is declared `requires_approval` in the gate's tool layer (the store's or file's own entry
-for the tool still wins, and an agent's `hitl_disabled` still silences it). The rule gives the
+it sees is declared `requires_approval` in its own tool layer (a component of the gate: see
+`Gate.component`; the rules' own `requires_approval: false` for the tool, or an agent's
+`hitl_disabled`, still silences it). The rule gives the
 approvers, the deadline and the decisions allowed. `get_user_confirmation` waits for the decision
 until the rule's deadline (then `on_expire`), and reports it as `ConfirmationUIResult`: confirm,
 modify (the new params, the person's comment as feedback) or reject (the person's reason; an
@@ -45,7 +46,7 @@ class SignoffConfirmationUI:
         requester: str | None = None,
         timeout: float | None = None,
     ) -> None:
-        self.gate = make_gate(gate, rules)
+        self.gate = make_gate(gate, rules).component()
         self.rules = rules
         self.defaults = ScopeDefaults(agent=agent, app=app, requester=requester)
         self.timeout = timeout

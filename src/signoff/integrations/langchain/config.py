@@ -1,9 +1,11 @@
 """`interrupt_on` as `HumanInTheLoopMiddleware` takes it, and the signoff scope of a run.
 
-Each entry becomes a code-declared tool default (the tool layer, `Gate.register_tool`), so the
-store's agent and app layers still apply on top. A callable `when` or `description` becomes the
-entry's own (see `.callables`): the gate applies it per call, and the description it writes is
-the signoff card.
+Each entry becomes a code-declared tool default of the middleware's own (its tool layer, as a
+component of the gate: `Gate.component`), so the rules in force still apply on top; its
+`allowed_decisions` stay as given, as the stock middleware keeps them. A `when` is a CEL
+expression (as in rules) or a Python callable, and a callable `description` becomes the entry's
+own (see `.callables`): the gate applies them per call, and the description it writes is the
+signoff card.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import pydantic
 from langchain_core.runnables import RunnableConfig
 
 from signoff import Scope, ToolEntry
@@ -50,7 +53,13 @@ def parse_interrupt_on(
             settings["description"] = signoff_description(description)
         if callable(when):
             settings["when"] = signoff_when(when)
-        entries[name] = ToolEntry(requires_approval=True, **settings)
+        elif when is not None:
+            settings["when"] = when  # a CEL expression: checked as the rules check theirs
+        try:
+            entries[name] = ToolEntry(requires_approval=True, **settings)
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(error["msg"] for error in exc.errors())
+            raise ValueError(f"Invalid `interrupt_on` config for tool '{name}': {problems}") from None
     return entries
 
 

@@ -64,6 +64,8 @@ class StockReview:
     interrupt_id: str
     actions: tuple[StockAction, ...]
     found: tuple[Outcome | Pending, ...]
+    gate: Gate
+    """The gate the requests were made through, with the interrupt's review configs declared."""
 
     @property
     def requests(self) -> list[Request]:
@@ -89,10 +91,18 @@ def open_stock_requests(
     actions = _match_actions(snapshot.values, value, thread_id)
     run_scope = _run_scope(config, scope)
     found: list[Outcome | Pending] = []
+    # the interrupt is a component of the gate: its review configs are its own declarations
+    gate = gate.component(
+        tools={
+            item.tool_call["name"]: ToolEntry(
+                requires_approval=True,
+                allowed_decisions=list(item.review_config.get("allowed_decisions") or ()),
+            )
+            for item in actions
+        }
+    )
     for item in actions:
         name = item.tool_call["name"]
-        allowed = list(item.review_config.get("allowed_decisions") or ())
-        gate.register_tool(name, ToolEntry(requires_approval=True, allowed_decisions=allowed))
         call = ToolCall(
             name=name,
             args=dict(item.tool_call["args"]),
@@ -100,7 +110,7 @@ def open_stock_requests(
             description=item.action.get("description"),
         )
         found.append(gate.submit(call, run_scope, resumed=True))  # its request may be decided
-    return StockReview(interrupt_id=interrupt_id, actions=tuple(actions), found=tuple(found))
+    return StockReview(interrupt_id=interrupt_id, actions=tuple(actions), found=tuple(found), gate=gate)
 
 
 def stock_resume(
@@ -138,7 +148,7 @@ def resume_stock_when_decided(
     run_scope = _run_scope(config, scope)
     for request in review.requests:
         call = ToolCall(name=request.tool_name, args=request.args, id=request.tool_call_id)
-        gate.review(call, run_scope, resumed=True)
+        review.gate.review(call, run_scope, resumed=True)
     return agent.invoke(stock_resume(agent, config, gate, scope=scope), config, version=version)
 
 

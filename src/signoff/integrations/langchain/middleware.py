@@ -96,7 +96,9 @@ class SignoffMiddleware(CallRules, AgentMiddleware[Any, Any, Any]):
         if interrupt_mode not in ("batched", "per_call"):
             raise ValueError(f"interrupt_mode must be 'batched' or 'per_call', got {interrupt_mode!r}")
         self.interrupt_mode = interrupt_mode
-        self.gate = gate if gate is not None else Gate(open_backend())
+        # the middleware is a component of the gate: its interrupt_on is its own (Gate.component)
+        base = gate if gate is not None else Gate(open_backend())
+        self.gate = base.component(tools=parse_interrupt_on(interrupt_on or {}, description_prefix))
         self.wait = wait
         self.edit_notice = edit_notice
         self.description_prefix = description_prefix
@@ -105,8 +107,6 @@ class SignoffMiddleware(CallRules, AgentMiddleware[Any, Any, Any]):
         self._schemas: dict[str, dict[str, Any]] = {}
         """Each tool's args schema as the model was last offered it: the requests' edit schema."""
         self.scope_fields = ScopeFields(agent=agent, app=app, requester=requester, unattended=unattended)
-        for name, entry in parse_interrupt_on(interrupt_on or {}, description_prefix).items():
-            self.gate.register_tool(name, entry)
 
     # -- the model's turn: which tools it is offered ----------------------------------------
 

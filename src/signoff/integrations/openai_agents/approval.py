@@ -80,7 +80,7 @@ class SignoffApproval:
             gate = Gate(
                 open_backend(), rules=RuleSet.model_validate(rules) if isinstance(rules, dict) else rules
             )
-        self.gate = gate
+        self.gate = gate.component()  # its gated tools are its own declarations (Gate.component)
         self.defaults = ScopeDefaults(agent=agent, app=app, requester=requester, unattended=unattended)
 
     # -- tools --------------------------------------------------------------------------------

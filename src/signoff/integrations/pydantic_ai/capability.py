@@ -45,6 +45,10 @@ class SignoffApprovals(AbstractCapability[Any]):
     thread_id: ThreadOf | None = None
     """Picks the thread from the `RunContext`; without it, the run's `conversation_id`."""
 
+    def __post_init__(self) -> None:
+        # a component of the gate: the tools its toolsets gate are its own declarations
+        self.gate = self.gate.component()
+
     @classmethod
     def get_serialization_name(cls) -> str | None:
         return None

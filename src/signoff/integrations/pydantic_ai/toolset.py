@@ -122,4 +122,6 @@ def signoff_approval(
     fields = ScopeFields(
         agent=agent, app=app, requester=requester, unattended=unattended, thread_id=thread_id
     )
-    return SignoffApprovalToolset(toolset, gate=gate if gate is not None else default_gate(), fields=fields)
+    chosen = gate if gate is not None else default_gate()
+    # a component of the gate: the tools it gates are its own declarations (Gate.component)
+    return SignoffApprovalToolset(toolset, gate=chosen.component(), fields=fields)
