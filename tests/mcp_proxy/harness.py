@@ -135,6 +135,8 @@ class RawProxy:
             encoding="utf-8",
         )
         self._answers: dict[Any, dict[str, Any]] = {}
+        self.notifications: list[dict[str, Any]] = []
+        """What the proxy sent that is not an answer (progress, list changes), in order."""
         self._lock = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -213,10 +215,14 @@ class RawProxy:
                 message = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(message, dict) and "id" in message and "method" not in message:
+            if not isinstance(message, dict):
+                continue
+            if "id" in message and "method" not in message:
                 with self._lock:
                     self._answers[message["id"]] = message
                     self._lock.notify_all()
+            elif "id" not in message:
+                self.notifications.append(message)
 
 
 def eventually(check: Callable[[], Any], timeout: float = 60) -> Any:
