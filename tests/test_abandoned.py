@@ -9,6 +9,7 @@ the approval). Time is moved with the sweep's `now`, or the store module's clock
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -19,9 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from signoff import Approve, ExecutionStatus, Reject, Store
 from signoff._util import utcnow
+from signoff.cli import app
 from signoff.execution import DEFAULT_LEASE
 from signoff.store import execution_ops
 from tests.conftest import url_for
@@ -149,6 +152,22 @@ def test_a_person_lets_it_run_and_it_is_not_marked_again(store: Store, dead_owne
     ]
 
 
+def test_the_cli_lists_the_calls_to_check(store: Store, dead_owner: dict[str, Any]) -> None:
+    request_id = approved_for(store, dead_owner)
+    runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None, "SIGNOFF_URL": None})
+    before = runner.invoke(app, ["--db", url_for(store), "executions"])
+    assert before.exit_code == 0, before.output
+    assert "No tool call to check." in before.stdout
+    store.mark_abandoned_executions(now=utcnow() + LATER)
+    listed = runner.invoke(app, ["--db", url_for(store), "executions"])
+    assert listed.exit_code == 0, listed.output
+    assert request_id in listed.stdout and "approved, never ran" in listed.stdout
+    assert "signoff rerun ID" in listed.stdout
+    as_json = runner.invoke(app, ["--db", url_for(store), "executions", "--status", "abandoned", "--json"])
+    [item] = json.loads(as_json.stdout)
+    assert (item["request"]["id"], item["execution"]["status"]) == (request_id, "abandoned")
+
+
 def test_an_abandoned_call_is_claimed_once(store: Store, dead_owner: dict[str, Any]) -> None:
     request_id = approved_for(store, dead_owner)
     store.mark_abandoned_executions(now=utcnow() + LATER)
@@ -201,6 +220,11 @@ def test_the_sweeper_marks_it_and_people_find_it(
             request_page
         )
         assert f"signoff rerun {request_id}" in request_page
+        remote = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None}).invoke(
+            app, ["--url", server.url, "--token", server.user("alice"), "executions"]
+        )
+        assert remote.exit_code == 0, remote.output
+        assert request_id in remote.stdout and "approved, never ran" in remote.stdout
         reset = alice.client.post(f"/requests/{request_id}/execution/reset", data={"csrf_token": alice.csrf})
         assert reset.status_code == 303
         assert status(store, request_id) is ExecutionStatus.NOT_STARTED

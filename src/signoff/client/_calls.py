@@ -17,7 +17,7 @@ from ..decisions import Decision, DecisionRecord, decision_to_dict
 from ..errors import RequestConflict
 from ..execution import Claim
 from ..identity import User
-from ..requests import Execution, NewRequest, Request, RequestStatus
+from ..requests import Execution, ExecutionStatus, NewRequest, Request, RequestStatus
 from ..rules.callables import refuse_callables_in
 from ..rules.model import LayerKind, RuleSet
 from ..store.run_state_ops import RunStateRecord
@@ -272,6 +272,18 @@ def get_execution(request_id: str) -> Call[Execution | None]:
         _path("requests", request_id, "execution"),
         lambda answer: read_execution(request_id, answer.data) if answer.data is not None else None,
     )
+
+
+def list_executions(
+    status: ExecutionStatus | str, *, limit: int, cursor: str | None
+) -> Call[tuple[list[Execution], str | None]]:
+    def read(answer: Answer) -> tuple[list[Execution], str | None]:
+        items = answer.data["items"]
+        found = [read_execution(item["request_id"], item["execution"]) for item in items]
+        return found, answer.data.get("next_cursor")
+
+    params = _query(status=ExecutionStatus(status).value, limit=limit, cursor=cursor)
+    return Call("GET", _path("executions"), read, params=params)
 
 
 # -- rules, memory, audit, identity --------------------------------------------------------------
