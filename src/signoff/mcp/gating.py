@@ -192,10 +192,7 @@ class CallGate:
             return text_result(str(exc), is_error=True)
         except (ExecutionInDoubt, ExecutionInProgress) as exc:
             session.park(call.id)  # until a person decides, every retry hears the same
-            request = await self._request(scope, call)
-            execution = await anyio.to_thread.run_sync(lambda: self.gate.store.get_execution(request.id))
-            running = isinstance(exc, ExecutionInProgress)
-            return in_doubt_result(request, execution, service=self.options.service, still_running=running)
+            return await self._in_doubt(scope, call, exc)
         except ExecutionError as exc:
             return text_result(str(exc), is_error=True)
         except SignoffError as exc:  # the server is away, ...: the request may still be open
@@ -322,6 +319,16 @@ class CallGate:
         return types.InputRequiredResult(
             input_requests={elicit.INPUT_KEY: elicit.elicit_request(request)}, request_state=request.id
         )
+
+    async def _in_doubt(self, scope: Scope, call: ToolCall, exc: ExecutionError) -> dict[str, Any]:
+        """The answer to a call whose run is in doubt or under way elsewhere: what to check."""
+        try:
+            request = await self._request(scope, call)
+            execution = await anyio.to_thread.run_sync(lambda: self.gate.store.get_execution(request.id))
+        except SignoffError:  # the store is away: the gate's own words say as much
+            return text_result(str(exc), is_error=True)
+        running = isinstance(exc, ExecutionInProgress)
+        return in_doubt_result(request, execution, service=self.options.service, still_running=running)
 
     async def _request(self, scope: Scope, call: ToolCall) -> Request:
         found = await anyio.to_thread.run_sync(
