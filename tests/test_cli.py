@@ -338,7 +338,7 @@ def test_rerun_resets_a_failed_execution(cli: Cli, sqlite_store: SQLiteStore) ->
     gate = Gate(sqlite_store, rules=RULES)
     call = ToolCall(name="count_things", args={"n": 1}, id="c1")
     request = submit(sqlite_store, "count_things", {"n": 1}, call_id="c1")
-    assert_clean_error(cli("rerun", request.id), 1, "only in_doubt or failed can be reset")
+    assert_clean_error(cli("rerun", request.id), 1, "only in_doubt, failed or abandoned can be reset")
     sqlite_store.decide(request.id, Approve(), actor="alice")
 
     def broken(n: int) -> int:

@@ -312,7 +312,7 @@ def test_the_inbox_prompts_a_person_and_the_request_page_says_what_to_do(
         assert "in-doubt-notice" not in alice.client.get("/").text
         again = alice.client.post(f"/requests/{request_id}/execution/reset", data={"csrf_token": alice.csrf})
         assert again.status_code == 409
-        assert "only in_doubt or failed can be reset" in again.text
+        assert "only in_doubt, failed or abandoned can be reset" in again.text
     finally:
         alice.close()
 

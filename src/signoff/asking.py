@@ -10,7 +10,7 @@ from .calls import Scope, ToolCall
 from .requests import NewRequest
 from .rules.callables import DescriptionInput
 from .rules.effective import RequestRule, Rule, RuleOrigin
-from .running import jsonable
+from .running import jsonable, waiting_runner
 from .templates import redact_args, render_description
 from .validation import check_schema
 from .visible import visible
@@ -36,7 +36,9 @@ def request_for_call(
         app=scope.app,
         requester=scope.requester,
         round=call.round,
+        client=scope.client,
         tool_annotations=jsonable(dict(call.annotations)) if call.annotations is not None else None,
+        runner=waiting_runner(),
         drafting=drafting,
     )
 

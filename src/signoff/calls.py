@@ -47,3 +47,7 @@ class Scope:
     """The end user the agent acts for."""
     unattended: bool = False
     """A run with nobody to ask (cron)."""
+    client: str | None = None
+    """The program the agent runs in, as it names itself (an MCP client's `clientInfo.name`):
+    recorded on the request and shown to people, never used to choose rules (the caller could
+    say anything)."""

@@ -77,6 +77,14 @@ def why_dead(owner: dict[str, Any] | None) -> str:
     return f"its lease ran out: the process on {host or 'an unknown host'} stopped renewing it"
 
 
+def why_unclaimed(runner: dict[str, Any] | None) -> str:
+    """Why an approved call's runner is taken to have stopped before running it."""
+    if runner and runner.get("host") == _hostname():
+        return "the process waiting to run it stopped before it did"
+    host = runner.get("host") if runner else None
+    return f"the process on {host or 'an unknown host'} waiting to run it did not claim it within its lease"
+
+
 def _pid_exists(pid: int) -> bool:
     try:
         os.kill(pid, 0)

@@ -43,7 +43,7 @@ from .rules.declared import Declarations, DeclaredTools
 from .rules.effective import DEFAULT_DEADLINE
 from .rules.model import RuleSet, ServiceEntry, ToolEntry
 from .rules.resolve import Explanation, Resolver
-from .running import arun_once, run_once
+from .running import arun_once, run_once, waiting_to_run
 from .scopes import ScopeState, current_scope, scope_state
 from .store import open_store
 from .waiting import (
@@ -389,7 +389,8 @@ class Gate:
         if suspend:
             outcome = or_suspend(self.submit(call, state.scope, resumed=resumed))
         else:
-            outcome = self.review(call, state.scope, timeout=timeout, resumed=resumed)
+            with waiting_to_run():
+                outcome = self.review(call, state.scope, timeout=timeout, resumed=resumed)
         return run_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
 
     async def arun(
@@ -409,7 +410,8 @@ class Gate:
         if suspend:
             outcome = or_suspend(await self.asubmit(call, state.scope, resumed=resumed))
         else:
-            outcome = await self.areview(call, state.scope, timeout=timeout, resumed=resumed)
+            with waiting_to_run():
+                outcome = await self.areview(call, state.scope, timeout=timeout, resumed=resumed)
         return await arun_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
 
     # -- the decorator ------------------------------------------------------------------------

@@ -56,6 +56,8 @@ class ExecutionStatus(StrEnum):
     SUCCEEDED = "succeeded"
     FAILED = "failed"
     IN_DOUBT = "in_doubt"
+    ABANDONED = "abandoned"
+    """Approved, and the process that waited to run it stopped before it did: nothing ran."""
 
 
 RequestKind = Literal["tool", "input"]
@@ -83,10 +85,16 @@ class NewRequest:
     app: str | None = None
     requester: str | None = None
     round: str | None = None
+    """The model turn the call came from (`ToolCall.round`)."""
+    client: str | None = None
+    """The program the agent runs in, as it names itself (`Scope.client`): recorded and shown."""
     tool_annotations: dict[str, Any] | None = None
     """What the tool says of itself (MCP annotations): sent to a server so that its rules see
     them as the gate's did; not kept with the request."""
-    """The model turn the call came from (`ToolCall.round`)."""
+    runner: dict[str, Any] | None = None
+    """The process that waits to run the call once it is approved (`gate.run`, not suspending):
+    its execution is recorded from the start (`not_started`, this owner), so that an approval
+    nobody runs is noticed (`abandoned`)."""
     drafting: bool = False
     actor: str = LOCAL_CREATOR
     """Who asks: the request's creator."""
@@ -97,7 +105,13 @@ class NewRequest:
         that fakes a second line): refused here, so the library, the API and every other way in
         refuse them alike (InvalidInput, 422)."""
         check_name(self.tool_name, "tool")
-        for what, name in (("agent", self.agent), ("app", self.app), ("requester", self.requester)):
+        named = (
+            ("agent", self.agent),
+            ("app", self.app),
+            ("requester", self.requester),
+            ("client", self.client),
+        )
+        for what, name in named:
             if name is not None:
                 check_name(name, what)
         check_json(self.args, "args")  # NaN, infinities, lone surrogates: refused before anything is stored
@@ -137,6 +151,8 @@ class Request:
     """Who asked: the agent's user (or the local actor)."""
     round: str | None = None
     """The model turn the call came from: an unattended run's cap counts rounds."""
+    client: str | None = None
+    """The program the agent ran in, as it named itself (an MCP client's `clientInfo`)."""
 
     @property
     def is_terminal(self) -> bool:
@@ -177,6 +193,7 @@ class Request:
             "decision": self.decision.to_dict(rule.redact) if self.decision else None,
             "resolution": _redacted_resolution(self.resolution, rule.redact),
             "created_by": self.created_by,
+            "client": self.client,
         }
 
     def to_record(self) -> dict[str, Any]:
@@ -207,6 +224,7 @@ class Request:
             "created_by": self.created_by,
             "approvals": list(self.approvals),
             "round": self.round,
+            "client": self.client,
         }
 
 
@@ -254,6 +272,7 @@ def request_from_record(row: dict[str, Any], approvals: tuple[str, ...] | None =
         approvals=approvals,
         created_by=row.get("created_by"),
         round=row.get("round"),
+        client=row.get("client"),
     )
 
 

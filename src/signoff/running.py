@@ -11,6 +11,7 @@ lease's length: past it, another host would take the claim for dead anyway.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import threading
@@ -22,11 +23,32 @@ from typing import Any
 from ._util import utcnow
 from .backend import Backend
 from .errors import ExecutionInDoubt, ExecutionInProgress, SignoffError, ToolFailed
-from .execution import Claim, _idempotency_key
+from .execution import Claim, _idempotency_key, current_owner
 from .outcome import Outcome, Reply
 from .waiting import patience
 
 log = logging.getLogger("signoff")
+
+_runner: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "signoff_waiting_runner", default=None
+)
+
+
+@contextmanager
+def waiting_to_run() -> Iterator[None]:
+    """Requests made inside are made by a process that waits for the decision and then runs the
+    call (`gate.run`, not suspending): each records this process as its runner from the start,
+    so that an approval it never ran (it stopped meanwhile) is marked `abandoned`."""
+    token = _runner.set(current_owner())
+    try:
+        yield
+    finally:
+        _runner.reset(token)
+
+
+def waiting_runner() -> dict[str, Any] | None:
+    """The process waiting to run the call being asked about, if any (`waiting_to_run`)."""
+    return _runner.get()
 
 
 def run_once(

@@ -8,9 +8,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,127 @@ class Setup:
         return [
             line for line in lines if (tool is None or line["tool"] == tool) and line.get("event") == event
         ]
+
+
+class RawProxy:
+    """`signoff mcp-proxy` over stdio as a process of the test's own (so that it can be killed),
+    spoken to in JSON-RPC lines; its stderr is kept (`said`)."""
+
+    def __init__(self, setup: Setup, *more: str, client_name: str = "raw") -> None:
+        self.log = setup.tmp / f"proxy-{time.monotonic_ns()}.err"
+        self._err = self.log.open("w", encoding="utf-8")
+        self.process = subprocess.Popen(
+            [PYTHON, *setup.proxy_args(*more)],
+            env=setup.proxy_env(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err,
+            text=True,
+            encoding="utf-8",
+        )
+        self._answers: dict[Any, dict[str, Any]] = {}
+        self.notifications: list[dict[str, Any]] = []
+        """What the proxy sent that is not an answer (progress, list changes), in order."""
+        self._lock = threading.Condition()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self._next_id = 0
+        self.initialize(client_name)
+
+    def initialize(self, client_name: str) -> dict[str, Any]:
+        params = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": client_name, "version": "1"},
+        }
+        answer = self.ask("initialize", params, timeout=90)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return answer
+
+    def send(self, message: dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def start(self, method: str, params: dict[str, Any]) -> int:
+        """Send a request; its id (`answer` waits for what comes back)."""
+        self._next_id += 1
+        self.send({"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": params})
+        return self._next_id
+
+    def answer(self, request_id: int, timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            while request_id not in self._answers:
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.process.poll() is not None and request_id not in self._answers):
+                    raise AssertionError(f"no answer to {request_id}; the proxy said: {self.said()}")
+                self._lock.wait(min(left, 0.2))
+            return self._answers.pop(request_id)
+
+    def ask(self, method: str, params: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
+        return self.answer(self.start(method, params), timeout)
+
+    def call(self, tool: str, args: dict[str, Any], timeout: float = 60) -> dict[str, Any]:
+        """A `tools/call`'s result (an error answer raises)."""
+        answer = self.ask("tools/call", {"name": tool, "arguments": args}, timeout)
+        assert "result" in answer, answer
+        result: dict[str, Any] = answer["result"]
+        return result
+
+    def said(self) -> str:
+        return self.log.read_text(encoding="utf-8")
+
+    def kill(self) -> None:
+        """kill -9: nothing of the proxy's runs after this."""
+        self.process.kill()
+        self.process.wait(10)
+        self.close()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None and not stream.closed:
+                with suppress(BrokenPipeError):
+                    stream.close()
+        self._err.close()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            if "id" in message and "method" not in message:
+                with self._lock:
+                    self._answers[message["id"]] = message
+                    self._lock.notify_all()
+            elif "id" not in message:
+                self.notifications.append(message)
+
+
+def eventually(check: Callable[[], Any], timeout: float = 60) -> Any:
+    """`check()`'s first truthy answer (blocking; for tests that speak to a RawProxy)."""
+    deadline = time.monotonic() + timeout
+    while not (found := check()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not so within {timeout} s")
+        time.sleep(0.05)
+    return found
+
+
+def text_of(result: dict[str, Any]) -> str:
+    return "".join(part.get("text", "") for part in result.get("content", []))
 
 
 @asynccontextmanager

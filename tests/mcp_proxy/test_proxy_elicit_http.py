@@ -60,7 +60,7 @@ def test_elicit_asks_the_clients_user_in_band(
             result = await mcp.call_tool("delete_file", {"path": "p"})
             assert mcp.protocol_version == ("2025-11-25" if mode == "legacy" else "2026-07-28")
         [request] = store.list_requests(tool="files.delete_file")
-        assert request.agent == "mcp"  # the client's clientInfo name, in either era
+        assert (request.agent, request.client) == (None, "mcp")  # its clientInfo name (either era): recorded
         assert asked and request.id in asked[0] and "files.delete_file" in asked[0]
         decision = request.decision
         assert decision is not None and decision.actor == "carol" and decision.channel == "mcp-elicit"

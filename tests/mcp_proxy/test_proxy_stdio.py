@@ -68,7 +68,7 @@ def test_listings_equal_the_upstreams_page_by_page(setup: Setup, store: SQLiteSt
         direct = await listings(setup.direct())
         proxied = await listings(setup.stdio())
         assert proxied == direct
-        assert len(direct["tools"]) == 3  # pagination really happened (8 tools, pages of 3)
+        assert len(direct["tools"]) == 3  # pagination really happened (9 tools, pages of 3)
         tools = [tool for page in direct["tools"] for tool in page["tools"]]
         assert tools[0]["annotations"] == {"title": "Read a file", "readOnlyHint": True}
 
@@ -146,7 +146,7 @@ def test_approve_runs_the_tool_once_and_progress_arrives_while_waiting(
 
             tasks.start_soon(call)
             request = await pending_request(store, tool="files.delete_file")
-            assert request.agent == "mcp"  # the official client's clientInfo name
+            assert (request.agent, request.client) == (None, "mcp")  # its clientInfo name is recorded only
             assert request.args_schema is not None and request.args_schema["required"] == ["path"]
             assert request.tool_description == "The delete_file tool."
             assert setup.run_count() == 0

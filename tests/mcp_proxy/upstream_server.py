@@ -5,7 +5,8 @@
 
 Every tool run appends one JSON line `{"tool": ..., "args": ..., "id": <JSON-RPC id>}` to
 RUNS_FILE, so a test can count how often a tool really ran (and see under which id the proxy
-asked); a `hang` that is cancelled appends `{"tool": "hang", "event": "cancelled", ...}`.
+asked); a `hang` that is cancelled appends `{"tool": "hang", "event": "cancelled", ...}`;
+`wait_for` runs until the file at its `path` exists.
 Tools, resources and prompts come in pages of PAGE.
 """
 
@@ -55,6 +56,7 @@ TOOLS = [
     tool("crash"),
     tool("hang"),
     tool("add_tool", {"type": "object", "properties": {"name": {"type": "string"}}}),
+    tool("wait_for", PATH, destructive_hint=True),
 ]
 RESOURCES = [types.Resource(uri=f"file:///r{n}.txt", name=f"r{n}", mime_type="text/plain") for n in range(5)]
 PROMPTS = [types.Prompt(name=f"p{n}", description=f"Prompt {n}") for n in range(4)]
@@ -91,6 +93,9 @@ async def call_tool(
         except anyio.get_cancelled_exc_class():
             record(params.name, args, ctx.request_id, event="cancelled")
             raise
+    if params.name == "wait_for":  # runs until the file at `path` exists
+        while not os.path.exists(str(args["path"])):
+            await anyio.sleep(0.05)
     if params.name == "slow":
         for step in range(int(args.get("steps", 2))):
             await ctx.session.report_progress(step + 1, int(args.get("steps", 2)), f"step {step + 1}")

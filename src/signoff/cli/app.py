@@ -123,6 +123,7 @@ COMMANDS = (
     decide.edit,
     decide.respond,
     requests.cancel,
+    requests.executions,
     requests.rerun,
     requests.sweep,
     explain.explain,

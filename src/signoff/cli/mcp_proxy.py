@@ -29,6 +29,25 @@ def mcp_proxy(
     config: Annotated[
         Path | None, typer.Option("--config", help="A rules YAML file (default: the stored rules).")
     ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            "--agent",
+            help="The agent whose rules apply (through a server: the token's user). The MCP client's "
+            "own name is only recorded.",
+            show_default=False,
+        ),
+    ] = None,
+    thread: Annotated[
+        str | None,
+        typer.Option(
+            "--thread",
+            metavar="KEY",
+            help="Keep the proxy's calls in thread mcp:NAME:KEY, so that a restarted proxy with the same "
+            "key finds them (a client's retry continues its call instead of asking again).",
+            show_default=False,
+        ),
+    ] = None,
     url: Annotated[
         str | None,
         typer.Option(
@@ -84,9 +103,12 @@ def mcp_proxy(
         raise CliInputError("--name NAME is required: the service the upstream's tools belong to")
     if bool(command) == bool(upstream_url):
         raise CliInputError("give the upstream either as `-- COMMAND ARGS...` or as --upstream-url URL")
+    if thread is not None and not thread.strip():
+        raise CliInputError("--thread KEY: give a key, e.g. the name of the client's workspace")
     state = state_of(ctx)
     server_url = url or state.server_url
     backing = _backing(state, url)
+    agent = _agent(backing, agent)
     rules = RuleSet.from_file(config) if config is not None else None
     decider = None
     if elicit:
@@ -94,6 +116,8 @@ def mcp_proxy(
     options = ProxyOptions(
         service=name.strip(),
         target=UpstreamTarget(command=list(command or []), url=upstream_url),
+        agent=agent,
+        thread=thread.strip() if thread is not None else None,
         listen=_listen(listen) if listen else None,
         max_wait=max_wait,
         progress_interval=progress_interval,
@@ -125,6 +149,23 @@ def _backing(state: Any, url: str | None) -> Backing:
     if not token:
         raise CliError(f"--url {url}: set {TOKEN_ENV} to the agent token the proxy asks with")
     return open_backend(None, url=url, token=token)
+
+
+def _agent(backing: Backing, agent: str | None) -> str | None:
+    """The agent whose rules apply: through a server the token's user (an `--agent` must be it),
+    else `--agent`. Never the name the MCP client gives itself."""
+    chosen = agent.strip() if agent is not None else None
+    if chosen == "":
+        raise CliInputError("--agent NAME: give the agent's name")
+    if isinstance(backing, Client):
+        me = backing.me()
+        if chosen is not None and chosen != me.name:
+            raise CliInputError(
+                f"--agent {chosen}: through a server the agent is the token's user, {me.name}; "
+                "leave --agent out or give that name"
+            )
+        return me.name
+    return chosen
 
 
 def _decider(backing: Backing, server_url: str | None, elicit_as: str | None, make: Any) -> Any:

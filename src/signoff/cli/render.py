@@ -107,6 +107,31 @@ def _pending_row(request: Request, readout: Readout) -> tuple[str, ...]:
     )
 
 
+EXECUTION_NOTES = {
+    "in_doubt": "may or may not have run: its process stopped while running it",
+    "abandoned": "approved, never ran: the process waiting to run it stopped first",
+}
+
+
+def executions_table(found: list[tuple[Execution, Request]]) -> None:
+    """Executions with their requests, one line each: what happened and what to do."""
+    out = console()
+    if not found:
+        out.print("No tool call to check.")
+        return
+    readout = Readout()
+    for execution, request in found:
+        named = f"request {request.id}"
+        status = execution.status.value
+        note = EXECUTION_NOTES.get(status, status)
+        tool = readout.text(request.tool_name, f"{named}: tool")
+        agent = readout.text(request.agent or "-", f"{named}: agent")
+        out.print(f"[bold]{request.id}[/bold]  {tool}  {status}  agent {agent}", soft_wrap=True)
+        out.print(Padding(f"{note}; decided {moment(request.decided_at)}", (0, 0, 0, 2), expand=False))
+    out.print("Check where each tool acts; to let one run: signoff rerun ID (its next replay runs it).")
+    warn(out, readout)
+
+
 def request_details(
     request: Request,
     decisions: list[DecisionRecord],

@@ -1,4 +1,4 @@
-"""Looking at requests and looking after them: pending, show, cancel, rerun, sweep."""
+"""Looking at requests and looking after them: pending, show, cancel, executions, rerun, sweep."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from ..requests import RequestStatus
+from ..requests import ExecutionStatus, RequestStatus
 from . import render
 from .options import AsUser, JsonFlag, RequestId
 from .state import acting_user, local_store_of, store_of
@@ -77,12 +77,41 @@ def cancel(
     render.decided(request)
 
 
+TO_CHECK = [ExecutionStatus.IN_DOUBT, ExecutionStatus.ABANDONED]
+
+
+def executions(
+    ctx: typer.Context,
+    status: Annotated[
+        list[ExecutionStatus] | None,
+        typer.Option(help="Only this state (repeatable); default: in_doubt and abandoned."),
+    ] = None,
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="At most this many per state.")] = 50,
+    as_json: JsonFlag = False,
+) -> None:
+    """Tool calls for a person to check: in doubt (their process stopped while running the tool)
+    and abandoned (approved, and the process waiting to run them stopped first), newest first."""
+    store = store_of(ctx)
+    found = [
+        (execution, store.get_request(execution.request_id))
+        for wanted in status or TO_CHECK
+        for execution in store.list_executions(status=wanted, limit=limit)
+    ]
+    if as_json:
+        render.print_json(
+            [{"request": request.to_dict(), "execution": execution.to_dict()} for execution, request in found]
+        )
+    else:
+        render.executions_table(found)
+
+
 def rerun(
     ctx: typer.Context,
     request_id: RequestId,
     as_user: AsUser = None,
 ) -> None:
-    """Let an in_doubt or failed execution run again: the next replay of the call runs the tool."""
+    """Let an in_doubt, failed or abandoned execution run (again): the next replay of the call runs
+    the tool."""
     execution = store_of(ctx).reset_execution(request_id, actor=acting_user(ctx, as_user), channel="cli")
     render.console().print(
         f"Execution of {request_id} is now {execution.status.value} "

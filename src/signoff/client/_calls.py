@@ -17,7 +17,7 @@ from ..decisions import Decision, DecisionRecord, decision_to_dict
 from ..errors import RequestConflict
 from ..execution import Claim
 from ..identity import User
-from ..requests import Execution, NewRequest, Request, RequestStatus
+from ..requests import Execution, ExecutionStatus, NewRequest, Request, RequestStatus
 from ..rules.callables import refuse_callables_in
 from ..rules.model import LayerKind, RuleSet
 from ..store.run_state_ops import RunStateRecord
@@ -78,8 +78,13 @@ def create_request(new: NewRequest) -> Call[tuple[Request, bool]]:
         "drafting": new.drafting,
         "rule": new.rule.snapshot(),
     }
-    if new.tool_annotations is not None:  # only when known: a server from before it refuses the field
+    # each only when known: a server from before it refuses the field
+    if new.tool_annotations is not None:
         body["tool_annotations"] = new.tool_annotations
+    if new.client is not None:
+        body["client"] = new.client
+    if new.runner is not None:
+        body["runner"] = {key: value for key, value in new.runner.items() if key != "token"}
     return Call("POST", _path("requests"), lambda answer: (read_one(answer), answer.status == 201), body=body)
 
 
@@ -267,6 +272,18 @@ def get_execution(request_id: str) -> Call[Execution | None]:
         _path("requests", request_id, "execution"),
         lambda answer: read_execution(request_id, answer.data) if answer.data is not None else None,
     )
+
+
+def list_executions(
+    status: ExecutionStatus | str, *, limit: int, cursor: str | None
+) -> Call[tuple[list[Execution], str | None]]:
+    def read(answer: Answer) -> tuple[list[Execution], str | None]:
+        items = answer.data["items"]
+        found = [read_execution(item["request_id"], item["execution"]) for item in items]
+        return found, answer.data.get("next_cursor")
+
+    params = _query(status=ExecutionStatus(status).value, limit=limit, cursor=cursor)
+    return Call("GET", _path("executions"), read, params=params)
 
 
 # -- rules, memory, audit, identity --------------------------------------------------------------

@@ -266,8 +266,28 @@ class Client(Backend):
         return self._send(calls.get_execution(request_id))
 
     def reset_execution(self, request_id: str, *, actor: str = "", channel: str = "api") -> Execution:
-        """A person lets an in_doubt or failed call run again."""
+        """A person lets an in_doubt, failed or abandoned call run (again)."""
         return self._send(calls.reset_execution(request_id))
+
+    def list_executions(
+        self,
+        *,
+        status: ExecutionStatus | str = ExecutionStatus.IN_DOUBT,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> list[Execution]:
+        """Executions in `status` whose request the token's user may see, newest request first
+        (`cursor`: the last request id of the previous page), as `Store.list_executions`."""
+        found: list[Execution] = []
+        while len(found) < limit:
+            page, next_cursor = self._send(
+                calls.list_executions(status, limit=limit - len(found), cursor=cursor)
+            )
+            found.extend(page)
+            if next_cursor is None:
+                break
+            cursor = next_cursor
+        return found
 
     # -- rules and policy memory --------------------------------------------------------------
 

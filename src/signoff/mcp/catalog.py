@@ -32,6 +32,10 @@ class ToolCatalog:
         self._stale = True
         self._marks = {}
 
+    def tools(self) -> list[types.Tool]:
+        """The tools read so far (all of them after `refresh`)."""
+        return list(self._tools.values())
+
     def known(self, name: str) -> dict[str, Any] | None:
         """The annotations of the tool called `name` if it was read since the list last changed
         (a client's listing, page by page, or ours), else None; reads nothing (`get` does)."""

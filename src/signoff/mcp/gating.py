@@ -2,14 +2,20 @@
 
 A call the rules do not ask about goes to the upstream as it came and its answer comes back as
 the upstream sent it. A gated call becomes a signoff request (tool `SERVICE.<tool>`, its
-schema, description and annotations, the client's name as the agent) and waits; while it waits
-the client gets progress notifications (when it gave a progress token). Then:
+schema, description and annotations, the proxy's own agent, the client's name recorded as what
+it calls itself) and waits; while it waits the client gets progress notifications (when it gave
+a progress token). Then:
 
 - approve / edit: the upstream runs it (edited args, after the edit was checked against the
   tool's inputSchema), exactly once per request (`gate.arun`'s execution record);
 - reject: an `isError` result with the rejection text; respond: the person's answer as text;
 - expiry: the rule's `on_expire` outcome; `--max-wait`: "awaits approval, call again";
-- the client cancels: the request is cancelled; the upstream dies: a clear error.
+- the client cancels: the request is cancelled; the upstream dies: a clear error;
+- the call was running when an earlier proxy stopped (a retry under the same `--thread`): "in
+  doubt", an `isError` result saying what to check; never asked again, never run again.
+
+The agent whose rules apply is the proxy's (`--agent`, or through a server its token's user),
+never the name the MCP client gives itself: a client may call itself anything.
 """
 
 from __future__ import annotations
@@ -27,16 +33,27 @@ from mcp.shared.exceptions import MCPError
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..calls import Scope, ToolCall
-from ..errors import ExecutionError, InvalidArguments, RequestExpired, ReviewTimeout, SignoffError
+from ..errors import (
+    ExecutionError,
+    ExecutionInDoubt,
+    ExecutionInProgress,
+    InvalidArguments,
+    RequestExpired,
+    ReviewTimeout,
+    SignoffError,
+)
 from ..gate import Gate
 from ..outcome import Reply
 from ..pending import Pending
 from ..requests import Request
 from ..rules.resolve import Resolver
+from ..running import waiting_to_run
 from ..validation import validate_args
+from ..visible import visible
 from . import elicit
 from .catalog import ToolCatalog
-from .results import awaiting_result, outcome_result, text_result, with_note
+from .earlier import earlier_calls
+from .results import awaiting_result, in_doubt_result, outcome_result, text_result, with_note
 from .sessions import McpSession, Sessions
 from .upstream import Upstream, UpstreamGone
 
@@ -45,9 +62,15 @@ log = logging.getLogger("signoff.mcp")
 CANCEL_CHANNEL = "mcp"
 
 
+CLIENT_NAME_LIMIT = 200
+"""A client's name is recorded up to this many characters."""
+
+
 @dataclass(frozen=True)
 class GateOptions:
     service: str
+    agent: str | None = None
+    """The agent whose rules apply: the proxy's own (`--agent`, or through a server the token's user)."""
     max_wait: float | None = None
     progress_interval: float = 1.0
     inbox: str | None = None
@@ -81,10 +104,10 @@ class CallGate:
             except SignoffError as exc:
                 log.warning("could not re-read the rules: %s", exc)
 
-    def asks(self, tool: str, args: dict[str, Any], marks: dict[str, Any], client: str | None) -> bool:
-        """Whether the rules ask about this call of the upstream's `tool` by `client`."""
+    def asks(self, tool: str, args: dict[str, Any], marks: dict[str, Any]) -> bool:
+        """Whether the rules ask about this call of the upstream's `tool` (by the proxy's agent)."""
         full_name = f"{self.options.service}.{tool}"
-        return self.resolver.explain(full_name, client, None, args, None, marks).ask
+        return self.resolver.explain(full_name, self.options.agent, None, args, None, marks).ask
 
     async def call(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
@@ -102,16 +125,25 @@ class CallGate:
             )
         args = dict(params.arguments or {})
         marks = self.catalog.marks(tool)
-        client = client_name(ctx)
         full_name = f"{self.options.service}.{params.name}"
-        if not self.asks(params.name, args, marks, client):
+        if not self.asks(params.name, args, marks):
             return await self._forward(ctx, upstream, params.name, args, offset=0)
         try:
             validate_args(tool.input_schema, args)
         except InvalidArguments as exc:
             return text_result(f"The call to {params.name} was refused: {exc.message}", is_error=True)
-        session = self.sessions.get(http_session=http_session_of(ctx), client_name=client)
-        key = session.key_for(params.name, args)
+        session = self.sessions.get(http_session=http_session_of(ctx))
+        agent = self.options.agent
+        try:
+            key = await session.key_for(
+                params.name, args, partial(earlier_calls, self.gate.store, session.thread_id, agent)
+            )
+        except SignoffError as exc:  # the store cannot say which calls came before: ask nobody, run nothing
+            return text_result(
+                f"The call to {full_name} could not be gated right now ({exc}). Nothing ran. Call the "
+                "tool again with the same arguments to continue.",
+                is_error=True,
+            )
         call = ToolCall(
             name=full_name,
             args=args,
@@ -120,9 +152,10 @@ class CallGate:
             schema=tool.input_schema,
             annotations=marks,
         )
-        scope = Scope(thread_id=session.thread_id, agent=client)
+        scope = Scope(thread_id=session.thread_id, agent=agent, client=shown_client(ctx))
         try:
-            return await self._gated(ctx, upstream, session, call, scope, params)
+            with waiting_to_run():
+                return await self._gated(ctx, upstream, session, call, scope, params)
         except UpstreamGone as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from None
 
@@ -157,6 +190,9 @@ class CallGate:
             raise
         except RequestExpired as exc:
             return text_result(str(exc), is_error=True)
+        except (ExecutionInDoubt, ExecutionInProgress) as exc:
+            session.park(call.id)  # until a person decides, every retry hears the same
+            return await self._in_doubt(scope, call, exc)
         except ExecutionError as exc:
             return text_result(str(exc), is_error=True)
         except SignoffError as exc:  # the server is away, ...: the request may still be open
@@ -284,6 +320,16 @@ class CallGate:
             input_requests={elicit.INPUT_KEY: elicit.elicit_request(request)}, request_state=request.id
         )
 
+    async def _in_doubt(self, scope: Scope, call: ToolCall, exc: ExecutionError) -> dict[str, Any]:
+        """The answer to a call whose run is in doubt or under way elsewhere: what to check."""
+        try:
+            request = await self._request(scope, call)
+            execution = await anyio.to_thread.run_sync(lambda: self.gate.store.get_execution(request.id))
+        except SignoffError:  # the store is away: the gate's own words say as much
+            return text_result(str(exc), is_error=True)
+        running = isinstance(exc, ExecutionInProgress)
+        return in_doubt_result(request, execution, service=self.options.service, still_running=running)
+
     async def _request(self, scope: Scope, call: ToolCall) -> Request:
         found = await anyio.to_thread.run_sync(
             lambda: self.gate.store.find_request(scope.thread_id, call.id or "")
@@ -326,6 +372,13 @@ def client_name(ctx: ServerRequestContext[Any, Any]) -> str | None:
     if params is None or params.client_info is None:
         return None
     return params.client_info.name or None
+
+
+def shown_client(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    """The client's name as the request records it: what it calls itself, its hidden characters
+    written out, cut to `CLIENT_NAME_LIMIT` (it is shown to people, never used for rules)."""
+    name = client_name(ctx)
+    return None if name is None else visible(name)[:CLIENT_NAME_LIMIT]
 
 
 def http_session_of(ctx: ServerRequestContext[Any, Any]) -> str | None:

@@ -40,8 +40,8 @@ ID_PREFIX = "signoff-pass-"
 the SDK's own client session numbers its requests."""
 
 WriteLine = Callable[[str], None]
-Asks = Callable[[str, dict[str, Any], dict[str, Any], str | None], bool]
-"""(tool, args, annotations, client name) → whether the rules ask about the call."""
+Asks = Callable[[str, dict[str, Any], dict[str, Any]], bool]
+"""(tool, args, annotations) → whether the rules ask about the call (for the proxy's agent)."""
 
 
 @dataclass
@@ -60,7 +60,6 @@ class Passthrough:
         self._numbers = itertools.count(1)
         self._in_flight: dict[str, _InFlight] = {}
         self._by_client_id: dict[types.RequestId, str] = {}
-        self._client: str | None = None
         self._sending: set[asyncio.Future[None]] = set()
         self._handshake = False
         """An `initialize` in a handshake-era version was seen: the client takes upstream
@@ -89,9 +88,6 @@ class Passthrough:
         params = message.get("params")
         if not isinstance(params, dict):
             return
-        info = params.get("clientInfo")
-        name = info.get("name") if isinstance(info, dict) else None
-        self._client = name if isinstance(name, str) and name else None
         version = params.get("protocolVersion")
         self._handshake = isinstance(version, str) and version not in MODERN_PROTOCOL_VERSIONS
 
@@ -118,7 +114,7 @@ class Passthrough:
                 return False
             token = meta.get("progressToken")
         known = self.catalog.known(name)
-        if known is None or self.asks(name, args, known, self._client):
+        if known is None or self.asks(name, args, known):
             return False
         ours = f"{ID_PREFIX}{next(self._numbers)}"
         forwarded: dict[str, Any] = {"name": name, "arguments": args}

@@ -29,7 +29,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from .catalog import ToolCatalog
-from .gating import CallGate, client_name, http_session_of
+from .gating import CallGate, http_session_of
 from .upstream import Upstream, UpstreamGone
 
 log = logging.getLogger("signoff.mcp")
@@ -64,7 +64,7 @@ class Peers:
         self.bus = InMemorySubscriptionBus()
 
     def seen(self, ctx: ServerRequestContext[Any, Any]) -> None:
-        key = http_session_of(ctx) or f"stdio-{client_name(ctx)}"
+        key = http_session_of(ctx) or "stdio"
         self._by_session[key] = ctx.session
 
     async def notify(self, notification: types.ServerNotification) -> None:

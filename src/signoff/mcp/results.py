@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..outcome import Outcome
-from ..requests import Request
+from ..requests import Execution, Request
 
 
 def text_result(text: str, *, is_error: bool) -> dict[str, Any]:
@@ -35,5 +35,26 @@ def awaiting_result(request: Request, *, waited: float, inbox: str | None) -> di
         f"{who}{where}). Nothing ran yet; no decision arrived within {waited:g} s. Call the tool "
         "again with the same arguments to continue: that call waits for the same request, and the "
         "tool runs at most once."
+    )
+    return text_result(text, is_error=True)
+
+
+def in_doubt_result(
+    request: Request, execution: Execution | None, *, service: str, still_running: bool
+) -> dict[str, Any]:
+    """A call that was running when an earlier proxy stopped (or is running in another process
+    now): it may or may not have taken effect, so it is neither asked about again nor run again;
+    the client is told what to check and how a person lets it run."""
+    if still_running:
+        owner = (execution.owner if execution is not None else None) or {}
+        where = f"process {owner.get('pid', '?')} on {owner.get('host', 'an unknown host')}"
+        state = f"is being run right now by another {where}"
+    else:
+        state = "was running when the proxy running it stopped, so it is in doubt"
+    text = (
+        f"The call to {request.tool_name} (request {request.id}) {state}; it may or may not have taken "
+        f"effect. It was not run again and nobody was asked again. Check in {service} whether it took "
+        f"effect. If it did not and it should, a person lets it run again: signoff rerun {request.id} "
+        "(or the request's page in the inbox); then call the tool again with the same arguments."
     )
     return text_result(text, is_error=True)

@@ -4,8 +4,9 @@
     uvicorn.run(app, host="127.0.0.1", port=8765)
 
 The server owns the sweeper: every `sweep_interval` seconds it expires what is past its deadline
-and marks in doubt the executions whose process stopped while running the tool (safe on several
-replicas: PostgreSQL skips rows another replica holds).
+and marks in doubt the executions whose process stopped while running the tool, and abandoned the
+approved calls whose waiting process stopped before running them (safe on several replicas:
+PostgreSQL skips rows another replica holds).
 """
 
 from __future__ import annotations
@@ -144,6 +145,14 @@ async def _sweep(server: Server) -> None:
                     "a person must check and then `signoff rerun ID` or leave them",
                     len(doubtful),
                     ", ".join(execution.request_id for execution in doubtful),
+                )
+            abandoned = await asyncio.to_thread(store.mark_abandoned_executions)
+            if abandoned:
+                log.warning(
+                    "%d approved call(s) abandoned: the process waiting to run them stopped before it "
+                    "did (%s); nothing ran; a replay of the call runs it",
+                    len(abandoned),
+                    ", ".join(execution.request_id for execution in abandoned),
                 )
             if loop.time() >= next_purge:
                 await asyncio.to_thread(store.purge_credentials)

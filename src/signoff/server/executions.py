@@ -1,10 +1,12 @@
-"""Executions as people meet them: the ones in doubt, and letting a call run again.
+"""Executions as people meet them: the ones in doubt, the abandoned approvals, and letting a call
+run (again).
 
 An execution is in doubt when its process stopped while running the tool (the sweeper marks it
 once the lease has run out): the tool may or may not have taken effect, and nothing runs it
 again by itself. A person looks where the tool acts, then either leaves it so (the agent's
 replays are told it is in doubt) or lets it run again (`rerun_as`: the next replay runs the
-tool). The API, the inbox and the CLI all go through here.
+tool). An abandoned one was approved, and the process waiting to run it stopped first: nothing
+ran, a replay runs it, and `rerun_as` takes it off the list. The API and the inbox go through here.
 """
 
 from __future__ import annotations
@@ -60,8 +62,8 @@ def visible_executions(
 
 
 def rerun_as(store: Store, request_id: str, user: User, *, channel: str) -> Execution:
-    """A person lets an in-doubt or failed call run again: the next replay of the call runs the
-    tool. 404 / 403 (audited) when the request is not theirs to see; 403 for agents (audited by
+    """A person lets an in-doubt, failed or abandoned call run (again): the next replay of the
+    call runs the tool. 404 / 403 (audited) when the request is not theirs to see; 403 for agents (audited by
     the API's error handler); 409 when the execution is in another state."""
     visible_request(store, request_id, user, channel=channel)
     if user.is_agent:  # the API's error handler audits the refusal

@@ -171,8 +171,9 @@ class StoreCore(ABC):
     def _insert_request_audited(
         self, params: dict[str, Any], approvers: list[str], note: AuditNote
     ) -> dict[str, Any] | None:
-        """Insert a request with its approvers, audit entry and outbox rows (`params["notices"]`,
-        and its webhooks' `request.created`, when it is pending); None if its key already exists."""
+        """Insert a request with its approvers, audit entry, outbox rows (`params["notices"]`,
+        and its webhooks' `request.created`, when it is pending) and, when a process waits to run
+        it (`params["runner"]`), its execution record; None if its key already exists."""
         with self._transaction() as (tx, changes):
             row = tx.one("insert_request", **params)
             if row is None:
@@ -180,6 +181,8 @@ class StoreCore(ABC):
             for principal in approvers:
                 tx.send("insert_approver", request_id=row["id"], principal=principal)
             tx.send("append_audit", **note.params())
+            if params["runner"] is not None:
+                tx.send("expect_execution", request_id=row["id"], runner=params["runner"], now=params["now"])
             if params["status"] == "pending":
                 for notice in params["notices"].value:
                     tx.send(

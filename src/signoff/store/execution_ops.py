@@ -3,6 +3,12 @@
 A claim whose process died is marked in_doubt when the call is replayed, and by the server's
 sweeper once its lease has run out (`mark_dead_executions`), so that nobody has to replay the
 call to learn of it; people find them with `list_executions(status="in_doubt")`.
+
+A request made by a process that waits to run it (`gate.run`) has its execution recorded from
+the start (`not_started`, that runner). When it is approved and nobody claims it within a lease
+because its runner stopped, the sweeper marks it `abandoned` (`mark_abandoned_executions`):
+nothing ran, so a replay of the call may still claim it (once), and people find it listed with
+the in-doubt ones.
 """
 
 from __future__ import annotations
@@ -11,10 +17,10 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from .._util import utcnow
+from .._util import from_iso, to_iso, utcnow
 from ..errors import RequestConflict, RequestNotFound
-from ..execution import Claim, current_owner, owner_is_alive, why_dead
-from ..requests import Execution, ExecutionStatus
+from ..execution import DEFAULT_LEASE, Claim, current_owner, owner_is_alive, why_dead, why_unclaimed
+from ..requests import Execution, ExecutionStatus, RequestStatus
 from .core import Json, Tx
 from .outbox_ops import OutboxOps
 
@@ -35,7 +41,8 @@ class ExecutionOps(OutboxOps):
     ) -> Claim:
         """Compare-and-set the execution to `running` for this process, if it may run.
 
-        Not started → claimed. Succeeded → the stored result. Running by a live process → busy.
+        Not started or abandoned (approved, never run) → claimed. Succeeded → the stored result.
+        Running by a live process → busy.
         Running by a dead process → marked in_doubt (audited). In doubt or failed → claimed
         again only if the tool is idempotent. `owner` is the running process (this one unless
         the claim comes through the server for a remote agent).
@@ -69,7 +76,7 @@ class ExecutionOps(OutboxOps):
                     execution = _execution(tx.one("get_execution", request_id=request_id) or row)
                     if execution.status is ExecutionStatus.SUCCEEDED:
                         return Claim("succeeded", execution)
-            if execution.status is ExecutionStatus.NOT_STARTED or (
+            if execution.status in (ExecutionStatus.NOT_STARTED, ExecutionStatus.ABANDONED) or (
                 idempotent and execution.status in (ExecutionStatus.IN_DOUBT, ExecutionStatus.FAILED)
             ):
                 tx.run("reclaim_execution", from_status=execution.status, **params)
@@ -96,14 +103,52 @@ class ExecutionOps(OutboxOps):
                     marked.append(replace(execution, status=ExecutionStatus.IN_DOUBT))
         return marked
 
+    def mark_abandoned_executions(
+        self, *, lease: timedelta = DEFAULT_LEASE, now: datetime | None = None, limit: int = 500
+    ) -> list[Execution]:
+        """Mark abandoned (audited) every approved call whose waiting runner stopped before it ran
+        it: recorded for a runner, never claimed, approved at least `lease` ago, and its runner
+        not alive (on this host the pid decides, elsewhere the lease from the approval). The
+        records of requests closed without an approval are dropped (nothing will run). The
+        sweeper's job, like `mark_dead_executions`. Returns the executions marked."""
+        now = now or utcnow()
+        params = {"decided_before": now - lease, "limit": limit}
+        with self._read() as tx:
+            if not tx.all("expected_runs_closed", **{**params, "limit": 1}):
+                return []
+        marked = []
+        with self._transaction() as (tx, changes):
+            for row in tx.all("expected_runs_closed", **params):
+                request_id = row["request_id"]
+                if row["request_status"] not in (RequestStatus.APPROVED, RequestStatus.EDITED):
+                    tx.run("drop_expected_run", request_id=request_id)
+                    continue
+                decided_at = _moment(row["decided_at"])
+                if owner_is_alive(row["owner"], decided_at + lease, now):
+                    continue
+                if tx.run("mark_abandoned", request_id=request_id, now=now) != 1:
+                    continue
+                self._audit(
+                    tx,
+                    "execution.abandoned",
+                    actor="system",
+                    channel="sweeper",
+                    request_id=request_id,
+                    data={
+                        "runner": row["owner"],
+                        "reason": why_unclaimed(row["owner"]),
+                        "decided_at": to_iso(decided_at),
+                    },
+                )
+                changes.request_ids.add(request_id)
+                marked.append(replace(_execution(row), status=ExecutionStatus.ABANDONED))
+        return marked
+
     def _mark_in_doubt(
         self, tx: Tx, execution: Execution, owner_token: str, now: datetime, *, channel: str
     ) -> bool:
         """Compare-and-set a dead claim to in_doubt, with its audit entry; False if it moved on."""
-        if (
-            tx.run("abandon_execution", request_id=execution.request_id, owner_token=owner_token, now=now)
-            != 1
-        ):
+        if tx.run("mark_in_doubt", request_id=execution.request_id, owner_token=owner_token, now=now) != 1:
             return False
         self._audit(
             tx,
@@ -190,13 +235,15 @@ class ExecutionOps(OutboxOps):
             return _execution(row)
 
     def reset_execution(self, request_id: str, *, actor: str, channel: str = "cli") -> Execution:
-        """A person says an in_doubt or failed call may run again (the next replay runs it)."""
+        """A person says an in_doubt, failed or abandoned call may run (again): the next replay
+        runs it."""
         with self._transaction() as (tx, changes):
             if tx.run("reset_execution", request_id=request_id, now=utcnow()) != 1:
                 row = tx.one("get_execution", request_id=request_id)
                 state = row["status"] if row else "absent"
                 raise RequestConflict(
-                    f"the execution of request {request_id} is {state}; only in_doubt or failed can be reset"
+                    f"the execution of request {request_id} is {state}; "
+                    "only in_doubt, failed or abandoned can be reset"
                 )
             self._audit(tx, "execution.reset", actor=actor, channel=channel, request_id=request_id)
             changes.request_ids.add(request_id)
@@ -217,3 +264,7 @@ def _execution(row: dict[str, Any]) -> Execution:
         result=row["result"],
         error=row["error"],
     )
+
+
+def _moment(value: datetime | str) -> datetime:
+    return value if isinstance(value, datetime) else from_iso(value)

@@ -42,6 +42,8 @@ class RequestCreation(RequestReads, OutboxOps):
             "app": new.app,
             "requester": new.requester,
             "round": new.round,
+            "client": new.client,
+            "runner": Json(new.runner) if new.runner is not None else None,
             "status": status,
             "description": new.description,
             "rule": Json(new.rule.snapshot()),
@@ -63,6 +65,7 @@ class RequestCreation(RequestReads, OutboxOps):
                 "agent": new.agent,
                 "app": new.app,
                 "requester": new.requester,
+                **({"client": new.client} if new.client is not None else {}),
                 "approvers": list(new.rule.approvers),
                 "deadline": to_iso(new.deadline),
                 "status": status.value,
@@ -147,4 +150,5 @@ def _created(new: NewRequest, request_id: str, status: RequestStatus, now: datet
         deadline=new.deadline,
         created_by=new.actor,
         round=new.round,
+        client=new.client,
     )

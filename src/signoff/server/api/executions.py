@@ -35,14 +35,16 @@ def list_executions(
         ExecutionStatus,
         Query(
             description="in_doubt: the process stopped while running the tool, which may or may not "
-            "have taken effect; a person checks, then lets it run again or leaves it."
+            "have taken effect; a person checks, then lets it run again or leaves it. abandoned: "
+            "approved, and the process waiting to run it stopped before it did (nothing ran; a "
+            "replay of the call runs it)."
         ),
     ] = ExecutionStatus.IN_DOUBT,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     cursor: Annotated[str | None, Query(description="`next_cursor` of the previous page.")] = None,
 ) -> Annotated[dict[str, Any], ShownAs(ExecutionPage)]:
-    """Only executions of requests the caller may see. To let an in-doubt or failed call run
-    again: `POST /v1/requests/{id}/execution` with `{"action": "reset"}` (people only)."""
+    """Only executions of requests the caller may see. To let an in-doubt, failed or abandoned
+    call run (again): `POST /v1/requests/{id}/execution` with `{"action": "reset"}` (people only)."""
     views, next_cursor = visible_executions(
         server_of(http).store, user, status=status, limit=limit, cursor=cursor
     )
@@ -80,8 +82,8 @@ async def execution(
     request_id: str, body: ExecutionBody, http: HttpRequest, caller: CurrentCaller
 ) -> Response:
     """`claim` (the agent, before running the tool: `claimed` with a token, or the state someone
-    else left), `renew` the lease, `finish` with the result, or `reset` an in_doubt or failed run
-    (a person, so that the next replay runs it again)."""
+    else left), `renew` the lease, `finish` with the result, or `reset` an in_doubt, failed or
+    abandoned run (a person, so that the next replay runs it)."""
     store = server_of(http).store
     return await answer_once(http, caller, lambda: Answer(_execution(store, request_id, body, caller)))
 

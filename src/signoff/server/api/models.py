@@ -38,6 +38,18 @@ class NewRequestBody(Body):
         max_length=512,
         description="The model turn the call came from: an unattended run's cap counts rounds.",
     )
+    client: str | None = Field(
+        default=None,
+        max_length=256,
+        description="The program the agent runs in, as it names itself (an MCP client's clientInfo "
+        "name): recorded and shown to people, never used to choose rules.",
+    )
+    runner: dict[str, Any] | None = Field(
+        default=None,
+        description="The process that waits to run the call once it is approved (as a claim's "
+        "`owner`): its execution is recorded from the start, and marked `abandoned` if the call is "
+        "approved and this process stops before claiming it.",
+    )
     approvers: list[str] | None = Field(
         default=None, description="Users or `group:NAME`; used when the rule names none."
     )

@@ -71,6 +71,7 @@ class RequestRecord(BaseModel):
     created_by: str | None
     approvals: list[str]
     round: str | None
+    client: str | None = None
 
 
 class RequestFields(BaseModel):
@@ -98,6 +99,9 @@ class RequestFields(BaseModel):
     decided_at: Moment | None
     resolution: dict[str, Any] | None = Field(description="The deciding decision as stored, redacted.")
     created_by: str | None
+    client: str | None = Field(
+        default=None, description="The program the agent ran in, as it named itself (an MCP client)."
+    )
     record: RequestRecord | None = Field(default=None, description="Sent only to the agent that asked.")
 
 

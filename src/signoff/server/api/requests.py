@@ -162,6 +162,8 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> tuple[NewR
         app=body.app,
         requester=body.requester,
         round=body.round,
+        client=body.client,
+        runner=body.runner,
         drafting=body.drafting,
         actor=user.name,
         channel="api",

@@ -11,11 +11,11 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 
-from ...requests import Request
+from ...requests import ExecutionStatus, Request
 from ..access import Caller
 from ..context import server_of
 from .cards import Card
-from .executions_page import in_doubt_label
+from .executions_page import executions_label
 from .page_access import PageCaller
 from .rendering import (
     OPEN_STATUSES,
@@ -48,7 +48,8 @@ def inbox(http: HttpRequest, caller: PageCaller, cursor: str | None = None) -> H
         cards=[Card(request=request, viewer=caller.user) for request in page],
         next_cursor=next_cursor,
         cursor=cursor,
-        in_doubt=in_doubt_label(server_of(http).store, caller.user),
+        in_doubt=executions_label(server_of(http).store, caller.user),
+        abandoned=executions_label(server_of(http).store, caller.user, ExecutionStatus.ABANDONED),
     )
     return render(http, "inbox.html", context)
 

@@ -4,9 +4,9 @@
 -- name: insert_request
 INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                       answer_schema, agent, app, requester, status, description, rule, created_at,
-                      updated_at, deadline, created_by, round, no_approvers)
+                      updated_at, deadline, created_by, round, client, no_approvers)
 VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by, :round,
+        :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by, :round, :client,
         COALESCE(json_array_length(CAST(:rule AS json) -> 'approvers'), 0) = 0)
 ON CONFLICT (thread_id, tool_call_id, created_by) DO NOTHING
 RETURNING id;
@@ -144,6 +144,13 @@ INSERT INTO executions (request_id, status, attempts, owner_token, owner, lease_
 VALUES (:request_id, 'running', 1, :owner_token, :owner, :lease_until, :now, :now)
 ON CONFLICT (request_id) DO NOTHING;
 
+-- name: expect_execution
+-- made by a process that waits to run it (gate.run): the execution is recorded from the start,
+-- so that an approval nobody runs is noticed (`abandoned`)
+INSERT INTO executions (request_id, status, attempts, owner, updated_at)
+VALUES (:request_id, 'not_started', 0, :runner, :now)
+ON CONFLICT (request_id) DO NOTHING;
+
 -- name: reclaim_execution
 UPDATE executions
 SET status = 'running', attempts = attempts + 1, owner_token = :owner_token, owner = :owner,
@@ -158,19 +165,41 @@ WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_t
 UPDATE executions SET status = :status, result = :result, error = :error, finished_at = :now, updated_at = :now
 WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_token;
 
--- name: abandon_execution
+-- name: mark_in_doubt
 UPDATE executions SET status = 'in_doubt', updated_at = :now
 WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_token;
 
 -- name: reset_execution
-UPDATE executions SET status = 'not_started', updated_at = :now
-WHERE request_id = :request_id AND status IN ('in_doubt', 'failed');
+-- (an abandoned one's runner is forgotten: a person has seen it, the sweeper leaves it be)
+UPDATE executions
+SET status = 'not_started', owner = CASE WHEN status = 'abandoned' THEN NULL ELSE owner END, updated_at = :now
+WHERE request_id = :request_id AND status IN ('in_doubt', 'failed', 'abandoned');
 
 -- name: running_past_lease
 -- running executions whose lease ran out: the sweeper asks whether their process still lives
 -- (rows another replica is sweeping or a claim holds are skipped)
 SELECT * FROM executions WHERE status = 'running' AND lease_until <= :now ORDER BY request_id LIMIT :limit
 FOR UPDATE SKIP LOCKED;
+
+-- name: expected_runs_closed
+-- executions recorded for a waiting runner and never claimed, whose request is closed: approved
+-- before :decided_before (the sweeper asks whether its runner still lives), or closed without an
+-- approval (nothing will run)
+-- (rows another replica is sweeping or a claim holds are skipped)
+SELECT e.*, r.status AS request_status, r.decided_at AS decided_at
+FROM executions e JOIN requests r ON r.id = e.request_id
+WHERE e.status = 'not_started' AND e.attempts = 0 AND e.owner IS NOT NULL
+  AND r.status NOT IN ('drafting', 'pending')
+  AND (r.status NOT IN ('approved', 'edited') OR r.decided_at <= :decided_before)
+ORDER BY e.request_id LIMIT :limit
+FOR UPDATE OF e SKIP LOCKED;
+
+-- name: mark_abandoned
+UPDATE executions SET status = 'abandoned', updated_at = :now
+WHERE request_id = :request_id AND status = 'not_started' AND attempts = 0;
+
+-- name: drop_expected_run
+DELETE FROM executions WHERE request_id = :request_id AND status = 'not_started' AND attempts = 0;
 
 -- name: list_executions
 SELECT * FROM executions WHERE status = :status AND (CAST(:cursor AS text) IS NULL OR request_id < :cursor)
@@ -278,9 +307,9 @@ GROUP BY a.request_id ORDER BY min(a.seq) LIMIT :limit;
 WITH inserted AS (
     INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                           answer_schema, agent, app, requester, status, description, rule, created_at,
-                          updated_at, deadline, created_by, round, no_approvers)
+                          updated_at, deadline, created_by, round, client, no_approvers)
     VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
-            :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by, :round,
+            :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by, :round, :client,
             cardinality(CAST(:approvers AS text[])) = 0)
     ON CONFLICT (thread_id, tool_call_id, created_by) DO NOTHING
     RETURNING *
@@ -293,6 +322,11 @@ WITH inserted AS (
            encode(sha256(convert_to(CAST(head.seq + 1 AS text) || '|' || head.hash || '|' || :payload, 'UTF8')),
                   'hex')
     FROM inserted, (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
+), expected AS (
+    -- made by a process that waits to run it (gate.run): its execution is recorded from the start
+    INSERT INTO executions (request_id, status, attempts, owner, updated_at)
+    SELECT inserted.id, 'not_started', 0, CAST(:runner AS json), :now
+    FROM inserted WHERE CAST(:runner AS json) IS NOT NULL
 ), noticed AS (
     -- the outbox rows of a pending request: its notices (store/outbox_ops.py) and its webhooks' event
     INSERT INTO outbox (request_id, event, message, channel, recipient, target, next_at, created_at, updated_at)

@@ -27,6 +27,7 @@ CREATE TABLE requests (
     created_by TEXT NOT NULL,
     no_approvers BOOLEAN NOT NULL DEFAULT FALSE,
     round TEXT,
+    client TEXT,
     UNIQUE (thread_id, tool_call_id, created_by)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
@@ -67,7 +68,7 @@ CREATE TABLE decisions (
 
 CREATE TABLE executions (
     request_id TEXT PRIMARY KEY REFERENCES requests (id) ON DELETE CASCADE,
-    status TEXT NOT NULL CHECK (status IN ('not_started', 'running', 'succeeded', 'failed', 'in_doubt')),
+    status TEXT NOT NULL CHECK (status IN ('not_started', 'running', 'succeeded', 'failed', 'in_doubt', 'abandoned')),
     attempts INTEGER NOT NULL DEFAULT 0,
     owner_token TEXT,
     owner JSON,

@@ -25,7 +25,7 @@ CREATE TABLE "requests" (
     decided_at TEXT,
     decision TEXT,
     final_args TEXT,
-    created_by TEXT NOT NULL, no_approvers INTEGER NOT NULL DEFAULT 0, round TEXT,
+    created_by TEXT NOT NULL, no_approvers INTEGER NOT NULL DEFAULT 0, round TEXT, client TEXT,
     UNIQUE (thread_id, tool_call_id, created_by)
 );
 CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
@@ -58,9 +58,10 @@ CREATE TABLE decisions (
     PRIMARY KEY (request_id, actor)
 ) WITHOUT ROWID;
 
-CREATE TABLE executions (
+-- rebuilt by migration 0012, which is why SQLite keeps its name quoted
+CREATE TABLE "executions" (
     request_id TEXT PRIMARY KEY REFERENCES requests (id) ON DELETE CASCADE,
-    status TEXT NOT NULL CHECK (status IN ('not_started', 'running', 'succeeded', 'failed', 'in_doubt')),
+    status TEXT NOT NULL CHECK (status IN ('not_started', 'running', 'succeeded', 'failed', 'in_doubt', 'abandoned')),
     attempts INTEGER NOT NULL DEFAULT 0,
     owner_token TEXT,
     owner TEXT,
