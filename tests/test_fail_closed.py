@@ -451,3 +451,53 @@ def test_agui_shows_a_named_call_and_only_a_persons_answer_runs_it(
             run(server, alice, run_body(resume=approved))
             worker.join(30)
             assert len(ledger.runs("send_email")) == 1
+
+
+# -- the MCP proxy: its service is its declaration ----------------------------------------------
+
+MCP_RULES = {
+    "no-rules": None,
+    "covering": "services:\n  files: {description: 'Files: {tool_name}'}\n",
+    "turned-off": "services:\n  files: {requires_approval: false}\n",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+@pytest.mark.parametrize("rules", list(MCP_RULES))
+def test_the_mcp_proxy(tmp_path: Path, transport: str, rules: str) -> None:
+    """`delete_file` through `signoff mcp-proxy --name files` (stdio, or streamable HTTP): with
+    no rules, or rules that only set the service's card, it waits for a person and the upstream
+    does not run it; a rule that turns the service off lets it run at once."""
+    pytest.importorskip("mcp")
+    import anyio
+
+    from tests.mcp_proxy.harness import RawProxy, Setup, client, listening, text_of
+
+    setup = Setup(tmp_path, rules=None)
+    store = SQLiteStore(setup.db)
+    try:
+        if MCP_RULES[rules] is not None:
+            store.replace_rules(RuleSet.from_yaml(MCP_RULES[rules]), actor="test")
+        if transport == "stdio":
+            proxy = RawProxy(setup, "--max-wait", "0.5")
+            try:
+                answer = proxy.call("delete_file", {"path": "p"})
+            finally:
+                proxy.close()
+            waited = bool(answer.get("isError")) and "awaits approval" in text_of(answer)
+        else:
+
+            async def call() -> bool:
+                async with listening(setup, "--max-wait", "0.5") as url, client(url) as mcp:
+                    result = await mcp.call_tool("delete_file", {"path": "p"})
+                    return bool(result.is_error) and "awaits approval" in str(result.content)
+
+            waited = anyio.run(call)
+        asked = [request.tool_name for request in store.list_requests()]
+    finally:
+        store.close()
+    if rules == "turned-off":
+        assert (waited, asked, setup.run_count("delete_file")) == (False, [], 1)
+    else:
+        assert (waited, asked, setup.run_count("delete_file")) == (True, ["files.delete_file"], 0)
