@@ -1,7 +1,8 @@
 """The web inbox: server-rendered pages (Jinja2) made live with htmx and the event stream.
 
 Pages: `/` (the inbox), `/requests/{id}`, `/history`, `/rules`, `/overview`, `/executions` (calls
-in doubt), `/login`, and the handle links `/h/{secret}`. Static files (htmx, vendored; `inbox.js`,
+in doubt), `/admin` (the administration area, admins only: `admin_sections`), `/login`, and the
+handle links `/h/{secret}`. Static files (htmx, vendored; `inbox.js`,
 `inbox.css`) are served from `/static`: the pages need nothing but this server.
 """
 
@@ -12,6 +13,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..routing import add_routes
 from . import (
+    admin_page,
     card_routes,
     executions_page,
     handles,
@@ -41,6 +43,7 @@ def install_inbox(app: FastAPI) -> None:
         rules_page,
         settings_page,
         overview,
+        admin_page,
         handles,
     ):
         add_routes(app, module.router)
