@@ -51,6 +51,9 @@ class ServerSettings:
     """How long an `Idempotency-Key` keeps its answer."""
     outbox: OutboxSettings = field(default_factory=OutboxSettings)
     """The delivery worker's settings (see `signoff.outbox`)."""
+    wait_recheck: float = 5.0
+    """A long-poll (`GET /v1/requests/{id}/wait`) is woken by the change itself; it also reads
+    its request again this often, in case a wake-up from another process was lost."""
 
 
 @dataclass(kw_only=True)
