@@ -6,7 +6,7 @@ and stored only as its sha256. Secrets carry a kind prefix so that a leaked one 
 
 Roles:
 - `admin`: sees every request, manages users, tokens and rules; decides only where an approver
-  (or where a request names no approvers), like everybody else;
+  (or where a request names no approvers and has no requester), like everybody else;
 - `member`: a person; sees and decides the requests naming them (or a group of theirs);
 - `agent`: a program; creates requests, reads and waits on the ones it created, records
   executions. It never decides, except the unattended auto-decision on its own requests.

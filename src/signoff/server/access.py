@@ -1,8 +1,9 @@
 """Who may see, decide and manage which request (DESIGN §8), and who is asking.
 
 An agent sees only the requests it created. A person sees the requests naming them (as a user,
-or a `group:NAME` of theirs), or naming nobody ("no approvers" means any person, never another
-agent). Admins see everything. Only approvers decide (admins too only when they are one). The
+or a `group:NAME` of theirs; a rule naming no approvers names the request's requester), or
+naming nobody (no approvers and no requester: any person, never another agent). Admins see
+everything. Only approvers decide (admins too only when they are one). The
 creator (an agent) may update its drafts, cancel, record executions.
 """
 
