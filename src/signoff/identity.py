@@ -66,6 +66,18 @@ class User:
         }
 
 
+def not_a_person(name: str, user: User | None) -> str | None:
+    """Why `name` may not decide as a person (None: they may): no such user, an agent, or a
+    disabled person. The words every refused decision carries, on the server and locally."""
+    if user is None:
+        return f"{name} is not a user of this signoff; only its people decide"
+    if user.is_agent:
+        return f"{name} is an agent; only people decide"
+    if user.disabled:
+        return f"{name} is disabled; only enabled people decide"
+    return None
+
+
 @dataclass(frozen=True, kw_only=True)
 class Credential:
     """A stored credential, without its secret."""

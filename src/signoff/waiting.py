@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ._util import utcnow
 from .backend import Backend
-from .errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpired, ReviewTimeout
+from .errors import (
+    AlreadyDecided,
+    InvalidDecision,
+    NotAnApprover,
+    PermissionDenied,
+    RequestExpired,
+    ReviewTimeout,
+)
 from .requests import Request
 
 if TYPE_CHECKING:
@@ -105,10 +112,10 @@ def present(store: Backend, ui: ConfirmationUI, request: Request, *, actor: str)
             if decision is None:
                 break
             try:
-                return store.decide(request.id, decision, actor=actor, channel=ui.channel)
+                return store.decide_as_person(request.id, decision, actor=actor, channel=ui.channel)
             except InvalidDecision as exc:
                 error = exc.message
-            except NotAnApprover as exc:
+            except (NotAnApprover, PermissionDenied) as exc:
                 ui.show_message(f"{exc.message}; waiting for an approver to decide elsewhere.")
                 break
             except (AlreadyDecided, RequestExpired):
