@@ -16,10 +16,12 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import RedirectResponse, Response
 
+from ...errors import PermissionDenied
 from ...identity import User
 from ..access import SESSION_COOKIE
 from ..context import server_of
-from .page_access import Form, PageCaller
+from ..refusals import ANONYMOUS, audit_refusal
+from .page_access import Form, PageCaller, cross_site
 from .rendering import SECRET_URL_HEADERS, page_context, render
 
 router = APIRouter(include_in_schema=False)
@@ -54,7 +56,10 @@ def login(http: HttpRequest, form: Form) -> Response:
     token = form.get("token")
     if not isinstance(token, str) or not token:
         return _login_page(http, problem=SPENT, signed_out=False, status_code=401)
-    if _cross_site(http):
+    if cross_site(http):
+        refused = PermissionDenied(CROSS_SITE)
+        data = {"path": http.url.path, "origin": http.headers.get("origin") or http.headers.get("referer")}
+        audit_refusal(store, refused, actor=ANONYMOUS, channel="web", data=data)
         return _login_page(http, problem=CROSS_SITE, signed_out=False, status_code=403)
     user = store.use_login_link(token)
     if user is None:
@@ -98,18 +103,6 @@ def secure_cookies(http: HttpRequest) -> bool:
     settings = server_of(http).settings
     https_url = urlsplit(settings.base_url).scheme == "https"
     return settings.secure_cookies or https_url or http.url.scheme == "https"
-
-
-def _cross_site(http: HttpRequest) -> bool:
-    """A sign-in posted from another site's page (login CSRF: it would sign the person in as
-    someone else). Browsers say so in Sec-Fetch-Site, older ones in Origin."""
-    fetched_from = http.headers.get("sec-fetch-site")
-    if fetched_from:
-        return fetched_from == "cross-site"
-    origin = http.headers.get("origin")
-    if not origin or origin == "null":
-        return False
-    return urlsplit(origin).netloc != http.headers.get("host", "")
 
 
 def _login_page(

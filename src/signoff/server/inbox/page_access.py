@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import Depends, FastAPI
 from fastapi import Request as HttpRequest
@@ -82,6 +83,23 @@ async def read_form(http: HttpRequest) -> FormData:
 
 PageCaller = Annotated[Caller, Depends(page_caller)]
 Form = Annotated[FormData, Depends(read_form)]
+
+
+def cross_site(http: HttpRequest) -> bool:
+    """A form posted from another site's page (cross-site request forgery: a sign-in as someone
+    else, a handle link's decision). Browsers say so in Sec-Fetch-Site; older ones in Origin, or
+    at least in Referer. A request that carries none of them (not a browser's form) is not."""
+    fetched_from = http.headers.get("sec-fetch-site")
+    if fetched_from:
+        return fetched_from == "cross-site"
+    host = http.headers.get("host", "")
+    origin = http.headers.get("origin")
+    if origin and origin != "null":
+        return urlsplit(origin).netloc != host
+    referer = http.headers.get("referer")
+    if referer:
+        return urlsplit(referer).netloc != host
+    return False
 
 
 def is_htmx(http: HttpRequest) -> bool:
