@@ -13,11 +13,15 @@ from typing import Annotated
 
 import typer
 
+from .._util import format_duration, parse_duration
 from ..channels.registry import ENV_FILE, ChannelRegistry
+from ..errors import ConfigError
 from ..outbox import OutboxSettings, RetryPolicy
 from ..server import ServerSettings, create_app
 from ..server.limits import parse_size
 from ..server.serve import first_start, load_config, login_link
+from ..server.sign_in_limit import SignInLimit
+from ..token_lifetimes import DEFAULT_TTL, MAX_TTL, MAX_TTL_ENV, TTL_ENV, TokenLifetimes
 from .state import CliError, local_store_of, state_of
 
 DEFAULT_PORT = 8765
@@ -95,6 +99,34 @@ def serve(
         float,
         typer.Option("--outbox-retry-cap", min=0.001, help="The longest wait between retries, in seconds."),
     ] = RetryPolicy.cap,
+    token_ttl: Annotated[
+        str,
+        typer.Option(
+            "--token-ttl",
+            envvar=TTL_ENV,
+            help="How long an API token made without a lifetime lives (made through the API), e.g. 30d.",
+        ),
+    ] = format_duration(DEFAULT_TTL),
+    token_max_ttl: Annotated[
+        str,
+        typer.Option(
+            "--token-max-ttl",
+            envvar=MAX_TTL_ENV,
+            help="The longest lifetime an API token may be made with, e.g. 365d.",
+        ),
+    ] = format_duration(MAX_TTL),
+    sign_in_failures: Annotated[
+        int,
+        typer.Option(
+            "--sign-in-failures",
+            min=1,
+            help="Failed sign-ins (tokens, sessions, login and handle links) one address may make "
+            "within --sign-in-window; past them its sign-ins get 429 until the window has room.",
+        ),
+    ] = SignInLimit.failures,
+    sign_in_window: Annotated[
+        str, typer.Option("--sign-in-window", help="The window failed sign-ins are counted in, e.g. 60s, 5m.")
+    ] = format_duration(timedelta(seconds=SignInLimit.window)),
     outbox_lease: Annotated[
         float,
         typer.Option(
@@ -111,6 +143,14 @@ def serve(
         body_limit = parse_size(max_body)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--max-body") from None
+    try:
+        window = parse_duration(sign_in_window).total_seconds()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--sign-in-window") from None
+    try:
+        tokens = TokenLifetimes.parse(token_ttl, token_max_ttl)
+    except ConfigError as exc:
+        raise typer.BadParameter(exc.message, param_hint="--token-ttl / --token-max-ttl") from None
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
@@ -124,6 +164,8 @@ def serve(
         agent_rules=agent_rules.value,
         max_body=body_limit,
         outbox=OutboxSettings(enabled=outbox, retry=retry, lease=timedelta(seconds=outbox_lease)),
+        tokens=tokens,
+        sign_in_limit=SignInLimit(failures=sign_in_failures, window=window),
     )
     show_channel_logs()
     if config is not None:

@@ -24,7 +24,7 @@ from ..requests import Request
 from ..store import Store
 from .context import Server, server_of
 from .previews import brief_view
-from .refusals import audit_refusal, refuse_sign_in
+from .refusals import audit_refusal, refuse_if_limited, refuse_sign_in
 
 SESSION_COOKIE = "signoff_session"
 CSRF_HEADER = "x-csrf-token"
@@ -194,6 +194,8 @@ async def authenticate_page(request: HttpRequest) -> Caller:
 async def _authenticate(request: HttpRequest, *, page: bool) -> Caller:
     server: Server = server_of(request)
     key = (request.headers.get("authorization"), request.cookies.get(SESSION_COOKIE))
+    if key != (None, None):
+        await refuse_if_limited(server, request, channel="api" if key[0] else "web")
     try:
         caller = await identify(server, *key)
     except NotAuthenticated as exc:

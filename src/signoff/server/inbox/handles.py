@@ -17,16 +17,16 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 
-from ...errors import PermissionDenied, RequestNotFound, SignoffError
+from ...errors import PermissionDenied, RequestNotFound, SignoffError, TooManySignIns
 from ...identity import User
 from ...requests import Request
 from ..access import SESSION_COOKIE, can_see
 from ..context import server_of
 from ..deciding import decide_as
-from ..refusals import audit_refusal
+from ..refusals import audit_refusal, refuse_if_limited_now, refuse_sign_in_now
 from .cards import DONE_WORDS, PANELS, Card, field_errors_of, refusal_text
 from .decision_form import decision_payload, form_values
-from .page_access import Form, cross_site
+from .page_access import Form, cross_site, retry_after
 from .rendering import SECRET_URL_HEADERS, page_context, render
 
 router = APIRouter(include_in_schema=False)
@@ -53,11 +53,15 @@ UNKNOWN = (
 
 
 def _holder(http: HttpRequest, secret: str) -> tuple[User, Request] | None:
-    """The handle's person and request; None when the handle is unknown or expired, or the
-    person may no longer see the request."""
-    store = server_of(http).store
+    """The handle's person and request; None when the handle is unknown or expired (a failed
+    sign-in), or the person may no longer see the request. TooManySignIns when this address has
+    failed too often of late."""
+    server = server_of(http)
+    store = server.store
+    refuse_if_limited_now(server, http)
     found = store.handle_of(secret)
     if found is None:
+        refuse_sign_in_now(server, http, UNKNOWN)
         return None
     user, request_id = found
     try:
@@ -75,10 +79,12 @@ def _page(
     *,
     status_code: int = 200,
     problem: str | None = None,
+    limited: TooManySignIns | None = None,
 ) -> HTMLResponse:
     context = page_context(http, None, active="handle")
-    context.update(holder=user, card=card, unknown=UNKNOWN, problem=problem)
-    return render(http, "handle.html", context, status_code=status_code, headers=SECRET_URL_HEADERS)
+    context.update(holder=user, card=card, unknown=UNKNOWN, problem=problem, limited=limited is not None)
+    headers = {**SECRET_URL_HEADERS, **(retry_after(limited) if limited is not None else {})}
+    return render(http, "handle.html", context, status_code=status_code, headers=headers)
 
 
 def _refused(http: HttpRequest, user: User, request: Request, *, deciding: bool) -> HTMLResponse | None:
@@ -109,7 +115,10 @@ def _refused(http: HttpRequest, user: User, request: Request, *, deciding: bool)
 def show(secret: str, http: HttpRequest, decision: str | None = None) -> HTMLResponse:
     """The request and its buttons. `?decision=reject` (a mail's button) opens that decision's
     form, or says which button confirms it; it never decides: only the POST does."""
-    found = _holder(http, secret)
+    try:
+        found = _holder(http, secret)
+    except TooManySignIns as exc:
+        return _page(http, None, None, status_code=429, problem=exc.message, limited=exc)
     if found is None:
         return _page(http, None, None, status_code=404)
     user, request = found
@@ -127,7 +136,10 @@ def show(secret: str, http: HttpRequest, decision: str | None = None) -> HTMLRes
 
 @router.post("/h/{secret}", response_class=HTMLResponse)
 def decide(secret: str, http: HttpRequest, form: Form) -> HTMLResponse:
-    found = _holder(http, secret)
+    try:
+        found = _holder(http, secret)
+    except TooManySignIns as exc:
+        return _page(http, None, None, status_code=429, problem=exc.message, limited=exc)
     if found is None:
         return _page(http, None, None, status_code=404)
     user, request = found

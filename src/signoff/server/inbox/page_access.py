@@ -17,11 +17,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.responses import RedirectResponse, Response
 
-from ...errors import NotAuthenticated, PermissionDenied, SignoffError
+from ...errors import NotAuthenticated, PermissionDenied, SignoffError, TooManySignIns
 from ..access import Caller, authenticate_page
 from ..context import server_of
 from ..refusals import audit_refusal
-from .rendering import page_context, render
+from .rendering import PAGE_HEADERS, page_context, render
 
 LOGIN_PATH = "/login"
 TITLES = {
@@ -32,6 +32,7 @@ TITLES = {
     409: "Conflict",
     410: "Gone",
     422: "Cannot use that",
+    429: "Too many failed sign-ins",
 }
 
 
@@ -42,11 +43,19 @@ class LoginRequired(Exception):
 class PageError(Exception):
     """A page that cannot be shown, with its HTTP status and a sentence saying why."""
 
-    def __init__(self, status_code: int, message: str, *, title: str | None = None) -> None:
+    def __init__(
+        self,
+        status_code: int,
+        message: str,
+        *,
+        title: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.message = message
         self.title = title or TITLES.get(status_code, "Something went wrong")
+        self.headers = headers or {}
 
     @classmethod
     def of(cls, error: SignoffError) -> PageError:
@@ -64,6 +73,8 @@ async def page_caller(http: HttpRequest) -> Caller:
         caller = await authenticate_page(http)
     except NotAuthenticated:
         raise LoginRequired from None
+    except TooManySignIns as exc:
+        raise PageError(429, exc.message, headers=retry_after(exc)) from None
     except PermissionDenied as exc:
         raise PageError(403, exc.message, title="Refused") from None
     if caller.user.is_agent:
@@ -102,6 +113,10 @@ def cross_site(http: HttpRequest) -> bool:
     return False
 
 
+def retry_after(error: TooManySignIns) -> dict[str, str]:
+    return {"Retry-After": str(error.retry_after)}
+
+
 def is_htmx(http: HttpRequest) -> bool:
     return http.headers.get("hx-request") == "true"
 
@@ -119,11 +134,13 @@ async def _page_error(http: HttpRequest, exc: Exception) -> Response:
         response = render(
             http, "_flash.html", {"message": exc.message, "kind": "error"}, status_code=exc.status_code
         )
-        response.headers.update({"HX-Retarget": "#flash", "HX-Reswap": "innerHTML"})
+        response.headers.update({"HX-Retarget": "#flash", "HX-Reswap": "innerHTML", **exc.headers})
         return response
     context = page_context(http, caller, active="", waiting="")
     context.update(title=exc.title, message=exc.message, status_code=exc.status_code)
-    return render(http, "error.html", context, status_code=exc.status_code)
+    return render(
+        http, "error.html", context, status_code=exc.status_code, headers={**PAGE_HEADERS, **exc.headers}
+    )
 
 
 def install_page_errors(app: FastAPI) -> None:
