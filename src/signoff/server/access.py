@@ -181,7 +181,9 @@ async def identify(server: Server, authorization: str | None, session: str | Non
 async def authenticate(request: HttpRequest) -> Caller:
     """Bearer token, or the web session cookie (then every unsafe method needs the CSRF token,
     in the `X-CSRF-Token` header or a `csrf_token` form field). A failed sign-in is counted and
-    audited (see `refusals`), and so is a missing or wrong CSRF token."""
+    audited (see `refusals`), and so is a missing or wrong CSRF token; an address past its
+    failed sign-ins' limit gets TooManySignIns before its credential is looked at
+    (`sign_in_limit`)."""
     return await _authenticate(request, page=False)
 
 
