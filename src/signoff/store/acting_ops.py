@@ -43,18 +43,9 @@ class ActingOps(RequestOps, ExecutionOps, IdentityOps):
             reason = not_a_person(name, self.get_user(name))
         else:
             reason = None
-        if reason is None:
-            return
-        refused = PermissionDenied(reason)
-        self.record(
-            action,
-            actor=name,
-            channel=channel,
-            request_id=request.id if request is not None else None,
-            data={"reason": reason, "error": type(refused).__name__, **(data or {})},
-        )
-        refused.audited = True
-        raise refused
+        if reason is not None:
+            request_id = request.id if request is not None else None
+            raise self._refused(reason, name, channel, request_id, action, data)
 
     def decide_as_person(self, request_id: str, decision: Decision, *, actor: str, channel: str) -> Request:
         """`decide`, by a person named here (see `check_person`)."""
@@ -69,20 +60,9 @@ class ActingOps(RequestOps, ExecutionOps, IdentityOps):
         request = self.get_request(request_id)
         if self.count_users() > 0:
             user = self.get_user(actor)
-            may = user is not None and not user.disabled and (user.is_admin or actor == request.created_by)
-            if not may:
-                refused = PermissionDenied(
-                    f"only the agent that asked (or an admin) may cancel request {request_id}"
-                )
-                self.record(
-                    CHANGE_REFUSED,
-                    actor=actor,
-                    channel=channel,
-                    request_id=request_id,
-                    data={"reason": refused.message, "error": type(refused).__name__},
-                )
-                refused.audited = True
-                raise refused
+            if user is None or user.disabled or not (user.is_admin or actor == request.created_by):
+                said = f"only the agent that asked (or an admin) may cancel request {request_id}"
+                raise self._refused(said, actor, channel, request_id, CHANGE_REFUSED, None)
         return self.cancel(request_id, actor=actor, channel=channel, reason=reason)
 
     def rerun_as_person(self, request_id: str, *, actor: str, channel: str) -> Execution:
@@ -90,3 +70,19 @@ class ActingOps(RequestOps, ExecutionOps, IdentityOps):
         request = self.get_request_for(request_id, actor, channel=channel)
         self.check_person(actor, channel=channel, request=request, action=CHANGE_REFUSED)
         return self.reset_execution(request_id, actor=actor, channel=channel)
+
+    def _refused(
+        self,
+        reason: str,
+        actor: str,
+        channel: str,
+        request_id: str | None,
+        action: str,
+        data: dict[str, Any] | None,
+    ) -> PermissionDenied:
+        """The refusal, written to the audit log (and marked so)."""
+        refused = PermissionDenied(reason)
+        entry = {"reason": reason, "error": type(refused).__name__, **(data or {})}
+        self.record(action, actor=actor, channel=channel, request_id=request_id, data=entry)
+        refused.audited = True
+        return refused
