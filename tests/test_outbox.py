@@ -145,8 +145,8 @@ def test_webhooks_are_signed_retried_and_arrive_once_by_id(server: LiveServer) -
         webhook, secret = store.add_webhook(
             receiver.url, events=["request.decided"], allow_private=True, actor="test"
         )
-        request_id = ask(store, call="c2")
-        store.decide(request_id, Approve(comment="ok"), actor="alice")
+        request_id = ask(store, call="c2")  # no approvers named: bob's, its requester
+        store.decide(request_id, Approve(comment="ok"), actor="bob")
         [got] = receiver.wait_for(1)
         time.sleep(0.3)
         assert len(receiver.delivered) == 1

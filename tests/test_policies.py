@@ -35,10 +35,11 @@ apps:
 
 
 def approve_if_pending(store: Store, gate: Gate, call: ToolCall, scope: Scope) -> bool:
-    """Submit; if a person is asked, approve and let the agent pick it up. True if anyone was asked."""
+    """Submit; if a person is asked, approve (as the requester, whose request it is when the rule
+    names no approvers, or alice) and let the agent pick it up. True if anyone was asked."""
     found = gate.submit(call, scope)
     if isinstance(found, Pending):
-        store.decide(found.request_id, Approve(), actor="alice")
+        store.decide(found.request_id, Approve(), actor=scope.requester or "alice")
         assert gate.submit(call, scope).execute  # type: ignore[union-attr]
         return True
     return False

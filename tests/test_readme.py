@@ -269,7 +269,7 @@ def _wait_for_one_pending(runner: CliRunner, agent: threading.Thread, failures: 
     while time.monotonic() < deadline:
         assert not failures, failures
         assert agent.is_alive(), "the example ended without asking"
-        listed = runner.invoke(app, ["pending", "--json"])
+        listed = runner.invoke(app, ["pending", "--json", "--as", "carol"])
         if listed.exit_code == 0 and json.loads(listed.stdout):
             [request] = json.loads(listed.stdout)
             assert (request["tool"], request["agent"], request["app"]) == (

@@ -9,7 +9,9 @@ import httpx
 import pytest
 
 from signoff.audit import AuditEntry
+from signoff.server import ServerSettings
 from signoff.server.refusals import SignInRefusals
+from signoff.server.sign_in_limit import SignInLimit
 from signoff.store import Store
 
 from .live import LiveServer
@@ -123,7 +125,10 @@ def test_the_inbox_audits_a_missing_csrf_token_and_an_agent(live_server: LiveSer
 
 
 def test_failed_sign_ins_are_audited_once_a_minute_per_source_with_their_count(store: Store) -> None:
-    with LiveServer(store) as server:
+    unlimited = ServerSettings(
+        sweep_interval=0.2, sign_in_limit=SignInLimit(failures=1000)
+    )  # see test_sign_in
+    with LiveServer(store, unlimited) as server:
         start = store.audit_head_seq()
         with server.client("so_tok_wrong") as stranger:
             for _ in range(30):

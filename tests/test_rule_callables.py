@@ -176,7 +176,7 @@ def test_the_declared_report_and_the_snapshot_name_the_callable(
         )
         assert isinstance(found, Pending)
         sent.append(found.request.rule.snapshot())
-    with live_server.client(live_server.user("alice")) as person:
+    with live_server.client(live_server.user("ana")) as person:  # no approvers named: ana's request
         [declared] = person.get("/v1/rules/declared").json()
         request = person.get(f"/v1/requests/{found.request_id}").json()
     assert declared["rule"]["description"] == f"<python: {__name__}.describe>"

@@ -39,6 +39,7 @@ from .errors import (
     StoreError,
     StoreUnavailable,
     ToolFailed,
+    TooManySignIns,
     UnattendedError,
 )
 from .execution import idempotency_key
@@ -134,6 +135,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "Suspended",
+    "TooManySignIns",
     "ToolCall",
     "ToolEntry",
     "ToolFailed",

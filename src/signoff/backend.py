@@ -40,6 +40,11 @@ class Backend(Protocol):
         on_behalf: bool = ...,
     ) -> Request: ...
 
+    def decide_as_person(self, request_id: str, decision: Decision, *, actor: str, channel: str) -> Request:
+        """`decide` by a person: a store checks that `actor` is one of its people (where it has
+        users) and audits a refusal; a `Client` decides as its token's user, whom the server checks."""
+        ...
+
     def expire(self, request_id: str) -> Request | None:
         """Expire the request if its deadline has passed and it is still open."""
         ...

@@ -20,10 +20,13 @@ def principals_of(user: str, groups: Sequence[str]) -> list[str]:
 
 
 def may_decide(request: Request, user: str, groups: Sequence[str]) -> bool:
-    """Only a request's approvers may see and decide it; none named means any person."""
-    if not request.rule.approvers:
-        return True
-    return any(principal in request.rule.approvers for principal in principals_of(user, groups))
+    """Only a request's approvers may see and decide it. A request whose rule names none is
+    its requester's (requests made since are stored naming them: `RequestRule.for_requester`);
+    only one without a requester is any person's (agents are kept out where they act)."""
+    approvers = request.rule.approvers
+    if not approvers:
+        return request.requester is None or user == request.requester
+    return any(principal in approvers for principal in principals_of(user, groups))
 
 
 def already_closed(request: Request) -> str:
@@ -79,9 +82,8 @@ def check_decision(
     approvers = request.rule.approvers
     if (
         groups is not None
-        and approvers
         and actor not in approvers
-        and not may_decide(request, actor, groups())
+        and not may_decide(request, actor, groups() if approvers else ())
     ):
         raise NotAnApprover(f"{actor} is not an approver of request {request.id}")
     check_decision_fits(request, decision)

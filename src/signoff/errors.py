@@ -27,7 +27,8 @@ SignoffError
 │   └── AutoResumeExceeded           more auto-decided rounds than `max_auto_resume` in one run
 ├── AccessError
 │   ├── NotAuthenticated         no valid token, session or link (401)
-│   └── PermissionDenied         authenticated, but this user may not do this (403)
+│   ├── PermissionDenied         authenticated, but this user may not do this (403)
+│   └── TooManySignIns           too many failed sign-ins from this address of late (429)
 ├── InvalidInput                 a request body or parameter that cannot be used (422)
 │   ├── IdempotencyKeyReused     an Idempotency-Key sent again with a different call (422)
 │   ├── AlreadyExists            a name that is taken, such as a user's (409)
@@ -201,6 +202,17 @@ class NotAuthenticated(AccessError):
 
 class PermissionDenied(AccessError):
     """You may not do this."""
+
+
+class TooManySignIns(AccessError):
+    """Too many failed sign-ins from this address; try again later."""
+
+    status_code = 429
+
+    def __init__(self, message: str | None = None, *, retry_after: int = 0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        """Seconds until this address may try again (the `Retry-After` header)."""
 
 
 class InvalidInput(SignoffError):

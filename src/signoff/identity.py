@@ -6,7 +6,7 @@ and stored only as its sha256. Secrets carry a kind prefix so that a leaked one 
 
 Roles:
 - `admin`: sees every request, manages users, tokens and rules; decides only where an approver
-  (or where a request names no approvers), like everybody else;
+  (or where a request names no approvers and has no requester), like everybody else;
 - `member`: a person; sees and decides the requests naming them (or a group of theirs);
 - `agent`: a program; creates requests, reads and waits on the ones it created, records
   executions. It never decides, except the unattended auto-decision on its own requests.
@@ -64,6 +64,18 @@ class User:
             "disabled": self.disabled,
             "groups": list(self.groups),
         }
+
+
+def not_a_person(name: str, user: User | None) -> str | None:
+    """Why `name` may not decide as a person (None: they may): no such user, an agent, or a
+    disabled person. The words every refused decision carries, on the server and locally."""
+    if user is None:
+        return f"{name} is not a user of this signoff; only its people decide"
+    if user.is_agent:
+        return f"{name} is an agent; only people decide"
+    if user.disabled:
+        return f"{name} is disabled; only enabled people decide"
+    return None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,20 +18,28 @@ import asyncio
 import contextvars
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ._util import utcnow
 from .backend import Backend
-from .errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpired, ReviewTimeout
+from .errors import (
+    AlreadyDecided,
+    InvalidDecision,
+    NotAnApprover,
+    PermissionDenied,
+    RequestExpired,
+    ReviewTimeout,
+)
 from .requests import Request
 
 if TYPE_CHECKING:
     from .console import ConfirmationUI
 
 
+T = TypeVar("T")
 _patience: contextvars.ContextVar[datetime | None] = contextvars.ContextVar("signoff_patience", default=None)
 
 
@@ -84,14 +92,14 @@ def present(store: Backend, ui: ConfirmationUI, request: Request, *, actor: str)
     stop = threading.Event()
     waiter = store.subscribe(request.id)
 
-    def watch() -> None:
+    def watch() -> None:  # subscribed before its first read: a decision made meanwhile wakes it
         while not stop.is_set():
-            if utcnow() >= request.deadline:
+            waiter.clear()
+            if store.get_request(request.id).is_terminal:
                 stop.set()
                 return
-            if waiter.wait(0.2):
-                waiter.clear()
-                if store.get_request(request.id).is_terminal:
+            while not waiter.wait(0.2):
+                if stop.is_set() or utcnow() >= request.deadline:
                     stop.set()
                     return
 
@@ -104,10 +112,10 @@ def present(store: Backend, ui: ConfirmationUI, request: Request, *, actor: str)
             if decision is None:
                 break
             try:
-                return store.decide(request.id, decision, actor=actor, channel=ui.channel)
+                return store.decide_as_person(request.id, decision, actor=actor, channel=ui.channel)
             except InvalidDecision as exc:
                 error = exc.message
-            except NotAnApprover as exc:
+            except (NotAnApprover, PermissionDenied) as exc:
                 ui.show_message(f"{exc.message}; waiting for an approver to decide elsewhere.")
                 break
             except (AlreadyDecided, RequestExpired):
@@ -122,49 +130,83 @@ def present(store: Backend, ui: ConfirmationUI, request: Request, *, actor: str)
     return current
 
 
-def wait_blocking(
-    store: Backend, request: Request, *, timeout: float | None, poll_interval: float | None = None
+class Run(Protocol):
+    """How a coroutine runs a blocking store call: `asyncio.to_thread`, or a server's own threads."""
+
+    def __call__(self, fn: Callable[..., T], /, *args: Any) -> Awaitable[T]: ...
+
+
+def watch_blocking(
+    store: Backend, request_id: str, *, give_up: float | None, poll_interval: float | None = None
 ) -> Request:
-    waiter = store.subscribe(request.id)
-    give_up = None if timeout is None else time.monotonic() + timeout
+    """The request once it has ended (decided, expired at its deadline, cancelled), or as it is
+    when `give_up` (on the monotonic clock) has passed. Every waiter goes this way: subscribed
+    before its first read, its wake-up cleared before each read, so a change committed at any
+    moment, even between a read and the sleep after it, wakes it."""
+    waiter = store.subscribe(request_id)
     try:
         while True:
             waiter.clear()
-            current = store.get_request(request.id)
+            current = store.get_request(request_id)
             delay = next_wait(store, current, give_up, poll_interval)
             if delay is None:
-                return current if current.is_terminal else store.get_request(request.id)
+                return current if current.is_terminal else store.get_request(request_id)
             waiter.wait(delay)
     finally:
         store.unsubscribe(waiter)
 
 
-async def wait_async(
-    store: Backend, request: Request, *, timeout: float | None, poll_interval: float | None = None
+async def watch_async(
+    store: Backend,
+    request_id: str,
+    *,
+    give_up: float | None,
+    poll_interval: float | None = None,
+    run: Run = asyncio.to_thread,
 ) -> Request:
-    waiter = store.subscribe_async(request.id)
-    give_up = None if timeout is None else time.monotonic() + timeout
+    """`watch_blocking` as a coroutine: waiting holds no thread (`run` runs the store's calls)."""
+    waiter = store.subscribe_async(request_id)
     try:
         while True:
             waiter.clear()
-            current = await asyncio.to_thread(store.get_request, request.id)
+            current = await run(store.get_request, request_id)
             if current.is_terminal:
                 return current
-            delay = await asyncio.to_thread(next_wait, store, current, give_up, poll_interval)
+            delay = await run(next_wait, store, current, give_up, poll_interval)
             if delay is None:
-                if current.is_terminal:
-                    return current
-                return await asyncio.to_thread(store.get_request, request.id)
+                return await run(store.get_request, request_id)
             await waiter.wait_async(delay)
     finally:
         store.unsubscribe(waiter)
 
 
+def wait_blocking(
+    store: Backend, request: Request, *, timeout: float | None, poll_interval: float | None = None
+) -> Request:
+    """The request once it has ended; ReviewTimeout if `timeout` passes first."""
+    current = watch_blocking(store, request.id, give_up=give_up_at(timeout), poll_interval=poll_interval)
+    return _ended(current)
+
+
+async def wait_async(
+    store: Backend, request: Request, *, timeout: float | None, poll_interval: float | None = None
+) -> Request:
+    """`wait_blocking` as a coroutine."""
+    current = await watch_async(store, request.id, give_up=give_up_at(timeout), poll_interval=poll_interval)
+    return _ended(current)
+
+
+def _ended(current: Request) -> Request:
+    if not current.is_terminal:
+        raise ReviewTimeout(f"no decision on request {current.id} yet; it stays pending")
+    return current
+
+
 def next_wait(
     store: Backend, current: Request, give_up: float | None, poll_interval: float | None
 ) -> float | None:
-    """Seconds to sleep before looking again unless woken, or None when done waiting (terminal
-    or expired)."""
+    """Seconds to sleep before looking again unless woken, or None when done waiting: the
+    request has ended, it is past its deadline (then it is expired here), or `give_up` passed."""
     if current.is_terminal:
         return None
     until_deadline = (current.deadline - utcnow()).total_seconds()
@@ -175,6 +217,6 @@ def next_wait(
     if give_up is not None:
         remaining = give_up - time.monotonic()
         if remaining <= 0:
-            raise ReviewTimeout(f"no decision on request {current.id} yet; it stays pending")
+            return None
         delay = min(delay, remaining)
     return delay

@@ -118,7 +118,7 @@ def test_only_the_allowed_decisions_get_buttons_and_chinese_words(
 def test_the_final_state_replaces_the_buttons(
     sqlite_store: Store, fake: FakeSlack, slack: SlackChannel
 ) -> None:
-    request_id = ask(sqlite_store)
+    request_id = ask(sqlite_store, approvers=("alice",))
     sqlite_store.decide(request_id, Reject(message="not <today>"), actor="alice", channel="slack")
     ref = {"channel": "D123", "ts": "1700000000.000001"}
     assert asyncio.run(slack.update(notice_of(sqlite_store, request_id), "U123", ref)) is None
@@ -176,7 +176,7 @@ def test_a_wrong_token_is_given_up_and_an_unreachable_slack_retried(
 
 
 def test_an_update_without_a_message_is_given_up(sqlite_store: Store, slack: SlackChannel) -> None:
-    request_id = ask(sqlite_store)
+    request_id = ask(sqlite_store, approvers=("alice",))
     sqlite_store.decide(request_id, Approve(), actor="alice")
     with pytest.raises(DeliveryError) as error:
         asyncio.run(slack.update(notice_of(sqlite_store, request_id), "U1", {}))

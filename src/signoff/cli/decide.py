@@ -1,4 +1,5 @@
-"""Deciding from the terminal: approve, reject, edit, respond (all through `store.decide`)."""
+"""Deciding from the terminal: approve, reject, edit, respond, as a person (`decide_as_person`:
+locally, `--as` must name one of the store's people; against a server, the token's user)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ Comment = Annotated[str | None, typer.Option(help="A note kept with the decision
 
 
 def _decide(ctx: typer.Context, request_id: str, decision: Decision, as_user: str | None) -> None:
-    request = store_of(ctx).decide(request_id, decision, actor=acting_user(ctx, as_user), channel="cli")
+    actor = acting_user(ctx, as_user)
+    request = store_of(ctx).decide_as_person(request_id, decision, actor=actor, channel="cli")
     render.decided(request)
 
 

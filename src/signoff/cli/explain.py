@@ -43,6 +43,6 @@ def explain(
     rules = RuleSet.from_file(config) if config is not None else store_of(ctx).load_rules()
     result = Resolver(rules).explain(tool, agent, app, call_args, requester, marks)
     if as_json:
-        render.print_json(result.to_dict())
+        render.print_json(result.to_dict(requester))
     else:
-        render.explanation(result)
+        render.explanation(result, requester)

@@ -296,7 +296,7 @@ def _switch_text(switch: Any, readout: Readout, tool: str) -> str:
     return "on with " + readout.value(switch, tool)
 
 
-def explanation(result: Explanation) -> None:
+def explanation(result: Explanation, requester: str | None = None) -> None:
     out = console()
     readout = Readout()
     if result.ask:
@@ -311,7 +311,8 @@ def explanation(result: Explanation) -> None:
     if result.ask:
         rule = result.rule
         out.print(f"allowed decisions: {', '.join(result.allowed_decisions)}")
-        out.print(f"approvers: {readout.text(', '.join(rule.approvers) or 'anyone', 'the approvers')}")
+        out.print(f"approvers: {readout.text(', '.join(rule.approvers) or 'none named', 'the approvers')}")
+        out.print(f"who decides: {readout.text(result.who_decides(requester), 'who decides')}")
         out.print(f"channels: {readout.text(', '.join(rule.channels), 'the channels')}")
         if rule.required:
             out.print("required: the app's hitl_required lists it; nothing can silence it")

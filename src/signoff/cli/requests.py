@@ -73,7 +73,8 @@ def cancel(
     as_user: AsUser = None,
 ) -> None:
     """Cancel an open request (the run it belongs to is abandoned)."""
-    request = store_of(ctx).cancel(request_id, actor=acting_user(ctx, as_user), channel="cli", reason=reason)
+    actor = acting_user(ctx, as_user)
+    request = store_of(ctx).cancel_as_person(request_id, actor=actor, channel="cli", reason=reason)
     render.decided(request)
 
 
@@ -112,7 +113,8 @@ def rerun(
 ) -> None:
     """Let an in_doubt, failed or abandoned execution run (again): the next replay of the call runs
     the tool."""
-    execution = store_of(ctx).reset_execution(request_id, actor=acting_user(ctx, as_user), channel="cli")
+    actor = acting_user(ctx, as_user)
+    execution = store_of(ctx).rerun_as_person(request_id, actor=actor, channel="cli")
     render.console().print(
         f"Execution of {request_id} is now {execution.status.value} "
         f"(attempts so far: {execution.attempts}); the next replay of the call runs the tool again."

@@ -14,15 +14,19 @@ from typing import Annotated
 
 import typer
 
+from .._util import format_duration, parse_duration
 from ..channels.registry import ENV_FILE, ChannelRegistry
 from ..demo.runner import new_thread_id
 from ..destinations import Destinations
 from ..destinations.masking import shown_url
+from ..errors import ConfigError
 from ..outbox import OutboxSettings, RetryPolicy
 from ..server import ServerSettings, create_app
 from ..server.disk_health import MinFreeDisk
 from ..server.limits import parse_size
 from ..server.serve import announce, announced_url, first_start, load_config, login_link
+from ..server.sign_in_limit import SignInLimit
+from ..token_lifetimes import DEFAULT_TTL, MAX_TTL, MAX_TTL_ENV, TTL_ENV, TokenLifetimes
 from .options import AllowPrivate
 from .state import CliError, local_store_of, state_of
 
@@ -119,6 +123,34 @@ def serve(
             "PostgreSQL server's disk cannot be read from here.",
         ),
     ] = "100MiB",
+    token_ttl: Annotated[
+        str,
+        typer.Option(
+            "--token-ttl",
+            envvar=TTL_ENV,
+            help="How long an API token made without a lifetime lives (made through the API), e.g. 30d.",
+        ),
+    ] = format_duration(DEFAULT_TTL),
+    token_max_ttl: Annotated[
+        str,
+        typer.Option(
+            "--token-max-ttl",
+            envvar=MAX_TTL_ENV,
+            help="The longest lifetime an API token may be made with, e.g. 365d.",
+        ),
+    ] = format_duration(MAX_TTL),
+    sign_in_failures: Annotated[
+        int,
+        typer.Option(
+            "--sign-in-failures",
+            min=1,
+            help="Failed sign-ins (tokens, sessions, login and handle links) one address may make "
+            "within --sign-in-window; past them its sign-ins get 429 until the window has room.",
+        ),
+    ] = SignInLimit.failures,
+    sign_in_window: Annotated[
+        str, typer.Option("--sign-in-window", help="The window failed sign-ins are counted in, e.g. 60s, 5m.")
+    ] = format_duration(timedelta(seconds=SignInLimit.window)),
     outbox_lease: Annotated[
         float,
         typer.Option(
@@ -139,6 +171,14 @@ def serve(
         disk_threshold = MinFreeDisk.parse(min_free_disk)
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--min-free-disk") from None
+    try:
+        window = parse_duration(sign_in_window).total_seconds()
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--sign-in-window") from None
+    try:
+        tokens = TokenLifetimes.parse(token_ttl, token_max_ttl)
+    except ConfigError as exc:
+        raise typer.BadParameter(exc.message, param_hint="--token-ttl / --token-max-ttl") from None
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
@@ -159,6 +199,8 @@ def serve(
         outbox=OutboxSettings(enabled=outbox, retry=retry, lease=timedelta(seconds=outbox_lease)),
         destinations=destinations,
         min_free_disk=disk_threshold,
+        tokens=tokens,
+        sign_in_limit=SignInLimit(failures=sign_in_failures, window=window),
     )
     show_channel_logs()
     if config is not None:

@@ -7,8 +7,10 @@ from typing import Annotated
 
 import typer
 
-from .._util import parse_duration
+from .._util import format_duration, format_moment, utcnow
+from ..errors import ConfigError, InvalidInput
 from ..identity import Role
+from ..token_lifetimes import DEFAULT_TTL, MAX_TTL, MAX_TTL_ENV, TTL_ENV, TokenLifetimes
 from ..visible import visible
 from .state import CliError, CliInputError, acting_user, local_store_of
 
@@ -62,14 +64,22 @@ def tokens_create(
     ctx: typer.Context,
     user: Annotated[str, typer.Option("--user", help="Whose token.")],
     label: Annotated[str | None, typer.Option("--label", help="What it is for.")] = None,
-    expires_in: Annotated[str | None, typer.Option("--expires-in", help="e.g. 30d (default: never).")] = None,
+    expires_in: Annotated[
+        str | None,
+        typer.Option(
+            "--expires-in",
+            help=f"e.g. 30d (default: ${TTL_ENV}, else {format_duration(DEFAULT_TTL)}; at most "
+            f"${MAX_TTL_ENV}, else {format_duration(MAX_TTL)}).",
+        ),
+    ] = None,
     as_user: AsUser = None,
 ) -> None:
-    """Create an API token and print it (only now: the store keeps its hash)."""
+    """Create an API token and print it (only now: the store keeps its hash). It expires: at
+    the default lifetime unless --expires-in asks for less, never past the maximum."""
     try:
-        ttl = parse_duration(expires_in) if expires_in else None
-    except ValueError as exc:
-        raise CliInputError(str(exc)) from None
+        ttl = TokenLifetimes.from_env().lifetime(expires_in)
+    except (ConfigError, InvalidInput) as exc:
+        raise CliInputError(exc.message) from None
     secret, _ = local_store_of(ctx, "tokens create").issue_credential(
         "token", user, ttl=ttl, label=label, actor=acting_user(ctx, as_user)
     )
@@ -79,8 +89,19 @@ def tokens_create(
 @tokens_app.command("list")
 def tokens_list(ctx: typer.Context, user: Annotated[str | None, typer.Option("--user")] = None) -> None:
     """List tokens (never their secrets)."""
+    now = utcnow()
     for credential in local_store_of(ctx, "tokens list").list_credentials("token", user):
-        state = "revoked" if credential.revoked_at else "active"
+        expires = credential.expires_at
+        if credential.revoked_at:
+            state = "revoked"
+        elif expires is not None and expires <= now:
+            state = f"expired {format_moment(expires)}"
+        else:
+            state = (
+                f"active, expires {format_moment(expires)}"
+                if expires is not None
+                else "active, never expires"
+            )
         typer.echo(visible(f"{credential.id}  {credential.user_name}  {credential.label or '-'}  {state}"))
 
 

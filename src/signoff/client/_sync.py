@@ -184,6 +184,12 @@ class Client(Backend):
         """Decide as the token's user; `on_behalf` records the agent's unattended auto-decision."""
         return self._send(calls.decide(request_id, decision, on_behalf=on_behalf))
 
+    def decide_as_person(
+        self, request_id: str, decision: Decision, *, actor: str = "", channel: str = "api"
+    ) -> Request:
+        """`decide`: the server checks that the token's user is a person who may."""
+        return self.decide(request_id, decision)
+
     def wait(self, request_id: str, timeout: float | None = None) -> Request:
         """Long-poll: the request as soon as it is decided, expired or cancelled, or as it is
         when `timeout` seconds have passed (None: until it ends)."""
@@ -201,6 +207,12 @@ class Client(Backend):
         self, request_id: str, *, actor: str = "", channel: str = "api", reason: str | None = None
     ) -> Request:
         return self._send(calls.cancel(request_id, reason=reason))
+
+    def cancel_as_person(
+        self, request_id: str, *, actor: str = "", channel: str = "api", reason: str | None = None
+    ) -> Request:
+        """`cancel`: the server checks that the token's user may."""
+        return self.cancel(request_id, reason=reason)
 
     def cancel_thread(
         self, thread_id: str, *, actor: str = "", channel: str = "api", reason: str | None = None
@@ -288,6 +300,10 @@ class Client(Backend):
                 break
             cursor = next_cursor
         return found
+
+    def rerun_as_person(self, request_id: str, *, actor: str = "", channel: str = "api") -> Execution:
+        """`reset_execution`: the server checks that the token's user may."""
+        return self.reset_execution(request_id)
 
     # -- rules and policy memory --------------------------------------------------------------
 

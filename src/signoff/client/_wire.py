@@ -77,6 +77,7 @@ _ERROR_BY_STATUS: dict[int, type[SignoffError]] = {
     409: errors.RequestConflict,
     410: errors.RequestExpired,
     422: errors.InvalidInput,
+    429: errors.TooManySignIns,
 }
 
 

@@ -29,6 +29,27 @@ REQUESTER_UNKNOWN = "requester:unknown"
 """What `requester` becomes on a request that has no requester: a principal nobody has, so
 that nobody decides it (it expires) rather than anybody."""
 
+
+def who_decides(approvers: tuple[str, ...], requester: str | None = None) -> str:
+    """Who may decide a request under a rule with these approvers, in words (`explain`): with
+    `requester` given, for a call made for that person; else in general."""
+    if not approvers:
+        if requester:
+            return f"{requester} alone: the rule names no approvers, so the call's requester decides"
+        return (
+            "the call's requester: the rule names no approvers (a call without a requester: any "
+            "person, never an agent)"
+        )
+    if REQUESTER not in approvers:
+        return ", ".join(approvers)
+    others = [name for name in approvers if name != REQUESTER]
+    if requester:
+        return ", ".join([f"{requester} (the requester)", *others])
+    if others:
+        return ", ".join(["the call's requester", *others])
+    return "the call's requester (a call without a requester: nobody; it expires)"
+
+
 OnExpire: TypeAlias = Literal["reject", "approve", "fail"]
 UnattendedMode: TypeAlias = Literal["approve", "reject", "fail"]
 
@@ -132,7 +153,10 @@ class RequestRule:
 
     def for_requester(self, requester: str | None) -> RequestRule:
         """The rule as one request keeps it: `requester` among the approvers becomes the user the
-        agent acts for (or, with none, `REQUESTER_UNKNOWN`, whom nobody is)."""
+        agent acts for (or, with none, `REQUESTER_UNKNOWN`, whom nobody is); a rule naming no
+        approvers names the requester, if the request has one (else any person decides)."""
+        if not self.approvers:
+            return replace(self, approvers=(requester,)) if requester else self
         if REQUESTER not in self.approvers:
             return self
         person = requester or REQUESTER_UNKNOWN

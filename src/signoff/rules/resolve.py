@@ -27,7 +27,7 @@ from typing import Any
 from ..decisions import DECISION_TYPES, DecisionType
 from .callables import WhenInput, call_when, python_name, shown
 from .conditions import evaluate_condition
-from .effective import DEFAULT_CHANNELS, INBOX_CHANNEL, REQUESTER, Rule
+from .effective import DEFAULT_CHANNELS, INBOX_CHANNEL, REQUESTER, Rule, who_decides
 from .keys import KeyIndex, Match, literal_chars
 from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
 
@@ -70,7 +70,11 @@ class Explanation:
                 return step.key
         return None
 
-    def to_dict(self) -> dict[str, Any]:
+    def who_decides(self, requester: str | None = None) -> str:
+        """Who may decide the call's request, in words (for a call made for `requester`)."""
+        return who_decides(self.rule.approvers, requester)
+
+    def to_dict(self, requester: str | None = None) -> dict[str, Any]:
         return {
             "tool": self.tool,
             "agent": self.agent,
@@ -81,6 +85,7 @@ class Explanation:
             "trace": [step.to_dict() for step in self.trace],
             "description": shown(self.rule.description) if self.ask else None,
             "approvers": list(self.rule.approvers),
+            "who_decides": self.who_decides(requester) if self.ask else None,
             "channels": list(self.rule.channels),
             "quorum": self.rule.quorum,
             "deadline_seconds": self.rule.deadline.total_seconds(),

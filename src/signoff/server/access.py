@@ -1,8 +1,9 @@
 """Who may see, decide and manage which request (DESIGN §8), and who is asking.
 
 An agent sees only the requests it created. A person sees the requests naming them (as a user,
-or a `group:NAME` of theirs), or naming nobody ("no approvers" means any person, never another
-agent). Admins see everything. Only approvers decide (admins too only when they are one). The
+or a `group:NAME` of theirs; a rule naming no approvers names the request's requester), or
+naming nobody (no approvers and no requester: any person, never another agent). Admins see
+everything. Only approvers decide (admins too only when they are one). The
 creator (an agent) may update its drafts, cancel, record executions.
 """
 
@@ -23,7 +24,7 @@ from ..requests import Request
 from ..store import Store
 from .context import Server, server_of
 from .previews import brief_view
-from .refusals import audit_refusal, refuse_sign_in
+from .refusals import audit_refusal, refuse_if_limited, refuse_sign_in
 
 SESSION_COOKIE = "signoff_session"
 CSRF_HEADER = "x-csrf-token"
@@ -180,7 +181,9 @@ async def identify(server: Server, authorization: str | None, session: str | Non
 async def authenticate(request: HttpRequest) -> Caller:
     """Bearer token, or the web session cookie (then every unsafe method needs the CSRF token,
     in the `X-CSRF-Token` header or a `csrf_token` form field). A failed sign-in is counted and
-    audited (see `refusals`), and so is a missing or wrong CSRF token."""
+    audited (see `refusals`), and so is a missing or wrong CSRF token; an address past its
+    failed sign-ins' limit gets TooManySignIns before its credential is looked at
+    (`sign_in_limit`)."""
     return await _authenticate(request, page=False)
 
 
@@ -193,6 +196,8 @@ async def authenticate_page(request: HttpRequest) -> Caller:
 async def _authenticate(request: HttpRequest, *, page: bool) -> Caller:
     server: Server = server_of(request)
     key = (request.headers.get("authorization"), request.cookies.get(SESSION_COOKIE))
+    if key != (None, None):
+        await refuse_if_limited(server, request, channel="api" if key[0] else "web")
     try:
         caller = await identify(server, *key)
     except NotAuthenticated as exc:

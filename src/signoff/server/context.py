@@ -17,12 +17,14 @@ from ..destinations import Destinations
 from ..outbox.settings import OutboxSettings
 from ..rules.resolve import Resolver
 from ..store import Store
+from ..token_lifetimes import TokenLifetimes
 from .declared import DeclaredRules
 from .disk_health import MinFreeDisk
 from .grouping import GroupedWriter
 from .limits import MAX_BODY
 from .refusals import SignInRefusals
 from .request_rules import AgentRules
+from .sign_in_limit import SignInLimit, SignInLimiter
 
 if TYPE_CHECKING:
     from .access import CallerCache
@@ -59,6 +61,13 @@ class ServerSettings:
     destinations: Destinations = field(default_factory=Destinations)
     """Where webhooks may be added and delivered to: public addresses only, unless
     `Destinations(allow_private=True)` (`--allow-private-webhooks`; see `signoff.destinations`)."""
+    tokens: TokenLifetimes = field(default_factory=TokenLifetimes)
+    """The default and the longest lifetime of an API token made through the API."""
+    sign_in_limit: SignInLimit = field(default_factory=SignInLimit)
+    """How many failed sign-ins a source address may make in a window (see `sign_in_limit`)."""
+    wait_recheck: float = 5.0
+    """A long-poll (`GET /v1/requests/{id}/wait`) is woken by the change itself; it also reads
+    its request again this often, in case a wake-up from another process was lost."""
 
 
 @dataclass(kw_only=True)
@@ -74,13 +83,16 @@ class Server:
     )
     _writer: GroupedWriter | None = field(default=None)
     sign_ins: SignInRefusals = field(default_factory=SignInRefusals)
-    """Failed sign-ins, counted per source (see `refusals`)."""
+    """Failed sign-ins, counted per source for the audit log (see `refusals`)."""
+    limiter: SignInLimiter = field(init=False)
+    """Failed sign-ins per source, against `settings.sign_in_limit` (see `sign_in_limit`)."""
     declared: DeclaredRules = field(default_factory=DeclaredRules)
     """Which rules declared in agents' code this process has noted (see `declared`)."""
     channels: ChannelRegistry = field(default_factory=ChannelRegistry)
     """The channels this server sends to and takes callbacks from, by name."""
 
     def __post_init__(self) -> None:
+        self.limiter = SignInLimiter(self.settings.sign_in_limit)
         if self.store.groups_writes:
             self._writer = GroupedWriter(self.store)
 

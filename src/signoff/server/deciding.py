@@ -6,7 +6,7 @@ from typing import Any
 
 from ..decisions import Decision, parse_decision
 from ..errors import AutoResumeExceeded, PermissionDenied, SignoffError
-from ..identity import User
+from ..identity import User, not_a_person
 from ..requests import Request
 from ..store import Store
 from ..unattended import UNATTENDED_ACTOR
@@ -53,10 +53,11 @@ def decide_as(
 
 
 def _decide_as_person(store: Store, request_id: str, decision: Decision, user: User, channel: str) -> Request:
-    if user.is_agent:
+    refused = not_a_person(user.name, user)
+    if refused is not None:
         raise audit_refusal(
             store,
-            PermissionDenied(f"{user.name} is an agent; only people decide"),
+            PermissionDenied(refused),
             actor=user.name,
             channel=channel,
             request_id=request_id,

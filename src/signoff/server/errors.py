@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..errors import InvalidInput, SignoffError, TooSoon
+from ..errors import InvalidInput, SignoffError, TooManySignIns, TooSoon
 from .refusals import audit_refused_call
 
 log = logging.getLogger("signoff.server")
@@ -53,6 +53,10 @@ API_ERRORS: dict[int | str, dict[str, Any]] = {
         "`UnattendedError`, `AuditBroken`, `AlreadyExists`: the state of things does not allow it now"
     ),
     413: _answer("`PayloadTooLarge`: the body is over the server's limit; nothing was stored"),
+    429: _answer(
+        "`TooManySignIns`: too many failed sign-ins from this address of late; try again after "
+        "`Retry-After` seconds"
+    ),
     422: _answer(
         "`InvalidInput` (a malformed body or parameter, `IdempotencyKeyReused`), `ConfigError`, "
         "`InvalidDecision`: the message says what is wrong and where"
@@ -115,7 +119,7 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, SignoffError)
         await audit_refused_call(request, exc)
         headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
-        if isinstance(exc, TooSoon) and exc.retry_after is not None:
+        if isinstance(exc, TooSoon | TooManySignIns) and exc.retry_after is not None:
             headers = {"Retry-After": str(max(1, math.ceil(exc.retry_after)))}
         if exc.status_code == 500:  # a store error that is not "try again later", and the like
             log.error("%s %s failed", request.method, request.url.path, exc_info=exc)

@@ -9,10 +9,12 @@ another tool (`request.create_refused`). The inbox turns refusals into pages, so
 meets write theirs at the source, and so does its refusal of agents. An error is marked once
 written (`SignoffError.audited`): nothing is written twice.
 
-Failed sign-ins (a missing, wrong, expired or revoked token or session) are counted per source
-address: its first in a minute is written (`auth.refused`) with how many it stands for (itself
-and those since the source's previous entry); the rest of that minute only count. So a flood
-costs at most one entry per source and minute, and nothing is lost from the tally.
+Failed sign-ins (a missing, wrong, expired or revoked token or session; an unknown, used or
+expired login or handle link) are counted per source address: its first in a minute is written
+(`auth.refused`) with how many it stands for (itself and those since the source's previous
+entry); the rest of that minute only count. So a flood costs at most one entry per source and
+minute, and nothing is lost from the tally. They also count against the source's limit, past
+which its sign-ins are refused for a while (`sign_in_limit`, `auth.limited`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from fastapi import Request as HttpRequest
 
 from ..errors import AccessError, NotAnApprover, SignoffError
 from ..store import Store
+from .sign_in_limit import source_of
 
 if TYPE_CHECKING:
     from .context import Server
@@ -161,11 +164,46 @@ class SignInRefusals:
                 del self._tallies[source]
 
 
+def count_failed_sign_in(
+    server: Server, http: HttpRequest, reason: str, *, channel: str
+) -> SignInEntry | None:
+    """Count one failed sign-in from the request's address, against its limit (`sign_in_limit`)
+    and in its tally; the tally's entry to write now, if one is due."""
+    source = source_of(http)
+    server.limiter.failed(source)
+    return server.sign_ins.note(source, reason, channel=channel)
+
+
 async def refuse_sign_in(server: Server, http: HttpRequest, error: SignoffError) -> None:
     """Count a failed sign-in (and write its entry when one is due); marks `error` audited."""
-    source = http.client.host if http.client is not None else "unknown"
     channel = "api" if http.headers.get("authorization") else "web"
-    entry = server.sign_ins.note(source, error.message, channel=channel)
+    entry = count_failed_sign_in(server, http, error.message, channel=channel)
     if entry is not None:
         await server.run(entry.write, server.store)
     error.audited = True
+
+
+def refuse_sign_in_now(server: Server, http: HttpRequest, reason: str) -> None:
+    """`refuse_sign_in` for a page answered in a worker thread (a login or handle link)."""
+    entry = count_failed_sign_in(server, http, reason, channel="web")
+    if entry is not None:
+        entry.write(server.store)
+
+
+async def refuse_if_limited(server: Server, http: HttpRequest, *, channel: str) -> None:
+    """Raise TooManySignIns (audited once a window) if the request's address has failed to sign
+    in too often of late; before any credential of it is checked."""
+    limited = server.limiter.check(source_of(http))
+    if limited is not None:
+        if limited.audit:
+            await server.run(limited.write, server.store, server.limiter.limit, channel=channel)
+        raise limited.error()
+
+
+def refuse_if_limited_now(server: Server, http: HttpRequest) -> None:
+    """`refuse_if_limited` for a page answered in a worker thread."""
+    limited = server.limiter.check(source_of(http))
+    if limited is not None:
+        if limited.audit:
+            limited.write(server.store, server.limiter.limit, channel="web")
+        raise limited.error()

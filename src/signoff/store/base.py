@@ -9,6 +9,7 @@ audit entry commit together; waiters are woken after the commit.
 
 from __future__ import annotations
 
+from .acting_ops import ActingOps
 from .address_codes import AddressCodeOps
 from .audit_ops import AuditOps
 from .declared_ops import DeclaredRuleOps
@@ -24,6 +25,7 @@ from .webhook_ops import WebhookOps
 
 
 class Store(
+    ActingOps,
     RequestOps,
     ExecutionOps,
     SettingsOps,

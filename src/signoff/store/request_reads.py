@@ -30,10 +30,11 @@ class RequestReads(StoreCore):
             return {row["id"]: self._with_approvals(tx, row) for row in rows}
 
     def get_request_for(self, request_id: str, user: str, *, channel: str = "api") -> Request:
-        """The request, if `user` may see it (an approver, or anyone when it names none);
-        otherwise NotAnApprover, and the attempt is audited."""
+        """The request, if `user` may see it (an approver; when it names none, its requester, or
+        anyone when it has none); otherwise NotAnApprover, and the attempt is audited."""
         request = self.get_request(request_id)
-        if request.rule.approvers and not may_decide(request, user, self.groups_of(user)):
+        groups = self.groups_of(user) if request.rule.approvers else ()
+        if not may_decide(request, user, groups):
             refused = NotAnApprover(f"{user} is not an approver of request {request_id}")
             self.record(
                 "request.view_refused",

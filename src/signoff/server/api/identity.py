@@ -8,8 +8,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 
-from ..._util import parse_duration
-from ...errors import InvalidInput, NotFound
+from ...errors import NotFound
 from ..access import CurrentCaller, CurrentUser, require_admin
 from ..context import server_of
 from ..errors import API_ERRORS
@@ -53,11 +52,9 @@ def create_token(
     owner = body.user or caller.user.name
     if owner != caller.user.name:
         require_admin(caller.user)
-    try:
-        ttl = parse_duration(body.expires_in) if body.expires_in is not None else None
-    except ValueError as exc:
-        raise InvalidInput(f"expires_in: {exc}") from None
-    secret, credential = server_of(http).store.issue_credential(
+    server = server_of(http)
+    ttl = server.settings.tokens.lifetime(body.expires_in)
+    secret, credential = server.store.issue_credential(
         "token", owner, ttl=ttl, label=body.label, actor=caller.user.name, channel=caller.channel
     )
     return {"token": secret, **credential.to_dict()}

@@ -128,7 +128,12 @@ class UserBody(Body):
 class TokenBody(Body):
     user: str | None = Field(default=None, description="Whose token; yourself by default (admins: anyone).")
     label: str | None = None
-    expires_in: str | float | None = Field(default=None, description="A duration; no expiry by default.")
+    expires_in: str | float | None = Field(
+        default=None,
+        description="A duration (e.g. 30d, or seconds); the server's default lifetime if not given "
+        "(90 days unless `signoff serve --token-ttl` says otherwise), never past its maximum "
+        "(`--token-max-ttl`, 365 days by default).",
+    )
 
 
 class GroupMemberBody(Body):

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 from fastapi import Request as HttpRequest
 from fastapi.responses import Response
-from starlette.concurrency import run_in_threadpool
 
 from ..._util import parse_duration, utcnow
 from ...errors import ConfigError, InvalidInput, PermissionDenied, RequestConflict
@@ -18,10 +17,10 @@ from ...requests import NewRequest, Request, RequestStatus
 from ...rules.model import RequestRule
 from ...rules.snapshot import parse_snapshot
 from ...running import jsonable
-from ...store import Store
 from ...templates import render_description
 from ...validation import check_schema
 from ...visible import check_name
+from ...waiting import watch_async
 from ..access import (
     CurrentCaller,
     CurrentUser,
@@ -301,29 +300,16 @@ async def wait(
 ) -> RequestJSON:
     """Returns the request when it is decided, expired or cancelled, or, after `timeout`
     seconds, as it is then (still pending: ask again)."""
-    store = server_of(http).store
-    request = await run_in_threadpool(visible_request, store, request_id, caller.user, channel=caller.channel)
-    waiter = store.subscribe_async(request_id)
-    give_up = time.monotonic() + timeout
-    try:
-        while not request.is_terminal:
-            remaining = give_up - time.monotonic()
-            if request.deadline <= utcnow():
-                request = await run_in_threadpool(_expired, store, request_id)
-                break
-            if remaining <= 0:
-                break
-            until_deadline = (request.deadline - utcnow()).total_seconds()
-            waiter.clear()
-            await waiter.wait_async(max(0.0, min(remaining, until_deadline, 5.0)))
-            request = await run_in_threadpool(store.get_request, request_id)
-    finally:
-        store.unsubscribe(waiter)
+    server = server_of(http)
+    await server.run(visible_request, server.store, request_id, caller.user, channel=caller.channel)
+    request = await watch_async(
+        server.store,
+        request_id,
+        give_up=time.monotonic() + timeout,
+        poll_interval=server.settings.wait_recheck,
+        run=server.run,
+    )
     return request_view(request, caller.user)
-
-
-def _expired(store: Store, request_id: str) -> Request:
-    return store.expire(request_id) or store.get_request(request_id)
 
 
 @router.get("/{request_id}/decisions", summary="Every decision on a request (a quorum's votes)")

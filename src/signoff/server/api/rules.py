@@ -118,4 +118,4 @@ def explain(
         if not isinstance(parsed, dict):
             raise InvalidInput("args must be a JSON object")
     explanation = server_of(http).resolver().explain(tool, agent, app, parsed, requester)
-    return explanation.to_dict()
+    return explanation.to_dict(requester)

@@ -102,6 +102,10 @@ class ExplanationView(BaseModel):
     trace: list[TraceStepView]
     description: str | None
     approvers: list[str]
+    who_decides: str | None = Field(
+        description="Who may decide the call's request, in words (the requester when the rule names no "
+        "approvers); null when nobody is asked."
+    )
     quorum: int
     deadline_seconds: float
     on_expire: OnExpire

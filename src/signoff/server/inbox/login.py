@@ -16,10 +16,12 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import RedirectResponse, Response
 
+from ...errors import PermissionDenied, TooManySignIns
 from ...identity import User
 from ..access import SESSION_COOKIE
 from ..context import server_of
-from .page_access import Form, PageCaller
+from ..refusals import ANONYMOUS, audit_refusal, refuse_if_limited_now, refuse_sign_in_now
+from .page_access import Form, PageCaller, cross_site, retry_after
 from .rendering import SECRET_URL_HEADERS, page_context, render
 
 router = APIRouter(include_in_schema=False)
@@ -30,15 +32,21 @@ CROSS_SITE = "Sign in from the link itself: this sign-in came from another site,
 @router.get("/login")
 def login_page(http: HttpRequest, token: str | None = None, signed_out: bool = False) -> Response:
     """Without a token, how to get one; with one, the person it signs in and a button (nothing spent)."""
-    store = server_of(http).store
+    server = server_of(http)
+    store = server.store
     current = http.cookies.get(SESSION_COOKIE)
     session = store.session_of(current) if current else None
     if not token:
         if session is not None:
             return RedirectResponse("/", status_code=303)
         return _login_page(http, problem=None, signed_out=signed_out)
+    try:
+        refuse_if_limited_now(server, http)
+    except TooManySignIns as exc:
+        return _login_page(http, problem=exc.message, signed_out=False, status_code=429, limited=exc)
     user = store.authenticate(token, "login")
     if user is None:
+        refuse_sign_in_now(server, http, SPENT)
         return _login_page(http, problem=SPENT, signed_out=False, status_code=401)
     signed_in_as = session[0] if session is not None else None
     return _login_page(
@@ -53,11 +61,20 @@ def login(http: HttpRequest, form: Form) -> Response:
     store = server.store
     token = form.get("token")
     if not isinstance(token, str) or not token:
+        refuse_sign_in_now(server, http, SPENT)
         return _login_page(http, problem=SPENT, signed_out=False, status_code=401)
-    if _cross_site(http):
+    if cross_site(http):
+        refused = PermissionDenied(CROSS_SITE)
+        data = {"path": http.url.path, "origin": http.headers.get("origin") or http.headers.get("referer")}
+        audit_refusal(store, refused, actor=ANONYMOUS, channel="web", data=data)
         return _login_page(http, problem=CROSS_SITE, signed_out=False, status_code=403)
+    try:
+        refuse_if_limited_now(server, http)
+    except TooManySignIns as exc:
+        return _login_page(http, problem=exc.message, signed_out=False, status_code=429, limited=exc)
     user = store.use_login_link(token)
     if user is None:
+        refuse_sign_in_now(server, http, SPENT)
         return _login_page(http, problem=SPENT, signed_out=False, status_code=401)
     current = http.cookies.get(SESSION_COOKIE)
     if current:
@@ -100,18 +117,6 @@ def secure_cookies(http: HttpRequest) -> bool:
     return settings.secure_cookies or https_url or http.url.scheme == "https"
 
 
-def _cross_site(http: HttpRequest) -> bool:
-    """A sign-in posted from another site's page (login CSRF: it would sign the person in as
-    someone else). Browsers say so in Sec-Fetch-Site, older ones in Origin."""
-    fetched_from = http.headers.get("sec-fetch-site")
-    if fetched_from:
-        return fetched_from == "cross-site"
-    origin = http.headers.get("origin")
-    if not origin or origin == "null":
-        return False
-    return urlsplit(origin).netloc != http.headers.get("host", "")
-
-
 def _login_page(
     http: HttpRequest,
     *,
@@ -121,9 +126,11 @@ def _login_page(
     confirm: User | None = None,
     token: str = "",
     signed_in_as: User | None = None,
+    limited: TooManySignIns | None = None,
 ) -> Response:
     context = page_context(http, None, active="login")
     context.update(
         problem=problem, signed_out=signed_out, confirm=confirm, token=token, signed_in_as=signed_in_as
     )
-    return render(http, "login.html", context, status_code=status_code, headers=SECRET_URL_HEADERS)
+    headers = {**SECRET_URL_HEADERS, **(retry_after(limited) if limited is not None else {})}
+    return render(http, "login.html", context, status_code=status_code, headers=headers)

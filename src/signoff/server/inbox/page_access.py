@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import Depends, FastAPI
 from fastapi import Request as HttpRequest
@@ -16,11 +17,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import FormData
 from starlette.responses import RedirectResponse, Response
 
-from ...errors import NotAuthenticated, PermissionDenied, SignoffError
+from ...errors import NotAuthenticated, PermissionDenied, SignoffError, TooManySignIns
 from ..access import Caller, authenticate_page
 from ..context import server_of
 from ..refusals import audit_refusal
-from .rendering import page_context, render
+from .rendering import PAGE_HEADERS, page_context, render
 
 LOGIN_PATH = "/login"
 TITLES = {
@@ -31,6 +32,7 @@ TITLES = {
     409: "Conflict",
     410: "Gone",
     422: "Cannot use that",
+    429: "Too many failed sign-ins",
 }
 
 
@@ -41,11 +43,19 @@ class LoginRequired(Exception):
 class PageError(Exception):
     """A page that cannot be shown, with its HTTP status and a sentence saying why."""
 
-    def __init__(self, status_code: int, message: str, *, title: str | None = None) -> None:
+    def __init__(
+        self,
+        status_code: int,
+        message: str,
+        *,
+        title: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.message = message
         self.title = title or TITLES.get(status_code, "Something went wrong")
+        self.headers = headers or {}
 
     @classmethod
     def of(cls, error: SignoffError) -> PageError:
@@ -63,6 +73,8 @@ async def page_caller(http: HttpRequest) -> Caller:
         caller = await authenticate_page(http)
     except NotAuthenticated:
         raise LoginRequired from None
+    except TooManySignIns as exc:
+        raise PageError(429, exc.message, headers=retry_after(exc)) from None
     except PermissionDenied as exc:
         raise PageError(403, exc.message, title="Refused") from None
     if caller.user.is_agent:
@@ -84,6 +96,27 @@ PageCaller = Annotated[Caller, Depends(page_caller)]
 Form = Annotated[FormData, Depends(read_form)]
 
 
+def cross_site(http: HttpRequest) -> bool:
+    """A form posted from another site's page (cross-site request forgery: a sign-in as someone
+    else, a handle link's decision). Browsers say so in Sec-Fetch-Site; older ones in Origin, or
+    at least in Referer. A request that carries none of them (not a browser's form) is not."""
+    fetched_from = http.headers.get("sec-fetch-site")
+    if fetched_from:
+        return fetched_from == "cross-site"
+    host = http.headers.get("host", "")
+    origin = http.headers.get("origin")
+    if origin and origin != "null":
+        return urlsplit(origin).netloc != host
+    referer = http.headers.get("referer")
+    if referer:
+        return urlsplit(referer).netloc != host
+    return False
+
+
+def retry_after(error: TooManySignIns) -> dict[str, str]:
+    return {"Retry-After": str(error.retry_after)}
+
+
 def is_htmx(http: HttpRequest) -> bool:
     return http.headers.get("hx-request") == "true"
 
@@ -101,11 +134,13 @@ async def _page_error(http: HttpRequest, exc: Exception) -> Response:
         response = render(
             http, "_flash.html", {"message": exc.message, "kind": "error"}, status_code=exc.status_code
         )
-        response.headers.update({"HX-Retarget": "#flash", "HX-Reswap": "innerHTML"})
+        response.headers.update({"HX-Retarget": "#flash", "HX-Reswap": "innerHTML", **exc.headers})
         return response
     context = page_context(http, caller, active="", waiting="")
     context.update(title=exc.title, message=exc.message, status_code=exc.status_code)
-    return render(http, "error.html", context, status_code=exc.status_code)
+    return render(
+        http, "error.html", context, status_code=exc.status_code, headers={**PAGE_HEADERS, **exc.headers}
+    )
 
 
 def install_page_errors(app: FastAPI) -> None:

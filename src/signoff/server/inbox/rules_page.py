@@ -94,7 +94,7 @@ def _explain(http: HttpRequest, form: ExplainForm) -> tuple[dict[str, Any] | Non
         )
     except SignoffError as exc:
         return None, exc.message
-    return explanation.to_dict(), None
+    return explanation.to_dict(form.requester or None), None
 
 
 def _declared_row(item: dict[str, Any]) -> dict[str, Any]:
