@@ -62,7 +62,7 @@ def ask(store: Store, n: int = 1) -> str:
         description="Mail \u202eeht\u200b invoice\x07",
         deadline=utcnow() + timedelta(hours=24),
         requester="carol",
-        rule=RequestRule(redact=("password",)),
+        rule=RequestRule(approvers=("alice",), redact=("password",)),  # alice decides, not carol
     )
     return store.create_request(new)[0].id
 

@@ -30,6 +30,7 @@ def test_a_scope_overlays_every_field_its_nones_too() -> None:
         "app": None,
         "requester": None,
         "unattended": False,
+        "client": None,
     }
 
 
