@@ -501,3 +501,36 @@ def test_the_mcp_proxy(tmp_path: Path, transport: str, rules: str) -> None:
         assert (waited, asked, setup.run_count("delete_file")) == (False, [], 1)
     else:
         assert (waited, asked, setup.run_count("delete_file")) == (True, ["files.delete_file"], 0)
+
+
+# -- the CLI: only a person's decision runs a named call ----------------------------------------
+
+
+def test_the_cli_decides_a_named_call_only_as_a_person(sqlite_store: SQLiteStore, tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from signoff.cli import app
+
+    sqlite_store.add_user("alice", role="member", actor="test")
+    sqlite_store.add_user("bot", role="agent", actor="test")
+    ledger = Ledger(tmp_path / "cli.jsonl")
+    gate = Gate(sqlite_store).component(tools=declared(True))
+    call = ToolCall(name="send_email", args=EMAIL, id="c1")
+    worker = threading.Thread(
+        target=lambda: gate.run(call, send_email_into(ledger), Scope(thread_id="cli")), daemon=True
+    )
+    worker.start()
+    while not sqlite_store.list_requests(thread_id="cli"):
+        worker.join(0.02)
+    [request] = sqlite_store.list_requests(thread_id="cli")
+    runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None, "SIGNOFF_URL": None})
+
+    def approve(as_user: str) -> int:
+        db = str(sqlite_store.path)
+        return runner.invoke(app, ["--db", db, "approve", request.id, "--as", as_user]).exit_code
+
+    assert approve("bot") != 0 and approve("ghost") != 0  # an agent, nobody: refused
+    assert sqlite_store.get_request(request.id).status is RequestStatus.PENDING and not ledger.runs()
+    assert approve("alice") == 0
+    worker.join(30)
+    assert len(ledger.runs("send_email")) == 1
