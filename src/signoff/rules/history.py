@@ -70,6 +70,10 @@ class LayerChange:
             "after": self.after,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LayerChange:
+        return cls(data["kind"], str(data["name"]), data.get("before"), data.get("after"))
+
 
 @dataclass(frozen=True, kw_only=True)
 class RuleChange:
@@ -125,12 +129,7 @@ class RuleChange:
             channel=str(data["channel"]),
             action=str(data["action"]),
             version=data.get("version"),
-            changes=[
-                LayerChange(item["kind"], item["name"], item.get("before"), item.get("after"))
-                for item in changes
-            ]
-            if changes is not None
-            else None,
+            changes=[LayerChange.from_dict(item) for item in changes] if changes is not None else None,
             reverted=data.get("reverted"),
         )
 

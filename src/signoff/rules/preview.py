@@ -71,23 +71,32 @@ def outcome_sentence(explanation: Explanation, requester: str | None = None) -> 
 
 @dataclass(frozen=True, kw_only=True)
 class SampleOutcome:
-    """A sample call's answer under the rules in force and under the proposed ones."""
+    """A sample call's answer under the rules in force and under the proposed ones: each an
+    explanation's JSON (`Explanation.to_dict`) with its `sentence`."""
 
     call: SampleCall
-    in_force: Explanation
-    proposed: Explanation
+    in_force: dict[str, Any]
+    proposed: dict[str, Any]
 
     @property
     def differs(self) -> bool:
-        return self.in_force.to_dict() != self.proposed.to_dict()
+        return self.in_force != self.proposed
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "call": self.call.to_dict(),
-            "in_force": _explained(self.in_force, self.call),
-            "proposed": _explained(self.proposed, self.call),
+            "in_force": self.in_force,
+            "proposed": self.proposed,
             "differs": self.differs,
         }
+
+    @classmethod
+    def explain(cls, call: SampleCall, in_force: RuleSet, proposed: RuleSet) -> SampleOutcome:
+        return cls(
+            call=call,
+            in_force=_explained(call, call.explain(in_force)),
+            proposed=_explained(call, call.explain(proposed)),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,22 +116,33 @@ class RulesPreview:
             "sample": self.sample.to_dict() if self.sample is not None else None,
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RulesPreview:
+        sample = data.get("sample")
+        return cls(
+            version=int(data["version"]),
+            changes=[LayerChange.from_dict(item) for item in data["changes"]],
+            diff=str(data["diff"]),
+            sample=SampleOutcome(
+                call=SampleCall.from_dict(sample["call"]),
+                in_force=sample["in_force"],
+                proposed=sample["proposed"],
+            )
+            if sample
+            else None,
+        )
+
 
 def preview_rules(
     in_force: RuleSet, version: int, proposed: RuleSet, sample: SampleCall | None = None
 ) -> RulesPreview:
-    outcome = None
-    if sample is not None:
-        outcome = SampleOutcome(
-            call=sample, in_force=sample.explain(in_force), proposed=sample.explain(proposed)
-        )
     return RulesPreview(
         version=version,
         changes=layer_changes(in_force.to_dict(), proposed.to_dict()),
         diff=rules_diff(in_force, proposed),
-        sample=outcome,
+        sample=SampleOutcome.explain(sample, in_force, proposed) if sample is not None else None,
     )
 
 
-def _explained(explanation: Explanation, call: SampleCall) -> dict[str, Any]:
+def _explained(call: SampleCall, explanation: Explanation) -> dict[str, Any]:
     return {**explanation.to_dict(), "sentence": outcome_sentence(explanation, call.requester)}
