@@ -188,7 +188,7 @@ def single_change_data(change: LayerChange, version: int) -> dict[str, Any]:
 
 def whole_change_data(before: RuleSet, after: RuleSet, version: int) -> dict[str, Any]:
     """The audit data of a change to the whole rule set."""
-    return {"before": before.to_dict(), "after": after.to_dict(), "version": version}
+    return {"before": _without_empty(before), "after": _without_empty(after), "version": version}
 
 
 def rules_diff(before: RuleSet, after: RuleSet) -> str:
@@ -200,9 +200,13 @@ def rules_diff(before: RuleSet, after: RuleSet) -> str:
 
 
 def _rules_yaml(rules: RuleSet) -> str:
-    """The rule set as YAML without its empty layers (how it was loaded must not show)."""
-    data = {key: value for key, value in rules.to_dict().items() if value}
+    data = _without_empty(rules)
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True) if data else ""
+
+
+def _without_empty(rules: RuleSet) -> dict[str, Any]:
+    """The rule set's dict form without its empty layers (how it was loaded must not show)."""
+    return {key: value for key, value in rules.to_dict().items() if value}
 
 
 def _diff_lines(before: str, after: str) -> Iterator[str]:
