@@ -38,10 +38,13 @@ KINDS = (
     "delivery",
     "execution",
     "group",
+    "handle",
     "login",
     "request",
     "rules",
     "server",
+    "session",
+    "token",
     "user",
     "webhook",
 )
