@@ -27,7 +27,8 @@ RULES = RuleSet.from_dict({"tools": {"*": {"requires_approval": True}}})
 
 
 def ask(store: Store, tool: str, call_id: str) -> str:
-    found = Gate(store, rules=RULES).submit(ToolCall(name=tool, args={"n": 1}, id=call_id), Scope(thread_id="t"))
+    call = ToolCall(name=tool, args={"n": 1}, id=call_id)
+    found = Gate(store, rules=RULES).submit(call, Scope(thread_id="t"))
     assert isinstance(found, Pending)
     return found.request.id
 
@@ -118,7 +119,7 @@ def entry(seq: int, actor: str, data: dict[str, Any]) -> AuditEntry:
 
 
 def test_csv_rows_read_back_and_a_formula_is_never_a_formula() -> None:
-    entries = [entry(1, "alice", {"note": "a, \"quoted\"\nline"}), entry(2, "=HYPERLINK(1)", {})]
+    entries = [entry(1, "alice", {"note": 'a, "quoted"\nline'}), entry(2, "=HYPERLINK(1)", {})]
     rows = list(csv.reader(io.StringIO("".join(csv_lines(entries)))))
     assert rows[0] == list(CSV_COLUMNS)
     assert rows[1][:3] == ["1", "2025-06-01T00:00:00.000000Z", "alice"]
@@ -146,7 +147,8 @@ def test_exports_are_written_as_they_are_read() -> None:
 
 def test_the_api_filters_pages_and_exports(live_server: LiveServer, log: dict[str, Any]) -> None:
     with live_server.client(live_server.user("root", "admin")) as admin:
-        page = admin.get("/v1/audit", params={"kind": "request", "since": "2025-06-02", "until": "2025-06-03"})
+        second_day = {"kind": "request", "since": "2025-06-02", "until": "2025-06-03"}
+        page = admin.get("/v1/audit", params=second_day)
         assert page.status_code == 200, page.text
         assert [item["request_id"] for item in page.json()["items"]] == [log["deploy"]]
 

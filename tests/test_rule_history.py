@@ -5,6 +5,7 @@ SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any
 
@@ -106,10 +107,15 @@ def test_a_revert_puts_back_what_one_change_replaced_and_is_a_change_itself(stor
         to_bob.seq,
     )
     assert reverted.changes == [
-        LayerChange("tool", "send_email", {"requires_approval": True, "approvers": ["bob"]}, {
-            "requires_approval": True,
-            "approvers": ["alice"],
-        })
+        LayerChange(
+            "tool",
+            "send_email",
+            {"requires_approval": True, "approvers": ["bob"]},
+            {
+                "requires_approval": True,
+                "approvers": ["alice"],
+            },
+        )
     ]
     assert store.rule_history(limit=1) == [reverted]
 
@@ -163,7 +169,8 @@ def test_reverting_an_import_puts_back_only_the_entries_it_changed(store: Store)
 
 
 def test_what_cannot_be_reverted_says_why(store: Store) -> None:
-    store.record("rules.set", actor="old", channel="cli", data={"kind": "tool", "name": "x"})  # before `before`
+    legacy_data = {"kind": "tool", "name": "x"}  # as written before signoff kept `before`
+    store.record("rules.set", actor="old", channel="cli", data=legacy_data)
     [legacy] = store.rule_history()
     assert legacy.changes is None
     with pytest.raises(InvalidInput, match="recorded before signoff kept what a change replaced"):
@@ -190,7 +197,7 @@ def test_concurrent_changes_each_record_what_the_one_before_left(store: Store) -
             barrier.wait(10)
             for round_ in range(3):
                 store.set_layer("tool", "shared", {"approvers": [f"w{index}-{round_}"]}, actor=f"w{index}")
-        except BaseException as exc:  # noqa: BLE001 (reported below)
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=write, args=(index,)) for index in range(writers)]
@@ -202,7 +209,7 @@ def test_concurrent_changes_each_record_what_the_one_before_left(store: Store) -
     history = list(reversed(store.rule_history(limit=100)))
     assert len(history) == writers * 3
     assert [change.version for change in history] == list(range(1, writers * 3 + 1))
-    for earlier, later in zip(history, history[1:], strict=False):
+    for earlier, later in itertools.pairwise(history):
         assert (later.changes or [])[0].before == (earlier.changes or [])[0].after
     assert store.get_layer("tool", "shared") == (history[-1].changes or [])[0].after
 
@@ -226,7 +233,8 @@ def test_a_preview_compares_and_explains_and_stores_nothing(store: Store) -> Non
     assert "+    deadline: 2h" in preview.diff.splitlines()
     assert preview.sample is not None and preview.sample.differs
     assert preview.sample.in_force["sentence"] == (
-        "`send_email` by `support-bot` in `prod` would ask alice (approve, edit, reject, respond), 1d, then reject."
+        "`send_email` by `support-bot` in `prod` would ask alice (approve, edit, reject, respond), "
+        "1d, then reject."
     )
     assert preview.sample.proposed["sentence"] == (
         "`send_email` by `support-bot` in `prod` would run without asking (agent says so)."

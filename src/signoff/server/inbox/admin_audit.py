@@ -83,7 +83,7 @@ async def verify(http: HttpRequest, caller: PageCaller, anchor: str = "") -> HTM
     """Check the log (and that it extends `anchor`, when one is given)."""
     context = await admin_context(http, caller, section=KEY)
     store = server_of(http).store
-    check: dict[str, Any] = {"kind": "verify", "anchor": anchor.strip()}
+    check = _check("verify", anchor=anchor.strip())
     try:
         checked = AuditAnchor.parse(anchor) if anchor.strip() else None
     except ValueError as exc:
@@ -97,12 +97,17 @@ async def verify(http: HttpRequest, caller: PageCaller, anchor: str = "") -> HTM
 async def anchor(http: HttpRequest, caller: PageCaller) -> HTMLResponse:
     """The head of the log as SEQ:HASH, to keep where the database's writers cannot reach."""
     context = await admin_context(http, caller, section=KEY)
-    check: dict[str, Any] = {"kind": "anchor", "anchor": ""}
+    check = _check("anchor")
     try:
         check["anchor_value"] = str(await run_in_threadpool(server_of(http).store.audit_anchor))
     except SignoffError as exc:
         check["error"] = exc.message
     return await _check_answer(http, context, check)
+
+
+def _check(kind: str, *, anchor: str = "") -> dict[str, Any]:
+    """What the check's result shows: a report, an anchor, or an error."""
+    return {"kind": kind, "anchor": anchor, "error": None, "report": None, "anchor_value": ""}
 
 
 async def _check_answer(http: HttpRequest, context: dict[str, Any], check: dict[str, Any]) -> HTMLResponse:
