@@ -15,7 +15,10 @@ from .options import AsUser, JsonFlag
 from .state import CliError, CliInputError, acting_user, store_of
 from .text import Readout
 
-config_app = typer.Typer(help="Import or export all rule layers as YAML.", no_args_is_help=True)
+config_app = typer.Typer(
+    help="All rule layers as YAML (import, export, diff), and every change to them (history, revert).",
+    no_args_is_help=True,
+)
 audit_app = typer.Typer(help="The hash-chained audit log.", no_args_is_help=True)
 groups_app = typer.Typer(help="Approver groups (name them in rules as group:NAME).", no_args_is_help=True)
 
@@ -99,8 +102,9 @@ def audit_verify(
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Check the hash chain, the triggers guarding it, and every request against its entries;
-    exit code 1 if anything was edited, deleted, cut off or rewound."""
+    """Check the hash chain, the triggers guarding it, and every request against its entries (or,
+    with --file, an export's hashes and links); exit code 1 if anything was edited, deleted, cut
+    off or rewound."""
     if file is not None:
         report = audit_log.verify_file(file, _anchor(anchor))
     else:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 
-from .model import LayerKind, RuleSet
+from .model import LAYER_KINDS, LayerKind, RuleSet
 
 if TYPE_CHECKING:
     from ..audit import AuditEntry
@@ -167,7 +167,7 @@ def recorded_changes(data: Mapping[str, Any]) -> list[LayerChange] | None:
     before, after = data["before"], data["after"]
     if "kind" in data:
         kind, name = data["kind"], str(data.get("name") or "")
-        if kind not in ("defaults", *(kind for _, kind in _GROUPS)):
+        if kind not in LAYER_KINDS:
             return None
         return [LayerChange(kind, name, _settings(before), _settings(after))]
     if not isinstance(before, Mapping) or not isinstance(after, Mapping):
