@@ -35,6 +35,7 @@ SignoffError
 │   ├── PayloadTooLarge          a body or value over the size limit (413)
 │   └── CodeRefused              a verification code that is wrong, expired, used or out of tries
 ├── TooSoon                      asked again before the wait is over (429)
+├── RulesChanged                 the rules changed since they were read: nothing was applied (409)
 ├── NotFound                     no such user, token or rule entry (404)
 └── RemoteError                  the signoff server could not be reached or answered oddly
     └── ServerUnavailable        still unreachable or unavailable (502, 503, 504) when the call gave up
@@ -263,6 +264,12 @@ class ServerUnavailable(RemoteError):
     call could wait (a gate's calls: until the request's deadline); the call was given up."""
 
     status_code = 503
+
+
+class RulesChanged(SignoffError):
+    """The rules changed since they were read; nothing was applied. Look at them again first."""
+
+    status_code = 409
 
 
 class NotFound(SignoffError):

@@ -206,6 +206,9 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
             "rules": "/rules?tool=delete_records&agent=" + LONG_AGENT + "&args=%7B%22env%22%3A%22prod%22%7D",
             "overview": "/overview",
             "settings (channel addresses)": "/settings",
+            "admin: rules editor and history": "/admin/rules",
+            "admin: audit log": "/admin/audit",
+            "admin: audit log, rule changes": "/admin/audit?kind=rules",
             "error page": "/requests/req_does_not_exist",
         }
         yield {"server": server, "pages": pages, "handle": f"/h/{secret}", "long": long_one}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
@@ -11,12 +10,15 @@ from rich.table import Table
 
 from ..audit import AuditAnchor
 from ..rules import RuleSet
-from . import render
+from . import audit_log, render, rule_changes
 from .options import AsUser, JsonFlag
 from .state import CliError, CliInputError, acting_user, store_of
 from .text import Readout
 
-config_app = typer.Typer(help="Import or export all rule layers as YAML.", no_args_is_help=True)
+config_app = typer.Typer(
+    help="All rule layers as YAML (import, export, diff), and every change to them (history, revert).",
+    no_args_is_help=True,
+)
 audit_app = typer.Typer(help="The hash-chained audit log.", no_args_is_help=True)
 groups_app = typer.Typer(help="Approver groups (name them in rules as group:NAME).", no_args_is_help=True)
 
@@ -28,11 +30,21 @@ groups_app = typer.Typer(help="Approver groups (name them in rules as group:NAME
 def config_import(
     ctx: typer.Context,
     file: Annotated[Path, typer.Argument(help="A rules YAML file.")],
+    if_version: Annotated[
+        int | None,
+        typer.Option(
+            "--if-version",
+            min=0,
+            help="Change nothing unless the rules are still at this version (as `config diff` said).",
+        ),
+    ] = None,
     as_user: AsUser = None,
 ) -> None:
     """Make the stored rules exactly those of FILE (all layers are replaced)."""
     rules = RuleSet.from_file(file)
-    store_of(ctx).replace_rules(rules, actor=acting_user(ctx, as_user), channel="cli")
+    version = store_of(ctx).replace_rules(
+        rules, actor=acting_user(ctx, as_user), channel="cli", if_version=if_version
+    )
     counts = ", ".join(
         f"{len(entries)} {label}"
         for label, entries in (
@@ -42,7 +54,12 @@ def config_import(
             ("apps", rules.apps),
         )
     )
-    render.console().print(f"Imported {file}: {counts}.")
+    render.console().print(f"Imported {file}: {counts} (version {version}).")
+
+
+config_app.command("diff")(rule_changes.config_diff)
+config_app.command("history")(rule_changes.config_history)
+config_app.command("revert")(rule_changes.config_revert)
 
 
 @config_app.command("export")
@@ -76,17 +93,30 @@ def audit_verify(
             help="Also check that the log still extends this anchor (as `signoff audit anchor` printed it).",
         ),
     ] = None,
+    file: Annotated[
+        Path | None,
+        typer.Option(
+            "--file",
+            help="Check this export of the whole log (`audit export`, JSON Lines) instead of the database.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Check the hash chain, the triggers guarding it, and every request against its entries;
-    exit code 1 if anything was edited, deleted, cut off or rewound."""
-    report = store_of(ctx).verify_audit(anchor=_anchor(anchor))
+    """Check the hash chain, the triggers guarding it, and every request against its entries (or,
+    with --file, an export's hashes and links); exit code 1 if anything was edited, deleted, cut
+    off or rewound."""
+    if file is not None:
+        report = audit_log.verify_file(file, _anchor(anchor))
+    else:
+        report = store_of(ctx).verify_audit(anchor=_anchor(anchor))
     if as_json:
         render.print_json(report.to_dict())
     elif report.ok:
         against = f"; it extends the anchor at entry {report.anchor.seq}" if report.anchor else ""
         checked = f"{report.requests} request{'' if report.requests == 1 else 's'}"
-        render.console().print(f"ok, {report.entries} entries, {checked}{against}")
+        if file is not None:
+            checked = f"every hash and link in {file}"
+        render.console().print(f"ok, {report.entries} entries, {checked}{against}", markup=False)
     else:
         out = render.console()
         count = len(report.problems) + report.left_out
@@ -121,30 +151,8 @@ def _anchor(text: str | None) -> AuditAnchor | None:
         raise CliInputError(f"--anchor: {exc}") from None
 
 
-@audit_app.command("export")
-def audit_export(
-    ctx: typer.Context,
-    out: Annotated[Path | None, typer.Option("--out", help="Write here (default: standard output).")] = None,
-    request: Annotated[str | None, typer.Option("--request", help="Only this request's entries.")] = None,
-) -> None:
-    """The log as JSON Lines, one entry per line, oldest first."""
-    store = store_of(ctx)
-    if request is not None:
-        store.get_request(request)
-    lines = (
-        json.dumps(entry.to_dict(), ensure_ascii=False) + "\n"
-        for entry in store.audit_entries(request_id=request)
-    )
-    if out is None:
-        for line in lines:
-            typer.echo(line, nl=False)
-        return
-    try:
-        with out.open("w", encoding="utf-8") as stream:
-            count = sum(1 for line in lines if stream.write(line))
-    except OSError as exc:
-        raise CliError(f"cannot write {out}: {exc.strerror}") from None
-    render.console().print(f"Wrote {count} entries to {out}.")
+audit_app.command("list")(audit_log.audit_list)
+audit_app.command("export")(audit_log.audit_export)
 
 
 # -- groups ----------------------------------------------------------------------------------

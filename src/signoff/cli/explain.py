@@ -33,7 +33,10 @@ def explain(
         ),
     ] = None,
     config: Annotated[
-        Path | None, typer.Option(help="Explain against this rules file instead of the stored rules.")
+        Path | None,
+        typer.Option(
+            "--config", "--rules", help="Explain against this rules file instead of the stored rules."
+        ),
     ] = None,
     as_json: JsonFlag = False,
 ) -> None:

@@ -27,8 +27,9 @@ from ..requests import Execution, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
 from ..store.run_state_ops import RunStateRecord
 from . import _calls as calls
+from ._admin import _matches
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
-from ._sync import DEFAULT_RETRY_FOR, DEFAULT_TIMEOUT, _matches
+from ._sync import DEFAULT_RETRY_FOR, DEFAULT_TIMEOUT
 from ._wire import Call, error_from, unreachable
 
 T = TypeVar("T")

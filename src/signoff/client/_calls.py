@@ -297,8 +297,14 @@ def rules() -> Call[tuple[int, RuleSet]]:
     )
 
 
-def replace_rules(ruleset: RuleSet) -> Call[None]:
-    return Call("PUT", _path("rules"), lambda answer: None, body=ruleset.to_dict())
+def replace_rules(ruleset: RuleSet, if_version: int | None = None) -> Call[int]:
+    return Call(
+        "PUT",
+        _path("rules"),
+        lambda answer: int(answer.data["version"]),
+        body=ruleset.to_dict(),
+        params=_query(if_version=if_version),
+    )
 
 
 def _layer_name(name: str) -> str:

@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from types import TracebackType
 from typing import Any, TypeVar
 
 import httpx
 
-from ..audit import AuditAnchor, AuditEntry, AuditReport
 from ..backend import Backend
 from ..decisions import Decision, DecisionRecord
 from ..errors import SignoffError
@@ -33,6 +32,7 @@ from ..rules.model import LayerKind, RuleSet
 from ..store.run_state_ops import RunStateRecord
 from ..store.wakeup import Waiter, WakeupHub
 from . import _calls as calls
+from ._admin import AdminCalls
 from ._events import EventFollower
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
 from ._wire import Call, error_from, unreachable
@@ -43,7 +43,7 @@ DEFAULT_RETRY_FOR = 10.0
 """Seconds a call made outside a gate rides out transient server trouble."""
 
 
-class Client(Backend):
+class Client(Backend, AdminCalls):
     """Talks to a signoff server with an API token; a `Backend`, so a `Gate` can use it.
 
     The token decides who acts: `actor` and `channel` arguments are the server's to set (the
@@ -329,8 +329,11 @@ class Client(Backend):
     def delete_layer(self, kind: LayerKind, name: str, *, actor: str = "", channel: str = "api") -> bool:
         return self._send(calls.delete_layer(kind, name))
 
-    def replace_rules(self, rules: RuleSet, *, actor: str = "", channel: str = "api") -> None:
-        self._send(calls.replace_rules(rules))
+    def replace_rules(
+        self, rules: RuleSet, *, actor: str = "", channel: str = "api", if_version: int | None = None
+    ) -> int:
+        """Make the server's rules exactly `rules` (admins); the rules' new version."""
+        return self._send(calls.replace_rules(rules, if_version))
 
     def remember(self, scope_key: str, fingerprint: str) -> None:
         self._send(calls.remember(scope_key, fingerprint))
@@ -356,36 +359,7 @@ class Client(Backend):
         self._send(calls.delete_run_state(thread_id))
         return True
 
-    # -- audit, groups, identity --------------------------------------------------------------
-
-    def audit_entries(
-        self,
-        *,
-        request_id: str | None = None,
-        action: str | None = None,
-        actor: str | None = None,
-        after: int = 0,
-        batch: int = 1000,
-    ) -> Iterator[AuditEntry]:
-        """A request's trail (whoever may see it), or the whole log (admins), oldest first."""
-        if request_id is not None:
-            trail = self._send(calls.request_audit(request_id))
-            yield from (entry for entry in trail if entry.seq > after and _matches(entry, action, actor))
-            return
-        cursor: int | None = after
-        while cursor is not None:
-            page, cursor = self._send(
-                calls.audit_entries(action=action, actor=actor, after=cursor, limit=batch)
-            )
-            yield from page
-
-    def verify_audit(self, *, anchor: AuditAnchor | None = None) -> AuditReport:
-        """The server's check of its audit log (admins); with `anchor`, also that the log still extends it."""
-        return self._send(calls.verify_audit(anchor))
-
-    def audit_anchor(self) -> AuditAnchor:
-        """The server's audit head as an anchor to keep elsewhere (admins)."""
-        return self._send(calls.audit_anchor())
+    # -- groups, identity --------------------------------------------------------------------
 
     def me(self) -> User:
         """Who the token belongs to."""
@@ -412,7 +386,3 @@ class Client(Backend):
 
     def unsubscribe(self, waiter: Waiter) -> None:
         self.hub.unsubscribe(waiter)
-
-
-def _matches(entry: AuditEntry, action: str | None, actor: str | None) -> bool:
-    return (action is None or entry.action == action) and (actor is None or entry.actor == actor)

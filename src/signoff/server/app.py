@@ -34,6 +34,7 @@ from . import agui, channel_routes, health
 from .access import CallerCache
 from .api import agents, audit, executions, identity, requests, rules, run_states
 from .api import channels as channel_api
+from .api.rule_history import router as rule_history_router
 from .context import Server, ServerSettings
 from .docs import install_docs
 from .errors import install_error_handlers
@@ -110,6 +111,7 @@ def create_app(
     for module in (requests, agents, executions, rules, audit, identity, run_states, channel_api):
         add_routes(app, module.router)
     add_routes(app, executions.per_request)
+    add_routes(app, rule_history_router)
     add_routes(app, health.router)
     add_routes(app, agui.router)
     add_routes(app, channel_routes.router)

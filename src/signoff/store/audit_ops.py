@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
+from .._util import to_iso
 from ..audit import AuditAnchor, AuditEntry, AuditReport, check_request, verify_chain
 from ..errors import AuditBroken
 from .core import StoreCore
 
 CHECK_BATCH = 1000
 """Requests cross-checked per read."""
+MAX_SEQ = 2**63 - 1
+"""Past the newest entry: where reading newest first starts."""
 
 
 class AuditOps(StoreCore):
@@ -28,20 +32,46 @@ class AuditOps(StoreCore):
         request_id: str | None = None,
         action: str | None = None,
         actor: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        tool: str | None = None,
+        kind: str | None = None,
         after: int = 0,
+        before: int | None = None,
+        newest_first: bool = False,
         batch: int = 1000,
     ) -> Iterator[AuditEntry]:
-        """The log in order, read in batches."""
+        """The log in order, read in batches (keyset: each batch starts past the last entry
+        read), filtered as `AuditFilter` says. Oldest first after `after`; with `newest_first`,
+        newest first before `before` (None: from the newest)."""
+        where = {
+            "request_id": request_id,
+            "action": action,
+            "actor": actor,
+            "kind": f"{kind}." if kind else None,
+            "since": to_iso(since) if since is not None else None,
+            "until": to_iso(until) if until is not None else None,
+            "tool": tool,
+        }
+        cursor = (MAX_SEQ if before is None else before) if newest_first else after
         while True:
             with self._read() as tx:
-                rows = tx.all(
-                    "audit_rows", after=after, request_id=request_id, action=action, actor=actor, limit=batch
-                )
+                if newest_first:
+                    rows = tx.all("audit_rows_newest", before=cursor, limit=batch, **where)
+                else:
+                    rows = tx.all("audit_rows", after=cursor, limit=batch, **where)
             for row in rows:
                 yield AuditEntry(**row)
             if len(rows) < batch:
                 return
-            after = int(rows[-1]["seq"])
+            cursor = int(rows[-1]["seq"])
+
+    def audit_entry(self, seq: int) -> AuditEntry | None:
+        """One entry by its sequence number."""
+        if seq <= 0:
+            return None
+        found = next(iter(self.audit_entries(after=seq - 1, batch=1)), None)
+        return found if found is not None and found.seq == seq else None
 
     def audit_head_seq(self) -> int:
         """The sequence number of the newest audit entry (0 when the log is empty)."""

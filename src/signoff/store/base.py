@@ -19,6 +19,7 @@ from .identity_ops import IdentityOps
 from .reply_code_ops import ReplyCodeOps
 from .report_ops import ReportOps
 from .request_ops import RequestOps
+from .rule_history_ops import RuleHistoryOps
 from .run_state_ops import RunStateOps
 from .settings_ops import SettingsOps
 from .webhook_ops import WebhookOps
@@ -28,6 +29,7 @@ class Store(
     ActingOps,
     RequestOps,
     ExecutionOps,
+    RuleHistoryOps,  # before the two it builds on
     SettingsOps,
     AuditOps,
     IdentityOps,

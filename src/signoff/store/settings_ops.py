@@ -5,11 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from .._util import utcnow
-from ..errors import ConfigError
+from ..errors import ConfigError, RulesChanged
+from ..rules.history import LayerChange, single_change_data, whole_change_data
 from ..rules.model import LAYER_KINDS, LayerKind, RuleSet, validate_entry
-from .core import Json, StoreCore
+from .core import Json, StoreCore, Tx
 
 RULES_COUNTER = "rules_version"
+
+
+class _NoSuchEntry(Exception):
+    """Rolls back a deletion that found nothing to delete."""
 
 
 class SettingsOps(StoreCore):
@@ -33,40 +38,91 @@ class SettingsOps(StoreCore):
             return row["data"] if row else None
 
     def set_layer(
-        self, kind: LayerKind, name: str, data: dict[str, Any], *, actor: str, channel: str = "cli"
+        self,
+        kind: LayerKind,
+        name: str,
+        data: dict[str, Any],
+        *,
+        actor: str,
+        channel: str = "cli",
+        if_version: int | None = None,
     ) -> dict[str, Any]:
-        """Replace one layer entry (validated first). Returns its canonical form."""
+        """Replace one layer entry (validated first). Returns its canonical form. Audited as
+        `rules.set` with the entry `before` and `after`; with `if_version`, RulesChanged (and
+        nothing changed) unless the rules are still at that version."""
         _check_kind(kind)
         name = _layer_name(kind, name)
         canonical = validate_entry(kind, data, name)
         with self._transaction() as (tx, _):
+            version = self._next_rules_version(tx, if_version)
+            before = tx.one("get_layer", kind=kind, name=name)
             tx.run("upsert_layer", kind=kind, name=name, data=Json(canonical), now=utcnow())
-            tx.run("bump_counter", name=RULES_COUNTER)
+            change = LayerChange(kind, name, before["data"] if before else None, canonical)
             self._audit(
-                tx, "rules.set", actor=actor, channel=channel, data={"kind": kind, "name": name, **canonical}
+                tx, "rules.set", actor=actor, channel=channel, data=single_change_data(change, version)
             )
         return canonical
 
-    def delete_layer(self, kind: LayerKind, name: str, *, actor: str, channel: str = "cli") -> bool:
+    def delete_layer(
+        self, kind: LayerKind, name: str, *, actor: str, channel: str = "cli", if_version: int | None = None
+    ) -> bool:
+        """Remove one layer entry; False (and nothing audited) if there was none. Audited as
+        `rules.deleted` with the entry `before` (and `after` null)."""
         _check_kind(kind)
         name = _layer_name(kind, name)
-        with self._transaction() as (tx, _):
-            deleted = tx.run("delete_layer", kind=kind, name=name) == 1
-            if deleted:
-                tx.run("bump_counter", name=RULES_COUNTER)
+        try:
+            with self._transaction() as (tx, _):
+                version = self._next_rules_version(tx, if_version)
+                before = tx.one("get_layer", kind=kind, name=name)
+                if before is None:
+                    raise _NoSuchEntry  # undoes the version's bump
+                tx.run("delete_layer", kind=kind, name=name)
+                change = LayerChange(kind, name, before["data"], None)
                 self._audit(
-                    tx, "rules.deleted", actor=actor, channel=channel, data={"kind": kind, "name": name}
+                    tx,
+                    "rules.deleted",
+                    actor=actor,
+                    channel=channel,
+                    data=single_change_data(change, version),
                 )
-        return deleted
+        except _NoSuchEntry:
+            return False
+        return True
 
-    def replace_rules(self, rules: RuleSet, *, actor: str, channel: str = "cli") -> None:
-        """Make the stored layers exactly `rules` (config import)."""
+    def replace_rules(
+        self, rules: RuleSet, *, actor: str, channel: str = "cli", if_version: int | None = None
+    ) -> int:
+        """Make the stored layers exactly `rules` (config import); returns the new version.
+        Audited as `rules.imported` with every layer `before` and `after`; with `if_version`,
+        RulesChanged (and nothing changed) unless the rules are still at that version."""
+        rows = rules.layers()
         with self._transaction() as (tx, _):
+            version = self._next_rules_version(tx, if_version)
+            before = _rules_in(tx)
             tx.run("delete_all_layers")
-            for kind, name, data in rules.layers():
+            for kind, name, data in rows:
                 tx.run("upsert_layer", kind=kind, name=name, data=Json(data), now=utcnow())
-            tx.run("bump_counter", name=RULES_COUNTER)
-            self._audit(tx, "rules.imported", actor=actor, channel=channel, data=rules.to_dict())
+            self._audit(
+                tx,
+                "rules.imported",
+                actor=actor,
+                channel=channel,
+                data=whole_change_data(before, rules, version),
+            )
+        return version
+
+    def _next_rules_version(self, tx: Tx, if_version: int | None) -> int:
+        """Bump the rules' version first thing in a rule change: the counter's row lock makes
+        concurrent rule changes take turns, so each reads what the one before it wrote."""
+        tx.run("bump_counter", name=RULES_COUNTER)
+        row = tx.one("get_counter", name=RULES_COUNTER)
+        version = int(row["value"]) if row else 0
+        if if_version is not None and version != if_version + 1:
+            raise RulesChanged(
+                f"the rules changed since version {if_version} (they are at version {version - 1} now): "
+                "nothing was applied; look at them again"
+            )
+        return version
 
     # -- groups -------------------------------------------------------------------------------
 
@@ -127,3 +183,7 @@ def _layer_name(kind: str, name: str) -> str:
     if not name or not name.strip():
         raise ConfigError(f"a {kind} needs a name")
     return name.strip()
+
+
+def _rules_in(tx: Tx) -> RuleSet:
+    return RuleSet.from_layers([(row["kind"], row["name"], row["data"]) for row in tx.all("list_layers")])

@@ -1,17 +1,18 @@
-"""`/v1/audit` (filters) and `/v1/audit/export` (JSONL). The whole log is for admins; anyone
-reads a request's own trail at `/v1/requests/{id}/audit`."""
+"""`/v1/audit` (filtered by time, actor, request, tool, kind, action; keyset pages either way),
+`/v1/audit/export` (JSON Lines or CSV, streamed), `/verify` and `/anchor`. The whole log is for
+admins; anyone reads a request's own trail at `/v1/requests/{id}/audit`."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 from fastapi import Request as HttpRequest
 from fastapi.responses import StreamingResponse
 
 from ...audit import AuditAnchor
+from ...audit_export import CSV, EXPORTS, JSON_LINES
+from ...audit_filter import AuditFilter
 from ...errors import InvalidInput
 from ..access import CurrentUser, require_admin
 from ..context import server_of
@@ -21,56 +22,93 @@ from .shown import ShownAs
 from .views import AnchorView, AuditPage, AuditReportView
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"], responses=API_ERRORS)
-JSON_LINES = "application/x-ndjson"
 
 
-@router.get("", summary="Audit entries in order (admins)")
+def audit_filter(
+    since: Annotated[
+        str | None, Query(description="Only entries at or after this moment (UTC unless it names a zone).")
+    ] = None,
+    until: Annotated[str | None, Query(description="Only entries before this moment.")] = None,
+    actor: Annotated[str | None, Query(description="Only this actor's entries.")] = None,
+    request_id: Annotated[str | None, Query(description="Only this request's entries.")] = None,
+    tool: Annotated[str | None, Query(description="Only the entries of requests for this tool.")] = None,
+    kind: Annotated[
+        str | None,
+        Query(description="Only this family of actions: `rules` is `rules.set`, `rules.imported`, …"),
+    ] = None,
+    action: Annotated[str | None, Query(description="Only this action.")] = None,
+) -> AuditFilter:
+    return AuditFilter.parse(
+        since=since, until=until, actor=actor, request_id=request_id, tool=tool, kind=kind, action=action
+    )
+
+
+Filtered = Annotated[AuditFilter, Depends(audit_filter)]
+
+
+@router.get("", summary="Audit entries, filtered, a page at a time (admins)")
 def audit(
     http: HttpRequest,
     user: CurrentUser,
-    request_id: str | None = None,
-    action: str | None = None,
-    actor: str | None = None,
+    where: Filtered,
+    order: Annotated[Literal["oldest", "newest"], Query(description="Oldest or newest first.")] = "oldest",
     after: Annotated[
-        int, Query(ge=0, le=MAX_INTEGER, description="Only entries after this sequence number.")
+        int, Query(ge=0, le=MAX_INTEGER, description="Oldest first: only entries after this sequence number.")
     ] = 0,
+    before: Annotated[
+        int | None,
+        Query(ge=1, le=MAX_INTEGER, description="Newest first: only entries before this sequence number."),
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> Annotated[dict[str, Any], ShownAs(AuditPage)]:
+    """Keyset pages: the next page starts past the last entry of this one (`next_after` oldest
+    first, `next_before` newest first), however long the log."""
     require_admin(user)
+    newest = order == "newest"
     entries = []
     for entry in server_of(http).store.audit_entries(
-        request_id=request_id, action=action, actor=actor, after=after, batch=limit
+        **where.kwargs(), after=after, before=before, newest_first=newest, batch=limit
     ):
         entries.append(entry.to_dict())
         if len(entries) >= limit:
             break
-    return {"items": entries, "next_after": entries[-1]["seq"] if len(entries) == limit else None}
+    cursor = entries[-1]["seq"] if len(entries) == limit else None
+    return {
+        "items": entries,
+        "next_after": None if newest else cursor,
+        "next_before": cursor if newest else None,
+    }
 
 
 @router.get(
     "/export",
-    summary="The whole log as JSON Lines (admins)",
+    summary="The log, or the entries a filter keeps, as JSON Lines or CSV (admins)",
     # A response class without a media type, so that the errors stay documented as JSON.
     response_class=StreamingResponse,
     responses={
         200: {
-            "description": "One audit entry per line",
-            "content": {JSON_LINES: {"schema": {"type": "string"}}},
+            "description": "One audit entry per line, oldest first (CSV: a header row first)",
+            "content": {JSON_LINES: {"schema": {"type": "string"}}, CSV: {"schema": {"type": "string"}}},
         }
     },
 )
-def export(http: HttpRequest, user: CurrentUser) -> StreamingResponse:
+def export(
+    http: HttpRequest,
+    user: CurrentUser,
+    where: Filtered,
+    file_format: Annotated[
+        Literal["jsonl", "csv"], Query(alias="format", description="JSON Lines (exact) or CSV.")
+    ] = "jsonl",
+) -> StreamingResponse:
+    """Streamed as it is read. An export of the whole log (no filter) verifies on its own:
+    `signoff audit verify --file FILE`."""
     require_admin(user)
     store = server_of(http).store
-
-    def lines() -> Iterator[str]:
-        for entry in store.audit_entries():
-            yield json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
-
+    write, media_type, filename = EXPORTS[file_format]
     return StreamingResponse(
-        lines(),
-        media_type=JSON_LINES,
-        headers={"Content-Disposition": 'attachment; filename="signoff-audit.jsonl"'},
+        write(store.audit_entries(**where.kwargs())),
+        media_type=media_type,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )
 
 

@@ -13,7 +13,7 @@ from ..access import CurrentCaller, CurrentUser, require_admin
 from ..context import server_of
 from ..declared import declared_for
 from ..errors import API_ERRORS
-from ..limits import read_json
+from ..limits import MAX_INTEGER, read_json
 from .shown import ShownAs
 from .views import DeclaredRuleView, Deleted, ExplanationView, RulesView
 
@@ -45,14 +45,29 @@ def get_declared_rules(
     return declared_for(server_of(http), user)
 
 
+IfVersion = Annotated[
+    int | None,
+    Query(
+        ge=0,
+        le=MAX_INTEGER,
+        description="Change nothing (409 `RulesChanged`) unless the rules are still at this version "
+        "(from `GET /v1/rules` or `POST /v1/rules/diff`).",
+    ),
+]
+
+
 @router.put("/rules", summary="Replace all the rules (admins)")
 def put_rules(
-    http: HttpRequest, caller: CurrentCaller, rules: Annotated[dict[str, Any], Body()]
+    http: HttpRequest,
+    caller: CurrentCaller,
+    rules: Annotated[dict[str, Any], Body()],
+    if_version: IfVersion = None,
 ) -> RulesJSON:
+    """Audited as `rules.imported`, with every layer before and after (see `/v1/rules/history`)."""
     require_admin(caller.user)
     store = server_of(http).store
     ruleset = RuleSet.from_dict(rules)
-    store.replace_rules(ruleset, actor=caller.user.name, channel=caller.channel)
+    store.replace_rules(ruleset, actor=caller.user.name, channel=caller.channel, if_version=if_version)
     return {"version": store.rules_version(), "rules": store.load_rules().to_dict()}
 
 
@@ -66,7 +81,12 @@ def get_layer(kind: str, name: str, http: HttpRequest, user: CurrentUser) -> dic
 
 @router.put("/rules/{kind}/{name}", summary="Set one layer entry (admins)")
 def put_layer(
-    kind: str, name: str, http: HttpRequest, caller: CurrentCaller, entry: Annotated[dict[str, Any], Body()]
+    kind: str,
+    name: str,
+    http: HttpRequest,
+    caller: CurrentCaller,
+    entry: Annotated[dict[str, Any], Body()],
+    if_version: IfVersion = None,
 ) -> dict[str, Any]:
     require_admin(caller.user)
     return server_of(http).store.set_layer(
@@ -75,12 +95,18 @@ def put_layer(
         entry,
         actor=caller.user.name,
         channel=caller.channel,
+        if_version=if_version,
     )
 
 
 @router.patch("/rules/{kind}/{name}", summary="Change some settings of one entry; null removes one (admins)")
 def patch_layer(
-    kind: str, name: str, http: HttpRequest, caller: CurrentCaller, changes: Annotated[dict[str, Any], Body()]
+    kind: str,
+    name: str,
+    http: HttpRequest,
+    caller: CurrentCaller,
+    changes: Annotated[dict[str, Any], Body()],
+    if_version: IfVersion = None,
 ) -> dict[str, Any]:
     require_admin(caller.user)
     store = server_of(http).store
@@ -88,16 +114,22 @@ def patch_layer(
     current = store.get_layer(_kind(kind), layer_name) or {}
     merged = {**current, **changes}
     merged = {key: value for key, value in merged.items() if value is not None}
-    return store.set_layer(_kind(kind), layer_name, merged, actor=caller.user.name, channel=caller.channel)
+    return store.set_layer(
+        _kind(kind), layer_name, merged, actor=caller.user.name, channel=caller.channel, if_version=if_version
+    )
 
 
 @router.delete("/rules/{kind}/{name}", summary="Delete one layer entry (admins)")
 def delete_layer(
-    kind: str, name: str, http: HttpRequest, caller: CurrentCaller
+    kind: str, name: str, http: HttpRequest, caller: CurrentCaller, if_version: IfVersion = None
 ) -> Annotated[dict[str, Any], ShownAs(Deleted)]:
     require_admin(caller.user)
     deleted = server_of(http).store.delete_layer(
-        _kind(kind), "" if name == DEFAULTS_NAME else name, actor=caller.user.name, channel=caller.channel
+        _kind(kind),
+        "" if name == DEFAULTS_NAME else name,
+        actor=caller.user.name,
+        channel=caller.channel,
+        if_version=if_version,
     )
     return {"deleted": deleted}
 

@@ -127,6 +127,9 @@ class AuditEntryView(BaseModel):
 class AuditPage(BaseModel):
     items: list[AuditEntryView]
     next_after: int | None = Field(description="`after=` for the next page; null on the last one.")
+    next_before: int | None = Field(
+        default=None, description="Newest first: `before=` for the next page; null on the last one."
+    )
 
 
 class AuditProblemView(BaseModel):

@@ -13,7 +13,9 @@ from starlette.staticfiles import StaticFiles
 
 from ..routing import add_routes
 from . import (
+    admin_audit,
     admin_page,
+    admin_rules,
     card_routes,
     executions_page,
     handles,
@@ -44,6 +46,8 @@ def install_inbox(app: FastAPI) -> None:
         settings_page,
         overview,
         admin_page,
+        admin_rules,
+        admin_audit,
         handles,
     ):
         add_routes(app, module.router)

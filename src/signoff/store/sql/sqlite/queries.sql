@@ -255,10 +255,27 @@ FROM audit_head WHERE id = 1
 RETURNING seq, prev_hash, hash;
 
 -- name: audit_rows
+-- the log oldest first after a sequence number, filtered (a filter left NULL keeps everything;
+-- :kind is an action's family with its dot, 'rules.')
 SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM audit_log
 WHERE seq > :after AND (:request_id IS NULL OR request_id = :request_id)
   AND (:action IS NULL OR action = :action) AND (:actor IS NULL OR actor = :actor)
+  AND (:kind IS NULL OR substr(action, 1, length(:kind)) = :kind)
+  AND (:since IS NULL OR at >= :since) AND (:until IS NULL OR at < :until)
+  AND (:tool IS NULL
+       OR EXISTS (SELECT 1 FROM requests r WHERE r.id = audit_log.request_id AND r.tool_name = :tool))
 ORDER BY seq LIMIT :limit;
+
+-- name: audit_rows_newest
+-- the same, newest first before a sequence number
+SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM audit_log
+WHERE seq < :before AND (:request_id IS NULL OR request_id = :request_id)
+  AND (:action IS NULL OR action = :action) AND (:actor IS NULL OR actor = :actor)
+  AND (:kind IS NULL OR substr(action, 1, length(:kind)) = :kind)
+  AND (:since IS NULL OR at >= :since) AND (:until IS NULL OR at < :until)
+  AND (:tool IS NULL
+       OR EXISTS (SELECT 1 FROM requests r WHERE r.id = audit_log.request_id AND r.tool_name = :tool))
+ORDER BY seq DESC LIMIT :limit;
 
 -- name: audit_tail
 -- the head and the newest entry in one snapshot: entries beyond the head mean it was moved back
