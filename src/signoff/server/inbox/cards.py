@@ -278,6 +278,11 @@ class Card:
         return redacted(changes(request.args, request.final_args), request.rule.redact)
 
     @property
+    def confirm_text(self) -> str:
+        """Why approving it from the keyboard asks once more (the rule's `confirm`)."""
+        return "This call is marked destructive: it runs as soon as you approve it."
+
+    @property
     def quorum_note(self) -> str | None:
         rule = self.request.rule
         if rule.quorum <= 1:
