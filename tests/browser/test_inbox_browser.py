@@ -33,7 +33,8 @@ FOCUS_WATCH = """(decided) => {
   window.focusWatch = [];
   document.addEventListener("focusin", (event) => {
     const card = event.target.closest(".card");
-    if (card) window.focusWatch.push([card.dataset.id, document.querySelector("#pending #card-" + decided) !== null]);
+    const listed = document.querySelector("#pending #card-" + decided) !== null;
+    if (card) window.focusWatch.push([card.dataset.id, listed]);
   });
 }"""
 SELECTED = re.compile(r"\bselected\b")
