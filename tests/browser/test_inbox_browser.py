@@ -403,6 +403,9 @@ def test_a_keyboard_approve_of_a_destructive_call_asks_once_more(
         expect(alice.card(request_id)).to_be_visible()
     page, keyboard = alice.page, alice.page.keyboard
     expect(alice.card(ruled).locator(".badge-destructive")).to_have_text("destructive")
+    # no description of its own: the card says what the call does, from its args
+    expect(alice.card(ruled).locator(".description")).to_have_text("drop_table table 'customers'")
+    expect(alice.card(hinted).locator(".description")).to_have_text("delete_file path /srv/x")
     expect(alice.card(plain).locator(".badge-destructive")).to_have_count(0)
     dialog = page.get_by_role("dialog", name="Approve drop_table?")
 
