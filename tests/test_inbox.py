@@ -697,7 +697,7 @@ def test_a_question_card_is_titled_question_and_does_not_repeat_it(
         agent, "q1", tool="signoff.ask", kind="input", args={"question": question}, description=question
     )
     card = alice.client.get(f"/inbox/cards/{request_id}").text
-    assert f'id="title-{request_id}">Question</h3>' in card
+    assert f'id="title-{request_id}">Question</h2>' in card
     assert "signoff.ask" not in card
     assert card.count(question) == 1
     assert ">Question</a>" in alice.client.get("/history").text

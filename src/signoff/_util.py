@@ -86,6 +86,11 @@ def as_text(value: Any) -> str:
     return value if isinstance(value, str) else display_json(value)
 
 
+def cut(text: str, limit: int) -> str:
+    """`text` at most `limit` characters long, ending in '…' when it was cut."""
+    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+
+
 def os_user() -> str:
     """The operating system's user name: who acts when nobody says otherwise."""
     try:

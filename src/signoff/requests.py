@@ -90,7 +90,8 @@ class NewRequest:
     """The program the agent runs in, as it names itself (`Scope.client`): recorded and shown."""
     tool_annotations: dict[str, Any] | None = None
     """What the tool says of itself (MCP annotations): sent to a server so that its rules see
-    them as the gate's did; not kept with the request."""
+    them as the gate's did; not kept with the request, except that a `destructiveHint: true`
+    makes its rule `confirm` (`RequestRule.for_annotations`)."""
     runner: dict[str, Any] | None = None
     """The process that waits to run the call once it is approved (`gate.run`, not suspending):
     its execution is recorded from the start (`not_started`, this owner), so that an approval
@@ -185,6 +186,7 @@ class Request:
             "approvers": list(rule.approvers),
             "allowed_decisions": list(rule.allowed_decisions),
             "quorum": rule.quorum,
+            "confirm": rule.confirm,
             "approvals": list(self.approvals),
             "rule_origin": rule.origin.to_dict() if rule.origin is not None else None,
             "created_at": _iso(self.created_at),

@@ -35,6 +35,36 @@ def redact_args(args: Mapping[str, Any], redact: tuple[str, ...] | list[str]) ->
     return {key: (REDACTED if key in redact else value) for key, value in args.items()}
 
 
+def redacted_result(
+    result: Any, redact: tuple[str, ...] | list[str], args: Mapping[str, Any], *, indent: int | None = None
+) -> str:
+    """A tool's result as a person may be shown it: values under the rule's `redact` names
+    masked wherever they sit in it, the redacted arguments' own values (from `args`) masked where
+    the result repeats them, hidden characters escaped (line breaks kept)."""
+    shown = _masked(result, frozenset(redact))
+    text = shown if isinstance(shown, str) else visible_json(shown, indent=indent)
+    for name in redact:
+        secret = args.get(name)
+        if isinstance(secret, str) and len(secret) >= MIN_SECRET:
+            text = text.replace(secret, REDACTED)
+    return visible(text, newlines=True)
+
+
+MIN_SECRET = 4
+"""A redacted argument's value shorter than this is not looked for in the result (masking
+every "a" would garble it and hide nothing)."""
+
+
+def _masked(value: Any, names: frozenset[str]) -> Any:
+    if not names:
+        return value
+    if isinstance(value, dict):
+        return {key: REDACTED if key in names else _masked(item, names) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_masked(item, names) for item in value]
+    return value
+
+
 def render_description(
     template: str,
     *,

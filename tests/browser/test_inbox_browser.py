@@ -28,6 +28,15 @@ Page = sync_api.Page
 expect = sync_api.expect
 
 LIVE_TIMEOUT_MS = 10_000
+FOCUS_WATCH = """(decided) => {
+  // each card that gets the focus, and whether the decided card was still in the waiting list then
+  window.focusWatch = [];
+  document.addEventListener("focusin", (event) => {
+    const card = event.target.closest(".card");
+    const listed = document.querySelector("#pending #card-" + decided) !== null;
+    if (card) window.focusWatch.push([card.dataset.id, listed]);
+  });
+}"""
 SELECTED = re.compile(r"\bselected\b")
 EXPECTED_REFUSAL = re.compile(r"Failed to load resource: the server responded with a status of 4\d\d")
 SCHEMA = {
@@ -318,15 +327,19 @@ def test_opening_a_handle_link_decides_nothing(
 
 
 def test_keyboard_shortcuts(server: LiveServer, bot: httpx.Client, sign_in: Callable[[str], Person]) -> None:
+    """j/k move, a approves, r opens Respond, x opens Reject; after each decision the focus is on
+    the next card at once (and a screen reader is told what became of the one decided)."""
     alice = sign_in("alice")
+    oldest = ask(bot, "c0")
     older = ask(bot, "c1")
     newer = ask(bot, "c2")
-    expect(alice.card(older)).to_be_visible()
-    expect(alice.card(newer)).to_be_visible()
+    for request_id in (oldest, older, newer):
+        expect(alice.card(request_id)).to_be_visible()
     keyboard = alice.page.keyboard
 
     keyboard.press("?")
     expect(alice.page.locator("#help")).to_be_visible()
+    expect(alice.page.locator("#help")).to_contain_text("respond in the tool's place")
     keyboard.press("Escape")
     expect(alice.page.locator("#help")).to_be_hidden()
 
@@ -336,23 +349,96 @@ def test_keyboard_shortcuts(server: LiveServer, bot: httpx.Client, sign_in: Call
     expect(alice.card(older)).to_have_class(SELECTED)
     keyboard.press("k")
     expect(alice.card(newer)).to_have_class(SELECTED)
+    alice.page.evaluate(FOCUS_WATCH, newer)
     keyboard.press("a")
     expect(alice.card(newer).locator(".outcome")).to_contain_text("Approved by alice")
+    expect(alice.card(older)).to_be_focused()
+    # at once: while the decided card is still in the list (it leaves for "Just decided" later)
+    assert [older, True] in alice.page.evaluate("window.focusWatch")
+    expect(alice.card(older)).to_have_class(SELECTED)
+    expect(alice.page.locator("#announce")).to_have_text("send_email: Approved.")
     assert server.store.get_request(newer).status == "approved"
     assert server.store.get_request(older).status == "pending"
-
     expect(alice.page.locator(f"#recent #card-{newer}")).to_be_visible()
     expect(alice.card(older)).to_have_class(SELECTED)
+
     keyboard.press("r")
-    reason = alice.card(older).locator('[data-panel="reject"] textarea')
-    expect(reason).to_be_focused()
+    answer = alice.card(older).locator('[data-panel="respond"] textarea')
+    expect(answer).to_be_focused()
     keyboard.press("Escape")
-    expect(reason).to_be_hidden()
+    expect(answer).to_be_hidden()
+    expect(alice.card(older)).to_be_focused()
     keyboard.press("r")
+    expect(answer).to_be_focused()
+    keyboard.type("Sent it by hand")
+    keyboard.press("Control+Enter")
+    expect(alice.card(older).locator(".outcome")).to_contain_text("Answered by alice")
+    expect(alice.card(oldest)).to_be_focused()
+    assert server.store.get_request(older).to_dict()["decision"]["message"] == "Sent it by hand"
+
+    keyboard.press("x")
+    reason = alice.card(oldest).locator('[data-panel="reject"] textarea')
+    expect(reason).to_be_focused()
     keyboard.type("Not today")
     keyboard.press("Control+Enter")
-    expect(alice.card(older).locator(".outcome")).to_contain_text("Rejected by alice")
-    assert server.store.get_request(older).to_dict()["decision"]["message"] == "Not today"
+    expect(alice.card(oldest).locator(".outcome")).to_contain_text("Rejected by alice")
+    assert server.store.get_request(oldest).to_dict()["decision"]["message"] == "Not today"
+
+
+def test_a_keyboard_approve_of_a_destructive_call_asks_once_more(
+    server: LiveServer, bot: httpx.Client, sign_in: Callable[[str], Person]
+) -> None:
+    """A rule's `confirm: true` (here the server's) or the tool's `destructiveHint` marks the
+    card; `a` (or Enter on its Approve button) opens a dialog whose focus starts on Cancel; Esc
+    goes back to the card with nothing decided; the dialog's Approve decides. A pointer's click
+    on Approve decides at once, as on any card."""
+    server.store.set_layer("tool", "drop_table", {"requires_approval": True, "confirm": True}, actor="test")
+    alice = sign_in("alice")
+    plain = ask(bot, "c0")
+    hinted = ask(
+        bot, "c1", tool="delete_file", args={"path": "/srv/x"}, tool_annotations={"destructiveHint": True}
+    )
+    ruled = ask(bot, "c2", tool="drop_table", args={"table": "customers"})
+    for request_id in (plain, hinted, ruled):
+        expect(alice.card(request_id)).to_be_visible()
+    page, keyboard = alice.page, alice.page.keyboard
+    expect(alice.card(ruled).locator(".badge-destructive")).to_have_text("destructive")
+    # no description of its own: the card says what the call does, from its args
+    expect(alice.card(ruled).locator(".description")).to_have_text("drop_table table 'customers'")
+    expect(alice.card(hinted).locator(".description")).to_have_text("delete_file path /srv/x")
+    expect(alice.card(plain).locator(".badge-destructive")).to_have_count(0)
+    dialog = page.get_by_role("dialog", name="Approve drop_table?")
+
+    keyboard.press("j")
+    keyboard.press("a")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("marked destructive")
+    expect(dialog.get_by_role("button", name="Cancel")).to_be_focused()
+    keyboard.press("a")  # the shortcuts sleep while the dialog is open
+    keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    expect(alice.card(ruled)).to_be_focused()
+    assert server.store.get_request(ruled).status == "pending"
+
+    keyboard.press("a")
+    expect(dialog).to_be_visible()
+    keyboard.press("Shift+Tab")
+    expect(dialog.get_by_role("button", name="Approve")).to_be_focused()
+    keyboard.press("Enter")
+    expect(alice.card(ruled).locator(".outcome")).to_contain_text("Approved by alice")
+    assert server.store.get_request(ruled).status == "approved"
+    expect(alice.card(hinted)).to_be_focused()
+
+    approve = alice.card(hinted).get_by_role("button", name="Approve", exact=True)
+    approve.focus()
+    keyboard.press("Enter")  # a keyboard approve, on the button itself
+    expect(page.get_by_role("dialog", name="Approve delete_file?")).to_be_visible()
+    keyboard.press("Escape")
+    assert server.store.get_request(hinted).status == "pending"
+    approve.click()  # the mouse: decided at once
+    expect(alice.card(hinted).locator(".outcome")).to_contain_text("Approved by alice")
+    assert server.store.get_request(hinted).status == "approved"
+    assert server.store.get_request(plain).status == "pending"
 
 
 def test_a_blank_required_field_is_shown_next_to_it_before_anything_is_sent(

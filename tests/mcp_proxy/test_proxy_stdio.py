@@ -337,6 +337,8 @@ def test_tool_annotations_drive_when_conditions(setup: Setup, store: SQLiteStore
         "files.delete_file",
         "files.echo",
     ]
+    # both destructive (one says so, the other by MCP's default): the inbox asks once more
+    assert [request.rule.confirm for request in store.list_requests()] == [True, True]
 
 
 def test_list_changed_passes_through(setup: Setup) -> None:

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._util import cut
 from .buttons import CLICKABLE, as_value
-from .notice import Notice, cut
+from .notice import Notice
 
 ROWS = 20
 BUTTON_TYPE = {"approve": "primary_filled", "reject": "danger"}

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .._util import cut
 from ..requests import Execution, ExecutionStatus, Request
-from ..templates import REDACTED
-from ..visible import visible, visible_json
+from ..templates import redacted_result
+from ..visible import visible
 from .texts import BUTTONS, BY, EXECUTION, FINAL, QUESTION, RESULT, TITLE, VALID_FOR, Locale, span_words
 
 RESULT_CHARS = 500
@@ -199,34 +200,5 @@ def build_follow_up(request: Request, execution: Execution, locale: Locale = "en
 
 
 def result_text(result: Any, request: Request, limit: int = RESULT_CHARS) -> str:
-    """A tool's result as a person may be shown it: values under the rule's `redact` names
-    masked wherever they sit in it, the redacted arguments' own values masked where the result
-    repeats them, hidden characters escaped, at most `limit` characters."""
-    redact = request.rule.redact
-    shown = _masked(result, frozenset(redact))
-    text = shown if isinstance(shown, str) else visible_json(shown)
-    for name in redact:
-        secret = request.args.get(name)
-        if isinstance(secret, str) and len(secret) >= MIN_SECRET:
-            text = text.replace(secret, REDACTED)
-    return cut(visible(text, newlines=True), limit)
-
-
-MIN_SECRET = 4
-"""A redacted argument's value shorter than this is not looked for in the result (masking
-every "a" would garble it and hide nothing)."""
-
-
-def _masked(value: Any, names: frozenset[str]) -> Any:
-    if not names:
-        return value
-    if isinstance(value, dict):
-        return {key: REDACTED if key in names else _masked(item, names) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_masked(item, names) for item in value]
-    return value
-
-
-def cut(text: str, limit: int) -> str:
-    """`text` at most `limit` characters long, ending in '…' when it was cut."""
-    return text if len(text) <= limit else text[: max(0, limit - 1)] + "…"
+    """A tool's result as a person may be shown it (`redacted_result`), at most `limit` characters."""
+    return cut(redacted_result(result, request.rule.redact, request.args), limit)

@@ -38,10 +38,11 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError, SlackObjectFormationError
 from slack_sdk.signature import SignatureVerifier
 
+from .._util import cut
 from .address_code import AddressCode
 from .contract import BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .freshness import check_fresh
-from .notice import FollowUp, Notice, cut
+from .notice import FollowUp, Notice
 from .registry import ChannelConfig
 from .slack_blocks import MESSAGE_BLOCK, SECTION_MAX, escape, fallback_text, message_blocks
 from .slack_payloads import parse_interaction, read_form, unknown

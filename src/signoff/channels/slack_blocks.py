@@ -28,8 +28,9 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from .._util import cut
 from ..server.inbox.schema_form import FormField
-from .notice import Notice, cut
+from .notice import Notice
 from .texts import Locale
 
 ACTION_PREFIX = "signoff."

@@ -32,12 +32,13 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from .._util import cut
 from ..errors import ConfigError
 from .address_code import AddressCode
 from .buttons import CLICKABLE, as_key, from_key
 from .contract import BadCallback, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .freshness import check_fresh
-from .notice import FollowUp, Notice, cut
+from .notice import FollowUp, Notice
 from .registry import ChannelConfig
 from .wecom_crypto import WeComCrypto, cdata, read_xml
 

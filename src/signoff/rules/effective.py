@@ -4,6 +4,7 @@ built-in value of each setting that no layer sets."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import timedelta
 from typing import Any, Literal, TypeAlias
@@ -28,6 +29,9 @@ REQUESTER = "requester"
 REQUESTER_UNKNOWN = "requester:unknown"
 """What `requester` becomes on a request that has no requester: a principal nobody has, so
 that nobody decides it (it expires) rather than anybody."""
+
+DESTRUCTIVE_HINT = "destructiveHint"
+"""The tool annotation (MCP's) by which a tool says a call may destroy something."""
 
 
 def who_decides(approvers: tuple[str, ...], requester: str | None = None) -> str:
@@ -77,6 +81,8 @@ class Rule:
     modify_template: str = DEFAULT_MODIFY_TEMPLATE
     feedback_template: str = DEFAULT_FEEDBACK_TEMPLATE
     unattended: UnattendedMode = "approve"
+    confirm: bool = False
+    """Destructive: an approval by keyboard in the inbox asks once more (`RequestRule.confirm`)."""
     required: bool = False
     """Set by the app's `hitl_required`: nothing can silence it."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -134,6 +140,9 @@ class RequestRule:
     description_prefix: str = DEFAULT_DESCRIPTION_PREFIX
     unattended: UnattendedMode = "approve"
     """What an unattended run may decide on its own (checked by the server on `on_behalf`)."""
+    confirm: bool = False
+    """The call is destructive (the rule's `confirm: true`, or the tool's own `destructiveHint`):
+    the inbox asks once more before a keyboard approval."""
     origin: RuleOrigin | None = None
 
     @classmethod
@@ -162,6 +171,14 @@ class RequestRule:
         person = requester or REQUESTER_UNKNOWN
         named = tuple(dict.fromkeys(person if name == REQUESTER else name for name in self.approvers))
         return replace(self, approvers=named)
+
+    def for_annotations(self, annotations: Mapping[str, Any] | None) -> RequestRule:
+        """The rule as one request keeps it: a tool that says it is destructive (MCP's
+        `destructiveHint: true`) is confirmed as a rule's `confirm: true` would have it. What a
+        tool says can only add the second ask, never take the rule's away."""
+        if self.confirm or not annotations or annotations.get(DESTRUCTIVE_HINT) is not True:
+            return self
+        return replace(self, confirm=True)
 
     def snapshot(self) -> dict[str, Any]:
         """The fields that differ from the defaults (stored with every request, so kept small)."""

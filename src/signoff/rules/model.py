@@ -122,6 +122,9 @@ class RuleSettings(_Strict):
     modify_template: str | None = None
     feedback_template: str | None = None
     unattended: UnattendedMode | None = None
+    confirm: bool | None = None
+    """The call is destructive: approving it from the keyboard in the inbox asks once more (a
+    tool's MCP `destructiveHint: true` does the same)."""
 
     @field_validator("allowed_decisions")
     @classmethod

@@ -308,6 +308,7 @@ class Resolver:
             modify_template=settings.get("modify_template") or defaults.modify_template,
             feedback_template=settings.get("feedback_template") or defaults.feedback_template,
             unattended=settings.get("unattended") or defaults.unattended,
+            confirm=bool(settings.get("confirm", False)),
             required=required,
         )
         exempt = read_only_exempt and on and layer == "service" and not required

@@ -26,6 +26,7 @@ TEXT_FIELDS = (
     "description",
     "description_prefix",
 )
+BOOL_FIELDS = ("confirm",)
 RULE_FIELDS = tuple(item.name for item in fields(RequestRule))
 ORIGIN_FIELDS = tuple(item.name for item in fields(RuleOrigin))
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -51,6 +52,10 @@ def parse_snapshot(data: Any, *, what: str = "rule") -> RequestRule:
         elif name in CHOICES:
             if value not in CHOICES[name]:
                 raise ConfigError(f"{where} must be {_or(CHOICES[name])}, not {value!r}")
+            values[name] = value
+        elif name in BOOL_FIELDS:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} must be true or false")
             values[name] = value
         elif name == "quorum":
             if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_QUORUM:

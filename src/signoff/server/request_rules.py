@@ -8,7 +8,8 @@ the server's rules do not cover, the agent could as well not ask at all, so its 
 nothing it does not have; `deny` makes the server's defaults apply to such requests instead).
 
 The rest of a rule is the agent's: its texts and description template; where both say something,
-the allowed decisions are those both allow and the redacted args those either names.
+the allowed decisions are those both allow, the redacted args those either names, and a call
+either calls destructive (`confirm`) is asked about once more.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def governed_rule(
         on_expire=server.on_expire,
         expire_message=server.expire_message,
         unattended=server.unattended,
+        confirm=server.confirm or snapshot.confirm,
         origin=replace(asked, authority="server"),
     )
     return Governed(rule, server.deadline)
@@ -94,6 +96,7 @@ def _as_the_server_says(
         expire_message=server.expire_message,
         unattended=server.unattended,
         redact=tuple(dict.fromkeys((*server.redact, *snapshot.redact))),
+        confirm=server.confirm or snapshot.confirm,
         origin=RuleOrigin(
             source="server", layer=explanation.layer, key=explanation.deciding_key, authority="server"
         ),

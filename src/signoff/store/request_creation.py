@@ -24,7 +24,7 @@ class RequestCreation(RequestReads, OutboxOps):
         request_id = new_id("req")
         now = utcnow()
         status = RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING
-        rule = new.rule.for_requester(new.requester)
+        rule = new.rule.for_requester(new.requester).for_annotations(new.tool_annotations)
         if rule is not new.rule:
             new = replace(new, rule=rule)
         notices = self._notices(rule.channels, rule.approvers) if status is RequestStatus.PENDING else []

@@ -72,7 +72,8 @@ class NewRequestBody(Body):
         max_length=32,
         description="What the tool says of itself (MCP tool annotations: readOnlyHint, destructiveHint, "
         "idempotentHint, openWorldHint, title): `tool_annotations` in the server's `when` conditions, "
-        "and what a service's `approval_mode: unless_read_only` looks at. Not kept with the request.",
+        "and what a service's `approval_mode: unless_read_only` looks at. Not kept with the request; "
+        "`destructiveHint: true` makes its rule `confirm`.",
     )
 
 

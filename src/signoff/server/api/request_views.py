@@ -92,6 +92,11 @@ class RequestFields(BaseModel):
     approvers: list[str]
     allowed_decisions: list[DecisionType]
     quorum: int
+    confirm: bool = Field(
+        default=False,
+        description="A destructive call (the rule's `confirm`, or the tool's `destructiveHint`): "
+        "the inbox asks once more before a keyboard approval.",
+    )
     approvals: list[str]
     rule_origin: RuleOriginView | None
     created_at: Moment

@@ -162,6 +162,7 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> tuple[NewR
         requester=body.requester,
         round=body.round,
         client=body.client,
+        tool_annotations=body.tool_annotations,
         runner=body.runner,
         drafting=body.drafting,
         actor=user.name,

@@ -24,6 +24,8 @@ from ...errors import (
 from ...identity import User
 from ...outcome import UNATTENDED_CHANNEL
 from ...requests import Request, RequestStatus
+from ...rules.effective import DEFAULT_DESCRIPTION_PREFIX
+from ...summary import call_summary
 from ...templates import description_args, redact_args
 from ...visible import hidden_in, visible, visible_json
 from ..previews import Preview, preview, preview_text
@@ -155,8 +157,16 @@ class Card:
     @property
     def description_text(self) -> str:
         """The description, without the default template's closing "Tool: …\nArgs: …" lines
-        when the card shows the same arguments right below it."""
+        when the card shows the same arguments right below it; where it says no more than its
+        prefix ("Tool execution requires approval"), the call's `summary` in its place (after
+        an agent's own prefix)."""
         return str(self._description.value)
+
+    @property
+    def summary(self) -> str:
+        """What the call does, made from its (redacted) args and the tool's schema."""
+        request = self.request
+        return call_summary(request.tool_name, request.shown_args(), request.args_schema)
 
     @cached_property
     def _description(self) -> Preview:
@@ -165,6 +175,10 @@ class Card:
         text = request.description
         if text.endswith(repeated) and len(text) > len(repeated):
             text = text[: -len(repeated)]
+        if request.kind == "tool" and text.strip() in ("", DEFAULT_DESCRIPTION_PREFIX):
+            text = self.summary
+        elif request.kind == "tool" and text == request.rule.description_prefix:
+            text = f"{text}\n{self.summary}"
         return preview_text(text) if self._cuts else Preview(text, False)
 
     @property
@@ -262,6 +276,11 @@ class Card:
         if request.status is not RequestStatus.EDITED or request.final_args is None:
             return []
         return redacted(changes(request.args, request.final_args), request.rule.redact)
+
+    @property
+    def confirm_text(self) -> str:
+        """Why approving it from the keyboard asks once more (the rule's `confirm`)."""
+        return "This call is marked destructive: it runs as soon as you approve it."
 
     @property
     def quorum_note(self) -> str | None:

@@ -14,8 +14,10 @@ from starlette.responses import HTMLResponse
 from ...audit import AuditEntry
 from ...changes import Change, changes, changes_from_data
 from ...errors import SignoffError
+from ...requests import Execution, Request
 from ...store import Store
 from ...store.report_ops import Delivery
+from ...templates import redacted_result
 from ..access import Caller, visible_request
 from ..context import server_of
 from .cards import Card, pretty_json
@@ -45,13 +47,15 @@ def render_request_page(
     store = server_of(http).store
     request = card.request
     votes = store.decisions(request.id) if request.rule.quorum > 1 else []
+    execution = store.get_execution(request.id)
     context = page_context(http, caller, active="request")
     context.update(
         card=card,
         req=request,
         record=request.to_dict(),
         votes=votes,
-        execution=store.get_execution(request.id),
+        execution=execution,
+        result=_shown_result(request, execution),
         audit=[(entry, audit_changes(entry)) for entry in store.audit_entries(request_id=request.id)],
         deliveries=_deliveries(store, request.id),
         outbox=_quietly(store.outbox_for, request.id),
@@ -61,6 +65,13 @@ def render_request_page(
         authority=authority_text(request.rule.origin),
     )
     return render(http, "request.html", context, status_code=status_code)
+
+
+def _shown_result(request: Request, execution: Execution | None) -> str | None:
+    """The tool's result whole, redacted as the rule's `redact` says (as the follow-up shows it, uncut)."""
+    if execution is None or execution.result is None:
+        return None
+    return redacted_result(execution.result, request.rule.redact, request.args, indent=2)
 
 
 def audit_changes(entry: AuditEntry) -> list[Change]:

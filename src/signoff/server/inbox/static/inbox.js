@@ -141,7 +141,32 @@
     }
     if (window.htmx) window.htmx.process(card);
     if (wasSelected) select(card, hadFocus);
+    if (hadFocus) decided(card);
     settle(card);
+  }
+
+  function nextAfter(card) {
+    // the open card after this one in the list (or, at its end, the one before)
+    const cards = navigableCards();
+    const index = cards.indexOf(card);
+    const open = (other) => other !== card && isOpen(other);
+    return cards.slice(index + 1).find(open) || cards.slice(0, Math.max(index, 0)).reverse().find(open) || null;
+  }
+
+  function announce(text) {
+    const region = document.getElementById("announce");
+    if (region && text) region.textContent = text;
+  }
+
+  function decided(card) {
+    // the selected card was just decided: say how, and go on to the next one
+    const list = pendingList();
+    if (!list || !list.contains(card) || isOpen(card) || card.dataset.id !== selectedId) return;
+    const said = [".card-error", ".notice", ".outcome strong"].map((part) => card.querySelector(part)).find(Boolean);
+    const title = card.querySelector(".tool");
+    const next = nextAfter(card);
+    announce([title && title.textContent, said && said.textContent].filter(Boolean).join(": "));
+    if (next) select(next, true);
   }
 
   function settle(card) {
@@ -277,6 +302,76 @@
     });
   }
 
+  // ---- approving a destructive call from the keyboard asks once more ----------------------
+  // A card whose rule says `confirm` (or whose tool says it is destructive) has data-confirm on
+  // its Approve button. A click that did not come from a pointer (the `a` shortcut, Enter or
+  // Space on the button) opens this dialog instead of deciding; its Approve decides, Cancel or
+  // Esc goes back to the card. Focus starts on Cancel, the choice that changes nothing.
+
+  let confirming = null;
+
+  function confirmDialog() {
+    let dialog = document.getElementById("confirm-approve");
+    if (dialog) return dialog;
+    dialog = document.createElement("dialog");
+    dialog.id = "confirm-approve";
+    dialog.className = "help confirm";
+    dialog.setAttribute("aria-labelledby", "confirm-title");
+    dialog.setAttribute("aria-describedby", "confirm-text");
+    const title = document.createElement("h2");
+    title.id = "confirm-title";
+    const text = document.createElement("p");
+    text.id = "confirm-text";
+    const actions = document.createElement("div");
+    actions.className = "panel-actions";
+    const yes = document.createElement("button");
+    yes.type = "button";
+    yes.className = "btn btn-approve";
+    yes.dataset.confirmApprove = "";
+    yes.textContent = "Approve";
+    const no = document.createElement("button");
+    no.type = "button";
+    no.className = "btn";
+    no.dataset.confirmCancel = "";
+    no.textContent = "Cancel";
+    actions.append(yes, no);
+    dialog.append(title, text, actions);
+    dialog.addEventListener("close", () => {
+      const card = confirming && document.getElementById("card-" + confirming.id);
+      const approved = confirming && confirming.approved;
+      confirming = null;
+      if (!card) return;
+      const button = card.querySelector('[data-action="approve"]');
+      if (approved && button && !button.disabled && button.form) button.form.requestSubmit(button);
+      else select(card, true);
+    });
+    document.body.append(dialog);
+    return dialog;
+  }
+
+  function askToConfirm(card, button) {
+    const dialog = confirmDialog();
+    const tool = card.querySelector(".tool");
+    dialog.querySelector("#confirm-title").textContent = "Approve " + (tool ? tool.textContent : "this call") + "?";
+    dialog.querySelector("#confirm-text").textContent = button.dataset.confirm;
+    confirming = { id: card.dataset.id, approved: false };
+    select(card, false);
+    dialog.showModal();
+    dialog.querySelector("[data-confirm-cancel]").focus();
+  }
+
+  function onConfirmClick(target) {
+    const dialog = target.closest("#confirm-approve");
+    if (!dialog) return false;
+    if (target.closest("[data-confirm-approve]") && confirming) {
+      confirming.approved = true;
+      dialog.close();
+    } else if (target.closest("[data-confirm-cancel]")) {
+      dialog.close();
+    }
+    return true;
+  }
+
   // ---- shortcuts -------------------------------------------------------------------------
 
   function clickAction(card, kind) {
@@ -289,6 +384,7 @@
 
   function onKey(event) {
     const help = document.getElementById("help");
+    if (document.querySelector("dialog[open]")) return; // a dialog takes its own keys (Esc closes it)
     if (event.key === "Escape") {
       const card = cardOf(event.target) || selectedCard();
       if (card && hasOpenPanel(card)) {
@@ -307,7 +403,6 @@
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
-    if (help && help.open) return;
     const card = selectedCard();
     switch (event.key) {
       case "j":
@@ -321,8 +416,9 @@
         break;
       case "a":
       case "e":
-      case "r": {
-        const kind = { a: "approve", e: "edit", r: "reject" }[event.key];
+      case "r":
+      case "x": {
+        const kind = { a: "approve", e: "edit", r: "respond", x: "reject" }[event.key];
         if (!card || !clickAction(card, kind)) return;
         break;
       }
@@ -402,7 +498,15 @@
   function onClick(event) {
     const target = event.target instanceof Element ? event.target : null;
     if (!target) return;
+    if (onConfirmClick(target)) return;
     const card = cardOf(target);
+    const approve = target.closest("[data-confirm]");
+    if (approve && card && event.detail === 0) {
+      // not a pointer's click: the keyboard's approve of a destructive call asks once more
+      event.preventDefault();
+      askToConfirm(card, approve);
+      return;
+    }
     if (card && card.closest("#pending, .cards")) select(card, false);
     const opener = target.closest("[data-open]");
     if (opener && card) {
@@ -447,6 +551,7 @@
             return;
           }
           if (card.dataset.id === selectedId) select(card, true);
+          decided(card);
           settle(card);
         });
         if (cards.length) refreshCount();
