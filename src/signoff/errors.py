@@ -34,6 +34,7 @@ SignoffError
 │   ├── PayloadTooLarge          a body or value over the size limit (413)
 │   └── CodeRefused              a verification code that is wrong, expired, used or out of tries
 ├── TooSoon                      asked again before the wait is over (429)
+├── Conflict                     not in the state things are in now: changed meanwhile, disabled (409)
 ├── NotFound                     no such user, token or rule entry (404)
 └── RemoteError                  the signoff server could not be reached or answered oddly
     └── ServerUnavailable        still unreachable or unavailable (502, 503, 504) when the call gave up
@@ -238,6 +239,12 @@ class TooSoon(SignoffError):
         super().__init__(message)
         self.retry_after = retry_after
         """Seconds until it may be asked again (the answer's `Retry-After`)."""
+
+
+class Conflict(SignoffError):
+    """That cannot be done in the state things are in now: it changed meanwhile, or is disabled."""
+
+    status_code = 409
 
 
 class RemoteError(SignoffError):

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import Request as HttpRequest
 
+from ..channels.following import ChannelFollower
 from ..channels.registry import ChannelRegistry
+from ..channels.sealing import SecretsKey
 from ..destinations import Destinations
 from ..outbox.settings import OutboxSettings
 from ..rules.resolve import Resolver
@@ -59,6 +61,9 @@ class ServerSettings:
     destinations: Destinations = field(default_factory=Destinations)
     """Where webhooks may be added and delivered to: public addresses only, unless
     `Destinations(allow_private=True)` (`--allow-private-webhooks`; see `signoff.destinations`)."""
+    secrets_key: SecretsKey | None = None
+    """The key that seals the secrets of channels admins add (`--secrets-key-file`; see
+    `channels.sealing`): without one, such a channel with secrets cannot be added or used."""
 
 
 @dataclass(kw_only=True)
@@ -79,10 +84,22 @@ class Server:
     """Which rules declared in agents' code this process has noted (see `declared`)."""
     channels: ChannelRegistry = field(default_factory=ChannelRegistry)
     """The channels this server sends to and takes callbacks from, by name."""
+    follower: ChannelFollower = field(init=False)
+    """Keeps `channels` as the store has the channels admins add (see `channels.following`)."""
 
     def __post_init__(self) -> None:
         if self.store.groups_writes:
             self._writer = GroupedWriter(self.store)
+        self.follower = ChannelFollower(
+            self.channels,
+            self.store,
+            key=self.settings.secrets_key,
+            destinations=self.settings.destinations,
+        )
+
+    def follow_channels(self) -> bool:
+        """Bring the channels up to the store's (a small read when nothing changed)."""
+        return self.follower.follow()
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Run a store call in the server's own threads: a plain executor costs less per call
