@@ -22,6 +22,8 @@ TEST_TEXT = "A test message from signoff: if you can read this, the channel work
 class Trial:
     ok: bool
     channel: str
+    kind: str
+    """The channel's kind (`webhook` for a webhook)."""
     target: str
     ref: dict[str, Any] | None
     """What the platform called the message (its id), when it was sent."""
@@ -32,6 +34,7 @@ class Trial:
         return {
             "ok": self.ok,
             "channel": self.channel,
+            "kind": self.kind,
             "target": self.target,
             "ref": self.ref,
             "error": self.error,
@@ -54,6 +57,7 @@ async def send_test(channel: Channel, target: str, person: str | None = None) ->
     return Trial(
         ok=error is None,
         channel=channel.name,
+        kind=channel.kind,
         target=target,
         ref=ref,
         error=error,

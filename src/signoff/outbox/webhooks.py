@@ -137,7 +137,8 @@ async def send_test_event(webhook: Webhook, *, destinations: Destinations, timeo
         await poster.close()
     return Trial(
         ok=error is None,
-        channel="webhook",
+        channel=webhook.id,
+        kind="webhook",
         target=webhook.shown_url,
         ref={"webhook-id": msg_id},
         error=error,

@@ -86,7 +86,8 @@ class TrialView(BaseModel):
     """What came of a test message: sent (the platform's reference) or why not."""
 
     ok: bool
-    channel: str
+    channel: str = Field(description="The channel's name (a webhook's id).")
+    kind: str = Field(description="The channel's kind (webhook: a webhook).")
     target: str
     ref: dict[str, Any] | None
     error: str | None
