@@ -95,9 +95,9 @@ class ChannelFollower:
                     config = found.config(self.key, self.destinations)
                     channel = build_channel(config)
                 except SignoffError as exc:
-                    unusable[found.name] = f"the channel {found.name} cannot be used here: {exc.message}"
+                    unusable[found.name] = f"{exc.message} (so it is not used here)"
                 except Exception as exc:  # a platform library's own complaint
-                    unusable[found.name] = f"the channel {found.name} cannot be used here: {exc}"
+                    unusable[found.name] = f"channel {found.name!r}: {exc} (so it is not used here)"
                 else:
                     built[found.name] = _Built(found.version, channel, config)
         now = time.monotonic()

@@ -13,6 +13,7 @@ from starlette.staticfiles import StaticFiles
 
 from ..routing import add_routes
 from . import (
+    admin_channels,
     admin_page,
     card_routes,
     executions_page,
@@ -44,6 +45,7 @@ def install_inbox(app: FastAPI) -> None:
         settings_page,
         overview,
         admin_page,
+        admin_channels,
         handles,
     ):
         add_routes(app, module.router)

@@ -600,7 +600,10 @@ SELECT * FROM outbox WHERE request_id = :request_id ORDER BY id;
 SELECT * FROM outbox WHERE state = 'dead' ORDER BY updated_at DESC, id DESC LIMIT :limit;
 
 -- name: retry_outbox
+-- a notice that never reached anyone goes to the person's address as it is now (the target it
+-- recorded is who it was for, when no address was found)
 UPDATE outbox SET state = 'pending', next_at = :now, claimed_by = NULL, claimed_until = NULL,
+                  target = CASE WHEN message = 'notice' AND ref IS NULL THEN NULL ELSE target END,
                   updated_at = :now
 WHERE id = :id AND state = 'dead';
 
