@@ -95,12 +95,13 @@ def channels_add(
     concurrency: Concurrency = None,
     settings: Settings = None,
     secrets: Secrets = None,
+    channels: ChannelsFile = None,
     allow_private_webhooks: AllowPrivate = False,
     secrets_key_file: SecretsKeyFile = None,
     as_user: AsUser = None,
 ) -> None:
     """Add a channel to the database: every server uses it from its next look (within a sweep)."""
-    face = _face(ctx, as_user, None, allow_private_webhooks, secrets_key_file)
+    face = _face(ctx, as_user, channels, allow_private_webhooks, secrets_key_file)
     added = face.add_channel(
         name,
         kind,
@@ -128,13 +129,14 @@ def channels_edit(
     version: Annotated[
         int | None, typer.Option("--version", help="Refused if the channel is no longer at this version.")
     ] = None,
+    channels: ChannelsFile = None,
     allow_private_webhooks: AllowPrivate = False,
     secrets_key_file: SecretsKeyFile = None,
     as_user: AsUser = None,
 ) -> None:
     """Change a stored channel: what is given changes, the rest stays (its secrets too, unless
     given anew)."""
-    face = _face(ctx, as_user, None, allow_private_webhooks, secrets_key_file)
+    face = _face(ctx, as_user, channels, allow_private_webhooks, secrets_key_file)
     current = face.channel(name)
     plain: dict[str, Any] = dict(_settings(settings))
     hidden = _secrets(secrets)
@@ -156,17 +158,33 @@ def channels_edit(
 
 
 @channels_app.command("disable")
-def channels_disable(ctx: typer.Context, name: Name, as_user: AsUser = None) -> None:
+def channels_disable(
+    ctx: typer.Context,
+    name: Name,
+    channels: ChannelsFile = None,
+    allow_private_webhooks: AllowPrivate = False,
+    secrets_key_file: SecretsKeyFile = None,
+    as_user: AsUser = None,
+) -> None:
     """Disable a stored channel: it sends nothing (what waits for it is dead-lettered) and its
     callbacks are refused, until it is enabled."""
-    changed = _face(ctx, as_user).disable_channel(name)
+    face = _face(ctx, as_user, channels, allow_private_webhooks, secrets_key_file)
+    changed = face.disable_channel(name)
     typer.echo(visible(f"Disabled {_line(changed)}"))
 
 
 @channels_app.command("enable")
-def channels_enable(ctx: typer.Context, name: Name, as_user: AsUser = None) -> None:
+def channels_enable(
+    ctx: typer.Context,
+    name: Name,
+    channels: ChannelsFile = None,
+    allow_private_webhooks: AllowPrivate = False,
+    secrets_key_file: SecretsKeyFile = None,
+    as_user: AsUser = None,
+) -> None:
     """Enable a disabled channel (its dead letters stay: signoff outbox retry ID sends one again)."""
-    changed = _face(ctx, as_user).enable_channel(name)
+    face = _face(ctx, as_user, channels, allow_private_webhooks, secrets_key_file)
+    changed = face.enable_channel(name)
     typer.echo(visible(f"Enabled {_line(changed)}"))
 
 
@@ -200,9 +218,11 @@ def print_trial(trial: JSON) -> None:
 
 
 @channels_app.command("deliveries")
-def channels_deliveries(ctx: typer.Context, name: Name, as_json: JsonFlag = False) -> None:
+def channels_deliveries(
+    ctx: typer.Context, name: Name, channels: ChannelsFile = None, as_json: JsonFlag = False
+) -> None:
     """A channel's latest messages (newest first) and its dead letters."""
-    print_lane(_face(ctx).channel_deliveries(name), as_json)
+    print_lane(_face(ctx, None, channels).channel_deliveries(name), as_json)
 
 
 def print_lane(found: JSON, as_json: bool) -> None:
