@@ -220,3 +220,15 @@ def test_disabling_dead_letters_what_waits_in_the_same_change(people: Store) -> 
     [entry] = audit_of(people, "channel.disabled")
     assert entry["dead_lettered"] == 3
     assert entry["before"]["disabled"] is False and entry["after"]["disabled"] is True
+
+
+def test_a_lanes_rows_are_read_through_its_index(sqlite_store: SQLiteStore) -> None:
+    from signoff.store.queries import load_queries
+
+    connection = sqlite3.connect(sqlite_store.path)
+    for query in ("lane_outbox", "lane_dead", "dead_letter_lane"):
+        sql = load_queries("sqlite")[query]
+        params = {"lane": "channel:x", "limit": 20, "why": "-", "now": "-"}
+        [plan] = [row[3] for row in connection.execute("EXPLAIN QUERY PLAN " + sql, params)]
+        assert plan == "SEARCH outbox USING INDEX outbox_by_lane (<expr>=?)", (query, plan)
+    connection.close()

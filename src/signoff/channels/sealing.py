@@ -98,11 +98,12 @@ class SecretsKey:
                 f"channel {channel!r}: its {setting} was sealed with another secrets key ({key_id}; "
                 f"this one is {self.id}): enter it again"
             )
+        aes = _aes(self._key)
         from cryptography.exceptions import InvalidTag
 
         try:
             raw = base64.b64decode(payload, validate=True)
-            value = _aes(self._key).decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], _context(channel, setting))
+            value = aes.decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], _context(channel, setting))
         except (binascii.Error, ValueError, InvalidTag):
             raise ConfigError(f"channel {channel!r}: its {setting} does not open with this key") from None
         return bytes(value).decode()
