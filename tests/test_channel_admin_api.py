@@ -18,6 +18,7 @@ from signoff.store import Store
 from .channel_admin_support import BRIDGE_SECRET, OTHER_SECRET, SETTINGS, ask, bridge, wait_until
 from .live import LiveServer
 from .receivers import Receiver
+from .test_inbox import Person
 
 ADMIN_ACTIONS = (
     "channel.added",
@@ -231,3 +232,29 @@ def test_only_admins_administer_channels_and_the_refusal_is_audited(server: Live
         entry for entry in server.store.audit_entries(action="access.refused") if entry.actor == "mallory"
     ]
     assert len(refusals) == 2
+
+
+def test_the_pages_refuse_bad_input_without_filling_a_secret_back_in(server: LiveServer) -> None:
+    root = Person(server, "webroot", "admin")
+    try:
+        form = {
+            "csrf_token": root.csrf,
+            "kind": "text",
+            "name": "wechat",
+            "setting.platform": "We Chat!",
+            "setting.send_url": "https://bridge.example.com/send",
+            "secret.secret": BRIDGE_SECRET,
+        }
+        refused = root.client.post("/admin/channels", data=form)
+        assert refused.status_code == 422
+        assert "platform is a short lower-case name" in refused.text
+        assert 'value="https://bridge.example.com/send"' in refused.text and BRIDGE_SECRET not in refused.text
+        assert server.store.stored_channels() == []
+        missing = root.client.post("/admin/channels/webhooks/whk_nope/retry", data={"csrf_token": root.csrf})
+        assert missing.status_code == 404 and "no webhook" in missing.text
+        no_csrf = root.client.post("/admin/channels", data={**form, "csrf_token": "forged"})
+        assert no_csrf.status_code == 403 and server.store.stored_channels() == []
+    finally:
+        root.close()
+    with server.client(server.user("mallory")) as member:
+        assert member.get("/admin/channels").status_code == 403
