@@ -30,6 +30,7 @@ import yaml
 from typer.testing import CliRunner
 
 from signoff import RuleSet, ToolCall
+from signoff.channels.sealing import SecretsKey
 from signoff.cli import app
 from signoff.rules import Resolver
 from signoff.store import SQLiteStore
@@ -52,6 +53,7 @@ CHECKED = {
     ("text", "src/signoff/"): "test_the_development_tree_is_what_is_there",
     ("yaml", "encoding_aes_key"): "test_the_chat_channels_file_builds_both_channels",
     ("bash", "signoff users set-address"): "test_the_channel_commands_run",
+    ("bash", "signoff channels new-key"): "test_the_channel_admin_commands_run",
     ("text", "approval dispatched:"): "test_the_dispatch_log_line_is_what_the_worker_prints",
     ("yaml", "kind: email"): "test_the_channels_example_builds_what_it_says",
     ("text", "🔔 等待你的决策"): "test_the_text_fallback_message_is_what_the_readme_shows",
@@ -393,6 +395,31 @@ def test_the_channel_commands_run(tmp_path: Path, signoff_on_path: dict[str, str
         [webhook] = store.list_webhooks()
         assert webhook.events == ("request.created", "request.decided")
         assert webhook.id in done.stdout.splitlines()[-1]  # `webhooks list`; no dead letters after it
+    finally:
+        store.close()
+
+
+def test_the_channel_admin_commands_run(tmp_path: Path, signoff_on_path: dict[str, str]) -> None:
+    block = readme_block("bash", "signoff channels new-key")
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=tmp_path,
+        env=signoff_on_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "ops-slack  slack  stored, version 3  disabled" in done.stdout.splitlines()[-1]
+    assert "xoxb-1234" not in done.stdout and "8f742231" not in done.stdout
+    store = SQLiteStore(tmp_path / "signoff.db")
+    try:
+        stored = store.stored_channel("ops-slack")
+        assert stored is not None and stored.locale == "zh" and stored.timeout == 5.0
+        assert sorted(stored.secrets) == ["bot_token", "signing_secret"]
+        assert "xoxb-1234" not in str(stored.secrets)  # sealed with the key in secrets.key
+        key = SecretsKey.from_file(tmp_path / "secrets.key")
+        assert stored.config(key).secret("bot_token") == "xoxb-1234-5678-example"
     finally:
         store.close()
 

@@ -156,7 +156,7 @@ def test_a_text_bridges_send_url_is_shown_masked_and_used_whole(
         with server.client(server.user("root", "admin")) as admin:
             channels = admin.get("/v1/channels")
         assert channels.status_code == 200 and not leaks(channels.text)
-        assert json.loads(channels.text)[0]["send_url"].endswith("?key=***")
+        assert json.loads(channels.text)[0]["settings"]["send_url"].endswith("?key=***")
     channel = registry.get("wechat")
     assert isinstance(channel, TextChannel)
     sqlite_store.add_user("alice", role="member", actor="test")

@@ -36,6 +36,7 @@ SignoffError
 │   └── CodeRefused              a verification code that is wrong, expired, used or out of tries
 ├── TooSoon                      asked again before the wait is over (429)
 ├── RulesChanged                 the rules changed since they were read: nothing was applied (409)
+├── Conflict                     not in the state things are in now: changed meanwhile, disabled (409)
 ├── NotFound                     no such user, token or rule entry (404)
 └── RemoteError                  the signoff server could not be reached or answered oddly
     └── ServerUnavailable        still unreachable or unavailable (502, 503, 504) when the call gave up
@@ -251,6 +252,12 @@ class TooSoon(SignoffError):
         super().__init__(message)
         self.retry_after = retry_after
         """Seconds until it may be asked again (the answer's `Retry-After`)."""
+
+
+class Conflict(SignoffError):
+    """That cannot be done in the state things are in now: it changed meanwhile, or is disabled."""
+
+    status_code = 409
 
 
 class RemoteError(SignoffError):

@@ -21,6 +21,8 @@ from signoff.channels.recording import RecordingChannel
 from signoff.server.serve import login_link
 from signoff.store import Store
 
+from ..channel_admin_support import ask as ask_routed
+from ..channel_admin_support import wait_until
 from ..live import LiveServer
 from .conftest import CHROMIUM
 
@@ -211,8 +213,51 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
             "admin: audit log, rule changes": "/admin/audit?kind=rules",
             "error page": "/requests/req_does_not_exist",
         }
+        pages.update(_channel_pages(server))
         yield {"server": server, "pages": pages, "handle": f"/h/{secret}", "long": long_one}
     store.close()
+
+
+def _channel_pages(server: LiveServer) -> dict[str, str]:
+    """Admin → Channels with long content: a stored channel the server cannot use (its secret
+    sealed with a key it lacks: a long reason), one it uses with dead letters, a long webhook."""
+    from signoff.channel_admin import ChannelChange, ChannelPlace, add_channel
+    from signoff.channels.sealing import SecretsKey
+    from signoff.destinations import Destinations
+
+    place = ChannelPlace.local(
+        server.store, ChannelRegistry(), key=SecretsKey.generate(), destinations=Destinations()
+    )
+    bridge = {"platform": "wechat", "send_url": "https://bridge.example.com/" + "long-path/" * 8}
+    secret = {"secret": "whsec_" + "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVoxMjM0NTY="}
+    add_channel(
+        place,
+        "wechat-bridge-for-the-finance-team",
+        ChannelChange(kind="text", settings=bridge, secrets=secret),
+        actor="alice",
+        via="test",
+    )
+    add_channel(
+        place,
+        "ops-recording",
+        ChannelChange(kind="recording", settings={"address_kind": "pager"}),
+        actor="alice",
+        via="test",
+    )
+    webhook, _ = server.store.add_webhook(
+        "https://hooks.example.com/signoff/" + "a-very-long-path-segment/" * 4 + "?token=abc",
+        description="The finance team's ledger of every approval, for the quarterly audit",
+        actor="alice",
+    )
+    server.store.set_webhook_disabled(webhook.id, True, actor="alice")  # sends nothing (no DNS look-up)
+    ask_routed(server.store, "routed", channel="ops-recording")  # alice has no pager address: dead
+    wait_until(lambda: server.store.lane_outbox("channel:ops-recording", dead=True))
+    return {
+        "admin channels": "/admin/channels?add=email",
+        "admin channel (unusable)": "/admin/channels/wechat-bridge-for-the-finance-team",
+        "admin channel (dead letters)": "/admin/channels/ops-recording",
+        "admin webhook": f"/admin/channels/webhooks/{webhook.id}",
+    }
 
 
 def _ask(bot: httpx.Client, call_id: str, /, **fields: Any) -> str:

@@ -19,6 +19,7 @@ never show the value; `describe()` lists the channels with those values hidden, 
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import re
 from collections.abc import Iterator, Mapping
@@ -113,7 +114,9 @@ class ChannelFactory(Protocol):
 
 
 class ChannelRegistry:
-    """The configured channels by name."""
+    """The channels a server uses, by name: those of its channels file (or added in code), and
+    those an admin added to the store, which `following.ChannelFollower` keeps as the store has
+    them (`set_stored`). A name the file uses is the file's."""
 
     def __init__(
         self,
@@ -122,6 +125,13 @@ class ChannelRegistry:
     ) -> None:
         self._channels = dict(channels or {})
         self._configs = dict(configs or {})
+        self._stored: dict[str, Channel] = {}
+        self._stored_configs: dict[str, ChannelConfig] = {}
+        self.unusable: dict[str, str] = {}
+        """Stored channels this server does not use, and why: disabled, or it cannot build them
+        (a secret its key does not open, a kind whose extra is not installed)."""
+        self.stored_version = -1
+        """The store's `channels_version` the stored channels were built at (-1: never read)."""
 
     @classmethod
     def from_configs(cls, configs: Mapping[str, ChannelConfig]) -> ChannelRegistry:
@@ -145,35 +155,62 @@ class ChannelRegistry:
         if config is not None:
             self._configs[channel.name] = config
 
+    def set_stored(
+        self,
+        version: int,
+        channels: Mapping[str, tuple[Channel, ChannelConfig]],
+        unusable: Mapping[str, str],
+    ) -> None:
+        """The stored channels as built at the store's `version` (each swapped in whole, so a
+        reader sees the old set or the new one)."""
+        self._stored_configs = {name: config for name, (_, config) in channels.items()}
+        self._stored = {name: channel for name, (channel, _) in channels.items()}
+        self.unusable = dict(unusable)
+        self.stored_version = version
+
     def get(self, name: str) -> Channel | None:
-        return self._channels.get(name)
+        return self._channels.get(name) or self._stored.get(name)
+
+    def why_not(self, name: str) -> str:
+        """Why `get(name)` has no channel: disabled, unusable here, or none by that name."""
+        return self.unusable.get(name, f"no channel named {name!r} is configured")
 
     def __contains__(self, name: object) -> bool:
-        return name in self._channels
+        return name in self._channels or name in self._stored
 
     def __iter__(self) -> Iterator[Channel]:
-        return iter(self._channels.values())
+        return iter([*self._channels.values(), *self._stored.values()])
 
     def __len__(self) -> int:
-        return len(self._channels)
+        return len(self._channels) + len(self._stored)
 
     def config_of(self, name: str) -> ChannelConfig | None:
-        return self._configs.get(name)
+        return self._configs.get(name) or self._stored_configs.get(name)
+
+    def source_of(self, name: str) -> str | None:
+        """`file` (the channels file, or code), `store` (an admin added it), or None."""
+        if name in self._channels:
+            return "file"
+        return "store" if name in self._stored or name in self.unusable else None
+
+    def file_names(self) -> list[str]:
+        return sorted(self._channels)
 
     def names(self) -> list[str]:
-        return sorted(self._channels)
+        return sorted({*self._channels, *self._stored})
 
     def describe(self) -> list[dict[str, Any]]:
         """Each channel's configuration, secrets hidden."""
         described = []
         for name in self.names():
-            config = self._configs.get(name)
-            channel = self._channels[name]
+            config = self.config_of(name)
+            channel = self.get(name)
+            assert channel is not None
             described.append(config.described() if config else {"name": name, "kind": channel.kind})
         return described
 
     async def close(self) -> None:
-        for channel in self._channels.values():
+        for channel in self:
             await channel.close()
 
 
@@ -245,16 +282,9 @@ def parse_config(
             raise ConfigError(f"{where}: channel {name!r} needs a mapping of settings")
         values = {key: _value(name, key, value, environ) for key, value in entry.items()}
         kind = str(values.pop("kind", name))
-        locale = values.pop("locale", "en")
-        if locale not in LOCALES:
-            raise ConfigError(f"channel {name!r}: locale must be one of {', '.join(LOCALES)}")
-        try:
-            timeout = float(values.pop("timeout", 10.0))
-            concurrency = int(values.pop("concurrency", 8))
-        except (TypeError, ValueError):
-            raise ConfigError(f"channel {name!r}: timeout and concurrency must be numbers") from None
-        if timeout <= 0 or concurrency < 1:
-            raise ConfigError(f"channel {name!r}: timeout must be > 0 and concurrency >= 1")
+        locale, timeout, concurrency = checked_common(
+            name, values.pop("locale", "en"), values.pop("timeout", 10.0), values.pop("concurrency", 8)
+        )
         configs[name] = ChannelConfig(
             name=name,
             kind=kind,
@@ -265,6 +295,21 @@ def parse_config(
             destinations=destinations or Destinations(),
         )
     return configs
+
+
+def checked_common(name: str, locale: Any, timeout: Any, concurrency: Any) -> tuple[Locale, float, int]:
+    """The settings every channel has, checked: its locale, its timeout per send (seconds, more
+    than 0) and how many sends may be under way at once (at least 1)."""
+    if locale not in LOCALES:
+        raise ConfigError(f"channel {name!r}: locale must be one of {', '.join(LOCALES)}")
+    try:
+        seconds = float(timeout)
+        at_once = int(concurrency)
+    except (TypeError, ValueError):
+        raise ConfigError(f"channel {name!r}: timeout and concurrency must be numbers") from None
+    if not math.isfinite(seconds) or seconds <= 0 or at_once < 1:
+        raise ConfigError(f"channel {name!r}: timeout must be > 0 and concurrency >= 1")
+    return cast(Locale, locale), seconds, at_once
 
 
 def _value(channel: str, key: str, value: Any, environ: Mapping[str, str]) -> Any:

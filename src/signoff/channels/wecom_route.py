@@ -18,7 +18,7 @@ from fastapi import Request as HttpRequest
 from starlette.responses import PlainTextResponse, Response
 
 from ..errors import NotFound
-from ..server.channel_routes import act, verified
+from ..server.channel_routes import act, callback_channel, verified
 from ..server.context import server_of
 
 router = APIRouter(tags=["channels"])
@@ -34,8 +34,8 @@ async def wecom_callback(name: str, http: HttpRequest) -> Response:
     """A WeCom channel's callback URL (GET: the URL check; POST: card clicks): WeCom's own
     formats, so not in the API's schema (as the shared callback route)."""
     server = server_of(http)
-    channel = server.channels.get(name)
-    if channel is None or not getattr(channel, "takes_query", False):
+    channel = await callback_channel(server, name)
+    if not getattr(channel, "takes_query", False):
         raise NotFound(f"no WeCom channel named {name!r} is configured on this server")
     body = await http.body() if http.method == "POST" else b""
     headers = {key.lower(): value for key, value in http.headers.items()}

@@ -13,7 +13,20 @@ from .. import __version__
 from ..backends import TOKEN_ENV, URL_ENV
 from ..errors import SignoffError
 from ..store import DB_ENV
-from . import admin, channels, decide, demo, explain, layers, mcp_proxy, requests, serve, users
+from . import (
+    admin,
+    channel_admin,
+    channels,
+    decide,
+    demo,
+    explain,
+    layers,
+    mcp_proxy,
+    requests,
+    serve,
+    users,
+    webhook_admin,
+)
 from .state import CliError, CliInputError, CliState
 
 
@@ -141,9 +154,9 @@ GROUPS = {
     "groups": admin.groups_app,
     "users": users.users_app,
     "tokens": users.tokens_app,
-    "webhooks": channels.webhooks_app,
+    "webhooks": webhook_admin.webhooks_app,
     "outbox": channels.outbox_app,
-    "channels": channels.channels_app,
+    "channels": channel_admin.channels_app,
 }
 for command in COMMANDS:
     app.command()(command)

@@ -27,7 +27,7 @@ from ..server.limits import parse_size
 from ..server.serve import announce, announced_url, first_start, load_config, login_link
 from ..server.sign_in_limit import SignInLimit
 from ..token_lifetimes import DEFAULT_TTL, MAX_TTL, MAX_TTL_ENV, TTL_ENV, TokenLifetimes
-from .options import AllowPrivate
+from .options import AllowPrivate, SecretsKeyFile, secrets_key
 from .state import CliError, local_store_of, state_of
 
 DEFAULT_PORT = 8765
@@ -114,6 +114,7 @@ def serve(
         typer.Option("--outbox-retry-cap", min=0.001, help="The longest wait between retries, in seconds."),
     ] = RetryPolicy.cap,
     allow_private_webhooks: AllowPrivate = False,
+    secrets_key_file: SecretsKeyFile = None,
     min_free_disk: Annotated[
         str,
         typer.Option(
@@ -191,6 +192,7 @@ def serve(
         if channels is not None
         else ChannelRegistry()
     )
+    key = secrets_key(secrets_key_file)
     retry = RetryPolicy(first=retry_first, cap=max(retry_cap, retry_first))
     settings = ServerSettings(
         base_url=base_url or f"http://{shown_host}:{port}",
@@ -201,6 +203,7 @@ def serve(
         min_free_disk=disk_threshold,
         tokens=tokens,
         sign_in_limit=SignInLimit(failures=sign_in_failures, window=window),
+        secrets_key=key,
     )
     show_channel_logs()
     if config is not None:
@@ -208,6 +211,8 @@ def serve(
         typer.echo(f"Rules loaded from {config}")
     if len(registry):
         typer.echo(f"Channels: {', '.join(registry.names())}")
+    if key is not None:
+        typer.echo(f"Secrets of channels kept in the database: sealed with key {key.id}")
     first = first_start(store, settings)
     announce(store, settings)
     typer.echo(f"signoff is serving on {settings.base_url}  (API docs: {settings.base_url}/docs)")

@@ -33,6 +33,7 @@ from ..store.run_state_ops import RunStateRecord
 from ..store.wakeup import Waiter, WakeupHub
 from . import _calls as calls
 from ._admin import AdminCalls
+from ._channel_admin import ChannelAdminCalls
 from ._events import EventFollower
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
 from ._wire import Call, error_from, unreachable
@@ -43,7 +44,7 @@ DEFAULT_RETRY_FOR = 10.0
 """Seconds a call made outside a gate rides out transient server trouble."""
 
 
-class Client(Backend, AdminCalls):
+class Client(Backend, AdminCalls, ChannelAdminCalls):
     """Talks to a signoff server with an API token; a `Backend`, so a `Gate` can use it.
 
     The token decides who acts: `actor` and `channel` arguments are the server's to set (the

@@ -84,8 +84,10 @@ class Attempts:
     async def _webhook(self, row: OutboxRow, request: Request) -> Outcome:
         target = row.target or ""
         webhook = await self._webhook_named(target)
-        if webhook is None or webhook.disabled:
-            return _skipped(row, target, "the webhook was removed or disabled")
+        if webhook is None:
+            return _skipped(row, target, "the webhook was removed")
+        if webhook.disabled:  # sent nothing: an admin sends it again once the webhook is enabled
+            return self._failed(row, target, f"the webhook {webhook.id} is disabled", False, None)
         body = row.body
         if body is None:
             execution = None
@@ -115,9 +117,7 @@ class Attempts:
         channel = self.channels.get(row.channel)
         recipient = row.recipient or ""
         if channel is None:
-            return self._failed(
-                row, recipient, f"no channel named {row.channel!r} is configured", False, None
-            )
+            return self._failed(row, recipient, self.channels.why_not(row.channel), False, None)
         context["platform"] = channel.kind
         target = row.target or await asyncio.to_thread(self.store.address_of, recipient, channel.address_kind)
         if not target:

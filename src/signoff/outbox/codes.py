@@ -24,7 +24,7 @@ async def send_code(
     target, user = row.target or "", row.recipient or ""
     channel = channels.get(row.channel)
     if channel is None:
-        raise DeliveryError(f"no channel named {row.channel!r} is configured", retry=False)
+        raise DeliveryError(channels.why_not(row.channel), retry=False)
     context["platform"] = channel.kind
     context["target"] = target
     issued = await asyncio.to_thread(

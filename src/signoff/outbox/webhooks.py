@@ -7,10 +7,13 @@ retry sends the same bytes under the same id."""
 from __future__ import annotations
 
 import json
+import secrets
+import time
 from datetime import UTC, datetime
 from typing import Any
 
 from ..channels.contract import DeliveryError, retry_after_seconds
+from ..channels.trial import TEST_TEXT, Trial
 from ..destinations import Destinations
 from ..destinations.masking import masked_in
 from ..errors import InvalidInput
@@ -18,6 +21,8 @@ from ..requests import Execution, Request
 from ..store.webhook_ops import Webhook
 
 USER_AGENT = "signoff-webhooks/1"
+TEST_EVENT = "webhook.test"
+"""The type of the event "send a test" sends (no request is about it)."""
 
 
 def message_id(request_id: str, outbox_id: int) -> str:
@@ -113,3 +118,29 @@ class WebhookPoster:
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+async def send_test_event(webhook: Webhook, *, destinations: Destinations, timeout: float) -> Trial:
+    """POST a signed `webhook.test` event to the webhook now (not through the outbox), as its
+    events go: the same signature, the same destination checks; what came of it."""
+    msg_id = f"msg_test_{secrets.token_hex(8)}"
+    data = {"webhook": webhook.id, "message": TEST_TEXT}
+    body = json.dumps({"type": TEST_EVENT, "timestamp": datetime.now(UTC).isoformat(), "data": data})
+    poster = WebhookPoster(destinations)
+    started = time.perf_counter()
+    error = None
+    try:
+        await poster.post(webhook, msg_id, body, timeout)
+    except DeliveryError as exc:
+        error = exc.message
+    finally:
+        await poster.close()
+    return Trial(
+        ok=error is None,
+        channel=webhook.id,
+        kind="webhook",
+        target=webhook.shown_url,
+        ref={"webhook-id": msg_id},
+        error=error,
+        seconds=time.perf_counter() - started,
+    )

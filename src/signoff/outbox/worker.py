@@ -18,6 +18,7 @@ import os
 import socket
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from .._util import utcnow
@@ -52,9 +53,13 @@ class DeliveryWorker:
         base_url: str = "http://127.0.0.1:8765",
         name: str | None = None,
         destinations: Destinations | None = None,
+        follow: Callable[[], object] | None = None,
     ) -> None:
+        """`follow`: brings `channels` up to the store's before each claim (a channel disabled
+        before a claim sends none of the rows claimed; see `channels.following`)."""
         self.store = store
         self.channels = channels
+        self._follow = follow
         self.settings = settings or OutboxSettings()
         self.base_url = base_url.rstrip("/")
         self.name = name or worker_name()
@@ -155,6 +160,8 @@ class DeliveryWorker:
         room = self.settings.batch - len(self._tasks)
         if room <= 0 or not await asyncio.to_thread(self.store.outbox_due):
             return 0
+        if self._follow is not None:
+            await asyncio.to_thread(self._follow)
         full = tuple(lane for lane, held in self._held.items() if held >= self._bound(lane))
         rows = await asyncio.to_thread(
             self.store.claim_outbox,

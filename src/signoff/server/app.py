@@ -6,7 +6,8 @@
 The server owns the sweeper: every `sweep_interval` seconds it expires what is past its deadline
 and marks in doubt the executions whose process stopped while running the tool, and abandoned the
 approved calls whose waiting process stopped before running them (safe on several replicas:
-PostgreSQL skips rows another replica holds).
+PostgreSQL skips rows another replica holds); it also brings the channels admins keep in the
+store up to date (`channels.following`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ..outbox.worker import DeliveryWorker
 from ..store import Store
 from . import agui, channel_routes, health
 from .access import CallerCache
-from .api import agents, audit, executions, identity, requests, rules, run_states
+from .api import agents, audit, channel_admin, executions, identity, requests, rules, run_states
 from .api import channels as channel_api
 from .api.rule_history import router as rule_history_router
 from .context import Server, ServerSettings
@@ -74,11 +75,16 @@ def create_app(
         settings.outbox,
         base_url=settings.base_url,
         destinations=settings.destinations,
+        follow=server.follow_channels,
     )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await feed.start()
+        try:
+            await asyncio.to_thread(server.follow_channels)
+        except StoreUnavailable as exc:  # the sweep keeps trying
+            log.warning("the channels kept in the store cannot be read yet (%s)", exc.message)
         sweeper = asyncio.create_task(_sweep(server), name="signoff-sweeper")
         if settings.outbox.enabled:
             await worker.start()
@@ -88,6 +94,7 @@ def create_app(
             if settings.outbox.enabled:
                 await worker.stop()
             await server.channels.close()
+            await server.follower.close()
             sweeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await sweeper
@@ -108,7 +115,17 @@ def create_app(
     app.state.outbox = worker
     app.add_middleware(Door, max_body=settings.max_body)
     install_error_handlers(app)
-    for module in (requests, agents, executions, rules, audit, identity, run_states, channel_api):
+    for module in (
+        requests,
+        agents,
+        executions,
+        rules,
+        audit,
+        identity,
+        run_states,
+        channel_api,
+        channel_admin,
+    ):
         add_routes(app, module.router)
     add_routes(app, executions.per_request)
     add_routes(app, rule_history_router)
@@ -160,6 +177,8 @@ async def _sweep(server: Server) -> None:
                 await asyncio.to_thread(store.purge_credentials)
                 await asyncio.to_thread(store.purge_kept_answers, ttl=server.settings.idempotency_ttl)
                 next_purge = loop.time() + PURGE_EVERY.total_seconds()
+            await asyncio.to_thread(server.follow_channels)
+            await server.follower.close_retired()
         except StoreUnavailable as exc:
             if exc.message != unavailable:
                 log.warning("the sweep cannot use the store (%s); trying again until it can", exc.message)

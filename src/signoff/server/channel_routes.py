@@ -4,11 +4,12 @@ The channel verifies the callback (`Channel.verify`: signature, freshness, decry
 forged or stale one is a 401, audited, and an unreadable one a 400) and says who acted, on
 which request, with which decision. Deciding is the server's: the sender is the person whose
 verified address on that channel it is (an address only claimed decides nothing: refused and
-audited, DESIGN §9), the request is named by id, by handle, or (a text reply) by the reply code
-its message carried, or is the sender's only open one (`reply_picking`), and the decision goes
-through the same checks as every other (`deciding.decide_as`: only approvers, the first decision
-wins, audited). The channel then answers its platform (`Channel.answer`). Each inbound action is
-one structured log line (thread, request, handle, platform, result).
+audited, DESIGN §9; a disabled channel's callbacks are refused and audited too), the request is
+named by id, by handle, or (a text reply) by the reply code its message carried, or is the
+sender's only open one (`reply_picking`), and the decision goes through the same checks as
+every other (`deciding.decide_as`: only approvers, the first decision wins, audited). The
+channel then answers its platform (`Channel.answer`). Each inbound action is one structured log
+line (thread, request, handle, platform, result).
 """
 
 from __future__ import annotations
@@ -57,9 +58,7 @@ async def callback(name: str, http: HttpRequest) -> Response:
     """A channel's callback (Slack interactions, WeCom and Feishu card actions, text replies):
     the platforms' own formats, so not in the API's schema."""
     server = server_of(http)
-    channel = server.channels.get(name)
-    if channel is None:
-        raise NotFound(f"no channel named {name!r} is configured on this server")
+    channel = await callback_channel(server, name)
     body = await http.body()
     headers = {key.lower(): value for key, value in http.headers.items()}
     inbound = await verified(server, channel, lambda: channel.verify(body, headers))
@@ -70,6 +69,22 @@ async def callback(name: str, http: HttpRequest) -> Response:
     outcome = None if inbound.kind == "reply" else await server.write(act, server, channel, inbound)
     status, payload = channel.answer(inbound, outcome)
     return JSONResponse(payload, status)
+
+
+async def callback_channel(server: Server, name: str) -> Channel:
+    """The channel a callback is for, as the store has it now (a channel disabled a moment ago
+    on another replica is disabled here too): a disabled channel's callbacks are refused (403,
+    audited), and nothing is decided."""
+    await server.run(server.follow_channels)
+    channel = server.channels.get(name)
+    if channel is not None:
+        return channel
+    if name in server.channels.unusable:
+        refused = PermissionDenied(f"{server.channels.why_not(name)}: its callbacks are refused")
+        data = {"reason": server.channels.why_not(name)}
+        refusal = {"actor": ANONYMOUS, "channel": name, "action": CALLBACK_REFUSED, "data": data}
+        raise await server.run(audit_refusal, server.store, refused, **refusal)
+    raise NotFound(f"no channel named {name!r} is configured on this server")
 
 
 async def verified(server: Server, channel: Channel, verify: Callable[[], Inbound]) -> Inbound:

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import Request as HttpRequest
 
+from ..channels.following import ChannelFollower
 from ..channels.registry import ChannelRegistry
+from ..channels.sealing import SecretsKey
 from ..destinations import Destinations
 from ..outbox.settings import OutboxSettings
 from ..rules.resolve import Resolver
@@ -68,6 +70,9 @@ class ServerSettings:
     wait_recheck: float = 5.0
     """A long-poll (`GET /v1/requests/{id}/wait`) is woken by the change itself; it also reads
     its request again this often, in case a wake-up from another process was lost."""
+    secrets_key: SecretsKey | None = None
+    """The key that seals the secrets of channels admins add (`--secrets-key-file`; see
+    `channels.sealing`): without one, such a channel with secrets cannot be added or used."""
 
 
 @dataclass(kw_only=True)
@@ -90,11 +95,23 @@ class Server:
     """Which rules declared in agents' code this process has noted (see `declared`)."""
     channels: ChannelRegistry = field(default_factory=ChannelRegistry)
     """The channels this server sends to and takes callbacks from, by name."""
+    follower: ChannelFollower = field(init=False)
+    """Keeps `channels` as the store has the channels admins add (see `channels.following`)."""
 
     def __post_init__(self) -> None:
         self.limiter = SignInLimiter(self.settings.sign_in_limit)
         if self.store.groups_writes:
             self._writer = GroupedWriter(self.store)
+        self.follower = ChannelFollower(
+            self.channels,
+            self.store,
+            key=self.settings.secrets_key,
+            destinations=self.settings.destinations,
+        )
+
+    def follow_channels(self) -> bool:
+        """Bring the channels up to the store's (a small read when nothing changed)."""
+        return self.follower.follow()
 
     async def run(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T:
         """Run a store call in the server's own threads: a plain executor costs less per call

@@ -50,7 +50,8 @@ API_ERRORS: dict[int | str, dict[str, Any]] = {
     404: _answer("`RequestNotFound`, `NotFound`: nothing by that name that the caller may see"),
     409: _answer(
         "`AlreadyDecided`, `RequestConflict`, `RequestNotReady`, an `ExecutionError`, an "
-        "`UnattendedError`, `AuditBroken`, `AlreadyExists`: the state of things does not allow it now"
+        "`UnattendedError`, `AuditBroken`, `AlreadyExists`, `Conflict`: the state of things does "
+        "not allow it now"
     ),
     413: _answer("`PayloadTooLarge`: the body is over the server's limit; nothing was stored"),
     429: _answer(

@@ -3,8 +3,8 @@
 Requests (get-or-create by creator + thread_id + tool_call_id, drafts, decisions with quorum,
 expiry, cancel), execution records (claim, renew, finish, reset), settings (rule layers, groups,
 AskOnce memory), users and their hashed credentials, the rules agents declared in code, the
-answers kept for idempotency keys, and the hash-chained audit log. Every state change and its
-audit entry commit together; waiters are woken after the commit.
+answers kept for idempotency keys, the channels admins add, and the hash-chained audit log.
+Every state change and its audit entry commit together; waiters are woken after the commit.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 from .acting_ops import ActingOps
 from .address_codes import AddressCodeOps
 from .audit_ops import AuditOps
+from .channel_ops import ChannelOps
 from .declared_ops import DeclaredRuleOps
 from .execution_ops import ExecutionOps
 from .idempotency_ops import IdempotencyOps
@@ -40,5 +41,6 @@ class Store(
     AddressCodeOps,
     WebhookOps,
     ReplyCodeOps,
+    ChannelOps,
 ):
     """Base class of the store backends. Use `open_store(url)` to get one."""

@@ -23,7 +23,7 @@ from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from .._util import new_id, utcnow
-from ..errors import NotFound
+from ..errors import Conflict, NotFound
 from ..rules.effective import INBOX_CHANNEL, REQUESTER_UNKNOWN
 from .core import Json, StoreCore, Tx
 
@@ -130,6 +130,18 @@ def outbox_row(row: dict[str, Any]) -> OutboxRow:
 
 def attempt_of(row: dict[str, Any]) -> Attempt:
     return Attempt(**{**row, "id": int(row["id"]), "outbox_id": _int(row["outbox_id"])})
+
+
+def _refuse_if_disabled(tx: Tx, row: dict[str, Any]) -> None:
+    """A dead letter of a disabled channel or webhook is not sent again (it sends nothing)."""
+    if row["channel"] == WEBHOOK:
+        webhook = tx.one("get_webhook", id=row["target"])
+        disabled, what = bool(webhook and webhook["disabled"]), f"the webhook {row['target']}"
+    else:
+        stored = tx.one("get_channel", name=row["channel"])
+        disabled, what = bool(stored and stored["disabled"]), f"the channel {row['channel']}"
+    if disabled:
+        raise Conflict(f"{what} is disabled: enable it first, then send this again")
 
 
 def _int(value: Any) -> int | None:
@@ -301,20 +313,25 @@ class OutboxOps(StoreCore):
             return [outbox_row(row) for row in tx.all("dead_letters", limit=limit)]
 
     def retry_dead_letter(self, outbox_id: int, *, actor: str, channel: str = "cli") -> OutboxRow:
-        """Send a dead-lettered row again (after fixing what made it fail)."""
+        """Send a dead-lettered row again (after fixing what made it fail); Conflict while its
+        channel or webhook is disabled."""
         with self._transaction() as (tx, _):
             row = tx.one("get_outbox", id=outbox_id)
             if row is None:
                 raise NotFound(f"no outbox row {outbox_id}")
+            if row["state"] == "dead":
+                _refuse_if_disabled(tx, row)
             if tx.run("retry_outbox", id=outbox_id, now=utcnow()) != 1:
                 raise NotFound(f"outbox row {outbox_id} is {row['state']}, not dead")
+            data = {
+                "outbox_id": outbox_id,
+                "channel": row["channel"],
+                "event": row["event"],
+                "before": {"state": "dead", "last_error": row["last_error"]},
+                "after": {"state": "pending"},
+            }
             self._audit(
-                tx,
-                "delivery.retried",
-                actor=actor,
-                channel=channel,
-                request_id=row["request_id"],
-                data={"outbox_id": outbox_id, "channel": row["channel"], "event": row["event"]},
+                tx, "delivery.retried", actor=actor, channel=channel, request_id=row["request_id"], data=data
             )
             fresh = tx.one("get_outbox", id=outbox_id)
         assert fresh is not None

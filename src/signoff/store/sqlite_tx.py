@@ -27,6 +27,7 @@ JSON_COLUMNS = frozenset(
         "ref",
         "events",
         "secrets",
+        "settings",
     }
 )
 TIME_COLUMNS = frozenset(

@@ -19,7 +19,7 @@ from .._util import new_id, utcnow
 from ..destinations import Destinations
 from ..destinations.masking import shown_url
 from ..errors import InvalidInput, NotFound
-from .core import Json, StoreCore
+from .core import Json, StoreCore, Tx
 
 EVENTS = (
     "request.created",
@@ -98,6 +98,20 @@ def check_events(events: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     return chosen
 
 
+def audited_webhook(webhook: Webhook | None) -> dict[str, Any] | None:
+    """A webhook as its audit entries keep it: never a secret, only how many sign."""
+    if webhook is None:
+        return None
+    return {
+        "url": webhook.shown_url,
+        "events": list(webhook.events),
+        "inbound_as": webhook.actor,
+        "description": webhook.description,
+        "secrets": len(webhook.secrets),
+        "disabled": webhook.disabled,
+    }
+
+
 class WebhookOps(StoreCore):
     def add_webhook(
         self,
@@ -118,12 +132,7 @@ class WebhookOps(StoreCore):
         secret = new_webhook_secret()
         webhook_id = new_id("whk")
         with self._transaction() as (tx, _):
-            if inbound_as is not None:
-                user = tx.one("get_user", name=inbound_as)
-                if user is None:
-                    raise InvalidInput(f"no user named {inbound_as!r}")
-                if user["role"] == "agent":
-                    raise InvalidInput(f"{inbound_as} is an agent; decisions are made as a person")
+            _check_inbound(tx, inbound_as)
             tx.run(
                 "insert_webhook",
                 id=webhook_id,
@@ -135,21 +144,17 @@ class WebhookOps(StoreCore):
                 description=description,
                 now=utcnow(),
             )
-            self._audit(
-                tx,
-                "webhook.added",
-                actor=actor,
-                channel=channel,
-                data={
-                    "id": webhook_id,
-                    "url": shown_url(url),
-                    "events": list(chosen),
-                    "inbound_as": inbound_as,
-                },
-            )
-        webhook = self.get_webhook(webhook_id)
-        assert webhook is not None
-        return webhook, secret
+            added = _webhook_in(tx, webhook_id)
+            data = {
+                "id": webhook_id,
+                "url": shown_url(url),
+                "events": list(chosen),
+                "inbound_as": inbound_as,
+                "before": None,
+                "after": audited_webhook(added),
+            }
+            self._audit(tx, "webhook.added", actor=actor, channel=channel, data=data)
+        return added, secret
 
     def list_webhooks(self) -> list[Webhook]:
         with self._read() as tx:
@@ -160,11 +165,69 @@ class WebhookOps(StoreCore):
             row = tx.one("get_webhook", id=webhook_id)
         return _webhook(row) if row is not None else None
 
+    def update_webhook(
+        self,
+        webhook_id: str,
+        *,
+        url: str | None = None,
+        events: list[str] | tuple[str, ...] | None = None,
+        inbound_as: str | None = None,
+        description: str | None = None,
+        allow_private: bool = False,
+        actor: str,
+        channel: str = "cli",
+    ) -> Webhook:
+        """Change what is given (None: as it is): its URL (checked as when added), its events,
+        whom its signed decisions are made as (`""`: it takes none), its description (`""`:
+        none). Its secrets stay: `rotate_webhook_secret` changes them."""
+        chosen = check_events(events) if events is not None else None
+        if url is not None:
+            Destinations(allow_private=allow_private).check_url(url)
+        with self._transaction() as (tx, _):
+            before = _webhook_in(tx, webhook_id)
+            inbound = before.actor if inbound_as is None else (inbound_as or None)
+            _check_inbound(tx, inbound)
+            tx.run(
+                "update_webhook",
+                id=webhook_id,
+                url=url if url is not None else before.url,
+                events=Json(list(chosen if chosen is not None else before.events)),
+                inbound=inbound is not None,
+                actor=inbound,
+                description=before.description if description is None else (description or None),
+            )
+            after = _webhook_in(tx, webhook_id)
+            data = {"id": webhook_id, "before": audited_webhook(before), "after": audited_webhook(after)}
+            self._audit(tx, "webhook.changed", actor=actor, channel=channel, data=data)
+        return after
+
+    def set_webhook_disabled(
+        self, webhook_id: str, disabled: bool, *, actor: str, channel: str = "cli"
+    ) -> Webhook:
+        """Disable a webhook (no event is written for it, and those waiting are dead-lettered
+        now), or enable it again. Already so: nothing changes."""
+        with self._transaction() as (tx, _):
+            before = _webhook_in(tx, webhook_id)
+            if tx.run("set_webhook_disabled", id=webhook_id, disabled=disabled) != 1:
+                return before
+            data: dict[str, Any] = {"id": webhook_id}
+            if disabled:
+                why = f"the webhook {webhook_id} was disabled by {actor}"
+                data["dead_lettered"] = tx.run(
+                    "dead_letter_lane", lane=f"webhook:{webhook_id}", why=why, now=utcnow()
+                )
+            after = _webhook_in(tx, webhook_id)
+            data.update(before=audited_webhook(before), after=audited_webhook(after))
+            action = "webhook.disabled" if disabled else "webhook.enabled"
+            self._audit(tx, action, actor=actor, channel=channel, data=data)
+        return after
+
     def remove_webhook(self, webhook_id: str, *, actor: str, channel: str = "cli") -> None:
         with self._transaction() as (tx, _):
-            if tx.run("delete_webhook", id=webhook_id) != 1:
-                raise NotFound(f"no webhook {webhook_id!r}")
-            self._audit(tx, "webhook.removed", actor=actor, channel=channel, data={"id": webhook_id})
+            before = _webhook_in(tx, webhook_id)
+            tx.run("delete_webhook", id=webhook_id)
+            data = {"id": webhook_id, "before": audited_webhook(before), "after": None}
+            self._audit(tx, "webhook.removed", actor=actor, channel=channel, data=data)
 
     def rotate_webhook_secret(
         self, webhook_id: str, *, keep_old: bool = True, actor: str, channel: str = "cli"
@@ -173,17 +236,34 @@ class WebhookOps(StoreCore):
         ones sign too until the next rotation with `keep_old=False` (the receiver switches over
         meanwhile); else they stop at once."""
         with self._transaction() as (tx, _):
-            row = tx.one("get_webhook", id=webhook_id)
-            if row is None:
-                raise NotFound(f"no webhook {webhook_id!r}")
+            before = _webhook_in(tx, webhook_id)
             secret = new_webhook_secret()
-            kept = list(row["secrets"])[: MAX_SECRETS - 1] if keep_old else []
+            kept = list(before.secrets)[: MAX_SECRETS - 1] if keep_old else []
             tx.run("set_webhook_secrets", id=webhook_id, secrets=Json([secret, *kept]))
-            self._audit(
-                tx,
-                "webhook.rotated",
-                actor=actor,
-                channel=channel,
-                data={"id": webhook_id, "kept_old": len(kept)},
-            )
+            after = _webhook_in(tx, webhook_id)
+            data = {
+                "id": webhook_id,
+                "kept_old": len(kept),
+                "before": audited_webhook(before),
+                "after": audited_webhook(after),
+            }
+            self._audit(tx, "webhook.rotated", actor=actor, channel=channel, data=data)
         return secret
+
+
+def _webhook_in(tx: Tx, webhook_id: str) -> Webhook:
+    row = tx.one("get_webhook", id=webhook_id)
+    if row is None:
+        raise NotFound(f"no webhook {webhook_id!r}")
+    return _webhook(row)
+
+
+def _check_inbound(tx: Tx, inbound_as: str | None) -> None:
+    """Decisions from a webhook are made as a person who exists."""
+    if inbound_as is None:
+        return
+    user = tx.one("get_user", name=inbound_as)
+    if user is None:
+        raise InvalidInput(f"no user named {inbound_as!r}")
+    if user["role"] == "agent":
+        raise InvalidInput(f"{inbound_as} is an agent; decisions are made as a person")

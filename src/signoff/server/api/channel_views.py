@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -84,18 +84,3 @@ class InboundDecisionBody(Body):
 
     request_id: str = Field(min_length=1, max_length=64)
     decision: dict[str, Any] = Field(description="As for POST /v1/requests/{id}/decision.")
-
-
-class ChannelView(BaseModel):
-    name: str
-    kind: str
-    locale: Literal["en", "zh"] | None = None
-
-
-class ChannelTestView(BaseModel):
-    ok: bool
-    channel: str
-    target: str
-    ref: dict[str, Any] | None
-    error: str | None
-    seconds: float

@@ -1,5 +1,6 @@
 """The channels API: people's addresses, webhooks (out, and signed decisions in), and what the
-outbox holds. Admins manage; a person reads and sets their own addresses, which count once the
+outbox holds (administering channels, and editing, testing and disabling webhooks:
+`channel_admin`). Admins manage; a person reads and sets their own addresses, which count once the
 person enters the code sent there (see `server.addresses`)."""
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from .channel_views import (
     AddressBody,
     AddressesView,
     AddressView,
-    ChannelView,
     CodeBody,
     InboundDecisionBody,
     NewSecret,
@@ -124,14 +124,6 @@ def remove_address(
     _self_or_admin(caller.user, name)
     removed = server_of(http).store.remove_address(name, kind, actor=caller.user.name, channel=caller.channel)
     return {"removed": removed}
-
-
-@router.get("/channels", summary="The channels this server is configured with (admins; no secrets)")
-def channels(
-    http: HttpRequest, user: CurrentUser
-) -> Annotated[list[dict[str, Any]], ShownAs(list[ChannelView])]:
-    require_admin(user)
-    return server_of(http).channels.describe()
 
 
 @router.get("/webhooks", summary="Webhooks (admins; secrets are never shown)")

@@ -14,6 +14,7 @@ from starlette.staticfiles import StaticFiles
 from ..routing import add_routes
 from . import (
     admin_audit,
+    admin_channels,
     admin_page,
     admin_rules,
     card_routes,
@@ -48,6 +49,7 @@ def install_inbox(app: FastAPI) -> None:
         admin_page,
         admin_rules,
         admin_audit,
+        admin_channels,
         handles,
     ):
         add_routes(app, module.router)

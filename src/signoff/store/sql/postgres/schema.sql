@@ -355,3 +355,27 @@ CREATE TABLE delivery_attempts (
     attempted_at TIMESTAMPTZ NOT NULL
 );
 CREATE INDEX delivery_attempts_by_request ON delivery_attempts (request_id, id);
+
+-- Channels an admin adds (the inbox, the API, the CLI), beside those of a server's channels
+-- file: the kind's plain settings, and its secrets sealed with the servers' secrets key (never
+-- kept plain, never shown). `version` grows with each change: an edit names the version it
+-- read. Every change bumps the `channels_version` counter, which the servers follow.
+CREATE TABLE channels (
+    name TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    locale TEXT NOT NULL DEFAULT 'en',
+    timeout DOUBLE PRECISION NOT NULL DEFAULT 10,
+    concurrency INTEGER NOT NULL DEFAULT 8,
+    settings JSONB NOT NULL,
+    secrets JSONB NOT NULL,
+    disabled BOOLEAN NOT NULL DEFAULT FALSE,
+    version INTEGER NOT NULL DEFAULT 1,
+    created_at TIMESTAMPTZ NOT NULL,
+    created_by TEXT NOT NULL,
+    updated_at TIMESTAMPTZ NOT NULL,
+    updated_by TEXT NOT NULL
+);
+
+-- A lane's rows newest first (a channel's, a webhook's: what the admin pages list), by the
+-- lane as `claim_outbox` names it.
+CREATE INDEX outbox_by_lane ON outbox ((CASE WHEN channel = 'webhook' THEN 'webhook:' || target ELSE 'channel:' || channel END), id);

@@ -617,7 +617,10 @@ SELECT * FROM outbox WHERE request_id = :request_id ORDER BY id;
 SELECT * FROM outbox WHERE state = 'dead' ORDER BY updated_at DESC, id DESC LIMIT :limit;
 
 -- name: retry_outbox
+-- a notice that never reached anyone goes to the person's address as it is now (the target it
+-- recorded is who it was for, when no address was found)
 UPDATE outbox SET state = 'pending', next_at = :now, claimed_by = NULL, claimed_until = NULL,
+                  target = CASE WHEN message = 'notice' AND ref IS NULL THEN NULL ELSE target END,
                   updated_at = :now
 WHERE id = :id AND state = 'dead';
 
@@ -651,3 +654,53 @@ ORDER BY r.created_at, r.id;
 
 -- name: request_of_reply_code
 SELECT request_id FROM reply_codes WHERE channel = :channel AND recipient = :recipient AND code = :code;
+
+-- name: insert_channel
+INSERT INTO channels (name, kind, locale, timeout, concurrency, settings, secrets, disabled, version,
+                      created_at, created_by, updated_at, updated_by)
+VALUES (:name, :kind, :locale, :timeout, :concurrency, :settings, :secrets, :disabled, 1,
+        :now, :actor, :now, :actor)
+ON CONFLICT (name) DO NOTHING;
+
+-- name: get_channel
+SELECT * FROM channels WHERE name = :name;
+
+-- name: list_channels
+SELECT * FROM channels ORDER BY name;
+
+-- name: update_channel
+-- an edit, made only if the channel is still at the version the editor read
+UPDATE channels SET locale = :locale, timeout = :timeout, concurrency = :concurrency,
+                    settings = :settings, secrets = :secrets, version = version + 1,
+                    updated_at = :now, updated_by = :actor
+WHERE name = :name AND version = :version;
+
+-- name: set_channel_disabled
+UPDATE channels SET disabled = :disabled, version = version + 1, updated_at = :now, updated_by = :actor
+WHERE name = :name AND disabled <> :disabled;
+
+-- name: dead_letter_lane
+-- a disabled channel's or webhook's waiting rows (those no worker holds now) are given up
+UPDATE outbox SET state = 'dead', last_error = :why, updated_at = :now
+WHERE state = 'pending' AND (claimed_until IS NULL OR claimed_until < :now)
+  AND (CASE WHEN channel = 'webhook' THEN 'webhook:' || target ELSE 'channel:' || channel END) = :lane;
+
+-- name: lane_outbox
+-- a lane's rows (a channel's, a webhook's), newest first
+SELECT * FROM outbox
+WHERE (CASE WHEN channel = 'webhook' THEN 'webhook:' || target ELSE 'channel:' || channel END) = :lane
+ORDER BY id DESC LIMIT :limit;
+
+-- name: lane_dead
+SELECT * FROM outbox
+WHERE (CASE WHEN channel = 'webhook' THEN 'webhook:' || target ELSE 'channel:' || channel END) = :lane
+  AND state = 'dead'
+ORDER BY id DESC LIMIT :limit;
+
+-- name: update_webhook
+UPDATE webhooks SET url = :url, events = :events, inbound = :inbound, actor = :actor,
+                    description = :description
+WHERE id = :id;
+
+-- name: set_webhook_disabled
+UPDATE webhooks SET disabled = :disabled WHERE id = :id AND disabled <> :disabled;
