@@ -6,6 +6,7 @@ PostgreSQL tests need `SIGNOFF_TEST_POSTGRES_DSN` (CI sets it); elsewhere they s
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,11 @@ from signoff.store import SQLiteStore, Store
 from .live import LiveServer
 
 POSTGRES_DSN = os.environ.get("SIGNOFF_TEST_POSTGRES_DSN")
+
+# The default database lives in the user's data directory; a test that reaches it (a CLI command
+# with no --db, a process started without SIGNOFF_DB) gets one of this run's own instead, never
+# the machine's (processes the tests start inherit it).
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="signoff-tests-data-")
 NO_POSTGRES = (
     "PostgreSQL tests need SIGNOFF_TEST_POSTGRES_DSN (e.g. postgresql://postgres@127.0.0.1:5432/test)"
 )

@@ -132,6 +132,9 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
                 "settings": "/settings",
                 "executions": "/executions",
                 "admin": "/admin",
+                "admin rules": "/admin/rules",
+                "admin audit": "/admin/audit",
+                "admin channels": "/admin/channels",
                 "error page": "/requests/req_does_not_exist",
             }
             yield {"server": server, "pages": pages, "handle": f"/h/{secret}", "ask": ask}
