@@ -53,8 +53,8 @@ class StoreCollector(Collector):
             labels=["status"],
         )
         counted = self.store.execution_counts()
-        for status in EXECUTION_STATES_COUNTED:
-            executions.add_metric([status], counted.get(status, 0))
+        for state in EXECUTION_STATES_COUNTED:
+            executions.add_metric([state], counted.get(state, 0))
         yield executions
         outbox = GaugeMetricFamily(
             "signoff_outbox",
