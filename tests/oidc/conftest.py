@@ -112,11 +112,11 @@ def oidc_settings(issuer: str, **changes: Any) -> OidcSettings:
 class OidcWorld:
     """A signoff server signing people in through a running provider."""
 
-    def __init__(self, store: Store, **oidc: Any) -> None:
+    def __init__(self, store: Store, server: dict[str, Any] | None = None, **oidc: Any) -> None:
         self.store = store
         self.provider_port = free_port()
         issuer = f"http://127.0.0.1:{self.provider_port}"
-        settings = ServerSettings(sweep_interval=0.2, oidc=oidc_settings(issuer, **oidc))
+        settings = ServerSettings(sweep_interval=0.2, oidc=oidc_settings(issuer, **oidc), **(server or {}))
         self.live = LiveServer(store, settings)
         self.provider = Provider(redirect_base=self.live.url, port=self.provider_port)
 
@@ -153,6 +153,12 @@ class OidcWorld:
             data = {"prompt": "login", "login": login, "password": "any"}
         raise AssertionError("the provider never sent the browser back")
 
+    def csrf(self, client: httpx.Client) -> str:
+        """The CSRF token of the client's session (from the inbox page)."""
+        found = re.search(r'name="csrf_token" value="([^"]+)"', client.get(self.url + "/").text)
+        assert found is not None
+        return found.group(1)
+
     def sign_in(self, client: httpx.Client, login: str) -> httpx.Response:
         """The whole flow; signoff's answer to the callback."""
         callback = self.at_provider(client, self.begin(client), login)
@@ -164,8 +170,8 @@ def make_world(store: Store) -> Iterator[Callable[..., OidcWorld]]:
     """Start a provider and a signoff server using it (with these OIDC settings)."""
     worlds: list[OidcWorld] = []
 
-    def make(**oidc: Any) -> OidcWorld:
-        world = OidcWorld(store, **oidc)
+    def make(server: dict[str, Any] | None = None, **oidc: Any) -> OidcWorld:
+        world = OidcWorld(store, server, **oidc)
         worlds.append(world)
         world.provider.start()
         world.live.__enter__()

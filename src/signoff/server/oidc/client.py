@@ -126,7 +126,7 @@ class OidcClient:
         try:
             with self._oauth() as oauth:
                 token = oauth.fetch_token(endpoint, code=code, code_verifier=code_verifier)
-        except httpx.HTTPError as exc:
+        except _transport_errors() as exc:
             raise provider_down("its token endpoint", exc) from None
         except AuthlibBaseError as exc:
             raise SignInFailed(
@@ -207,6 +207,16 @@ class OidcClient:
             code_challenge_method="S256",
             timeout=self.settings.timeout,
         )
+
+
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """What Authlib's HTTP client raises when the provider cannot be reached (httpx2's errors;
+    httpx's where Authlib falls back to it)."""
+    try:
+        import httpx2
+    except ImportError:
+        return (httpx.HTTPError,)
+    return (httpx.HTTPError, httpx2.HTTPError)
 
 
 def _why(error: Exception) -> str:
