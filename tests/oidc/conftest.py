@@ -48,7 +48,13 @@ ACCOUNTS: dict[str, dict[str, Any]] = {
 class Provider:
     """The provider process, and the test's levers on it."""
 
-    def __init__(self, *, redirect_base: str, port: int | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        redirect_base: str,
+        port: int | None = None,
+        accounts: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
         if shutil.which("node") is None:
             pytest.skip("the OIDC tests need Node.js (node) for the npm oidc-provider")
         if not (HERE / "node_modules" / "oidc-provider").is_dir():
@@ -56,6 +62,7 @@ class Provider:
         self.port = port or free_port()
         self.issuer = f"http://127.0.0.1:{self.port}"
         self.redirect_base = redirect_base
+        self.accounts = accounts or ACCOUNTS
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> Provider:
@@ -66,7 +73,7 @@ class Provider:
             "CLIENT_SECRET": CLIENT_SECRET,
             "REDIRECT_URIS": self.redirect_base + "/login/oidc/callback",
             "POST_LOGOUT_REDIRECT_URIS": self.redirect_base + "/login?signed_out=1",
-            "ACCOUNTS": json.dumps(ACCOUNTS),
+            "ACCOUNTS": json.dumps(self.accounts),
         }
         self.process = subprocess.Popen(
             ["node", str(HERE / "provider.mjs")],
@@ -93,7 +100,7 @@ class Provider:
 
     def set_claims(self, sub: str, **claims: Any) -> None:
         """Change a person at the provider (e.g. their groups)."""
-        answer = httpx.put(f"{self.issuer}/test/accounts/{sub}", json={**ACCOUNTS[sub], **claims})
+        answer = httpx.put(f"{self.issuer}/test/accounts/{sub}", json={**self.accounts[sub], **claims})
         answer.raise_for_status()
 
     def token_mode(self, mode: str) -> None:
@@ -139,19 +146,7 @@ class OidcWorld:
 
     def at_provider(self, client: httpx.Client, authorization_url: str, login: str) -> str:
         """Sign in at the provider's login form as `login`: the callback URL it sends back to."""
-        url, method, data = authorization_url, "GET", None
-        for _ in range(12):
-            answer = client.request(method, url, data=data)
-            if answer.is_redirect:
-                url, method, data = urljoin(url, answer.headers["location"]), "GET", None
-                if url.startswith(self.url + "/login/oidc/callback"):
-                    return url
-                continue
-            action = re.search(r'<form[^>]*action="([^"]+)"', answer.text)
-            assert action is not None, answer.text
-            url, method = urljoin(url, action.group(1)), "POST"
-            data = {"prompt": "login", "login": login, "password": "any"}
-        raise AssertionError("the provider never sent the browser back")
+        return provider_login(client, authorization_url, login, back_to=self.url + "/login/oidc/callback")
 
     def csrf(self, client: httpx.Client) -> str:
         """The CSRF token of the client's session (from the inbox page)."""
@@ -163,6 +158,24 @@ class OidcWorld:
         """The whole flow; signoff's answer to the callback."""
         callback = self.at_provider(client, self.begin(client), login)
         return client.get(callback)
+
+
+def provider_login(client: httpx.Client, authorization_url: str, login: str, *, back_to: str) -> str:
+    """Sign in at the provider's login form (devInteractions: any password) as `login`, with the
+    cookies of `client`; the URL the provider sends the browser back to (starting `back_to`)."""
+    url, method, data = authorization_url, "GET", None
+    for _ in range(12):
+        answer = client.request(method, url, data=data)
+        if answer.is_redirect:
+            url, method, data = urljoin(url, answer.headers["location"]), "GET", None
+            if url.startswith(back_to):
+                return url
+            continue
+        action = re.search(r'<form[^>]*action="([^"]+)"', answer.text)
+        assert action is not None, answer.text
+        url, method = urljoin(url, action.group(1)), "POST"
+        data = {"prompt": "login", "login": login, "password": "any"}
+    raise AssertionError("the provider never sent the browser back")
 
 
 @pytest.fixture
