@@ -104,3 +104,25 @@ def test_importing_signoff_does_not_import_authlib() -> None:
     )
     ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert ran.stdout.strip() == "[]"
+
+
+def test_serve_refuses_incomplete_oidc_options_before_it_listens(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from signoff.cli import app
+
+    monkeypatch.delenv("SIGNOFF_OIDC_CLIENT_SECRET", raising=False)
+    runner = CliRunner()
+    no_id = runner.invoke(app, ["serve", "--oidc-issuer", ISSUER])
+    assert no_id.exit_code == 2
+    assert "--oidc-client-id" in no_id.output
+    no_secret = runner.invoke(app, ["serve", "--oidc-issuer", ISSUER, "--oidc-client-id", "signoff"])
+    assert no_secret.exit_code == 2
+    assert "SIGNOFF_OIDC_CLIENT_SECRET" in no_secret.output
+    bad_map = runner.invoke(
+        app,
+        ["serve", "--oidc-issuer", ISSUER, "--oidc-client-id", "c", "--oidc-group-map", "dba"],
+        env={"SIGNOFF_OIDC_CLIENT_SECRET": "s"},
+    )
+    assert bad_map.exit_code == 2
+    assert "provider=signoff" in bad_map.output
