@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpx
 import pytest
 
 from signoff.store import SQLiteStore
@@ -57,21 +56,6 @@ def page(request: pytest.FixtureRequest, browser: Any) -> Iterator[Any]:
     context.close()
 
 
-def _ask(world: OidcWorld, call_id: str) -> str:
-    if world.store.get_user("bot") is None:
-        world.store.add_user("bot", role="agent", actor="test")
-    token, _ = world.store.issue_credential("token", "bot", actor="test")
-    body = {"thread_id": "t1", "tool_call_id": call_id, "tool": "drop_table", "args": {"table": call_id}}
-    answer = httpx.post(
-        world.url + "/v1/requests",
-        json={**body, "approvers": ["group:dba"]},
-        headers={"Authorization": f"Bearer {token}"},
-    )
-    assert answer.status_code == 201, answer.text
-    request_id: str = answer.json()["id"]
-    return request_id
-
-
 def _axe(page: Any) -> list[str]:
     page.add_script_tag(content=AXE)
     found = page.evaluate(RUN_AXE)
@@ -92,14 +76,14 @@ def test_sign_in_through_the_provider_and_decide_as_its_groups_say(world: OidcWo
     ann = world.store.get_user("ann")
     assert ann is not None and ann.groups == ("dba", "staff")
 
-    first = _ask(world, "c1")
+    first = world.ask("c1", ["group:dba"])
     card = page.locator(f"#card-{first}")
     expect(card).to_be_visible()
     card.get_by_role("button", name="Approve", exact=True).click()
     expect(card.locator(".outcome")).to_contain_text("Approved by ann")
     assert world.store.get_request(first).status == "approved"
 
-    second = _ask(world, "c2")
+    second = world.ask("c2", ["group:dba"])
     expect(page.locator(f"#card-{second}")).to_be_visible()
     world.provider.set_claims("ann", groups=["staff"])  # out of dba at the provider
     page.goto(world.url + "/login/oidc")  # signs in again: the provider still knows her

@@ -148,6 +148,21 @@ class OidcWorld:
         """Sign in at the provider's login form as `login`: the callback URL it sends back to."""
         return provider_login(client, authorization_url, login, back_to=self.url + "/login/oidc/callback")
 
+    def ask(self, call_id: str, approvers: list[str]) -> str:
+        """An agent's request for `drop_table`, decided by `approvers`: its id."""
+        if self.store.get_user("bot") is None:
+            self.store.add_user("bot", role="agent", actor="test")
+        token, _ = self.store.issue_credential("token", "bot", actor="test")
+        body = {"thread_id": "t1", "tool_call_id": call_id, "tool": "drop_table", "args": {"table": call_id}}
+        answer = httpx.post(
+            self.url + "/v1/requests",
+            json={**body, "approvers": approvers},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+        assert answer.status_code == 201, answer.text
+        request_id: str = answer.json()["id"]
+        return request_id
+
     def csrf(self, client: httpx.Client) -> str:
         """The CSRF token of the client's session (from the inbox page)."""
         found = re.search(r'name="csrf_token" value="([^"]+)"', client.get(self.url + "/").text)

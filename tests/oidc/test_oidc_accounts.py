@@ -19,23 +19,6 @@ from .conftest import OidcWorld
 HTMX = {"HX-Request": "true"}
 
 
-def _ask(world: OidcWorld, call_id: str, approvers: list[str]) -> str:
-    if world.store.get_user("bot") is None:
-        world.store.add_user("bot", role="agent", actor="test")
-    token, _ = world.store.issue_credential("token", "bot", actor="test")
-    body = {
-        "thread_id": "t1",
-        "tool_call_id": call_id,
-        "tool": "drop_table",
-        "args": {},
-        "approvers": approvers,
-    }
-    answer = httpx.post(world.url + "/v1/requests", json=body, headers={"Authorization": f"Bearer {token}"})
-    assert answer.status_code == 201, answer.text
-    request_id: str = answer.json()["id"]
-    return request_id
-
-
 def _decide(world: OidcWorld, client: httpx.Client, request_id: str) -> httpx.Response:
     data = {"type": "approve", "csrf_token": world.csrf(client)}
     return client.post(f"{world.url}/inbox/cards/{request_id}/decide", data=data, headers=HTMX)
@@ -106,12 +89,12 @@ def test_groups_are_replaced_at_each_sign_in_and_deciding_follows_them(world: Oi
     with world.browser() as client:
         assert world.sign_in(client, "ann").status_code == 303
         world.store.add_group_member("oncall", "ann", actor="root")  # given by an admin, not the provider
-        first = _ask(world, "c1", ["group:dba"])
+        first = world.ask("c1", ["group:dba"])
         assert _decide(world, client, first).status_code == 200
         assert world.store.get_request(first).status == "approved"
         world.provider.set_claims("ann", groups=["staff"])
         assert world.sign_in(client, "ann").status_code == 303
-        second = _ask(world, "c2", ["group:dba"])
+        second = world.ask("c2", ["group:dba"])
         refused = _decide(world, client, second)
         assert refused.status_code in (403, 404)
     assert world.store.get_request(second).status == "pending"

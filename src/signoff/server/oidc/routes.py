@@ -36,14 +36,10 @@ def begin(http: HttpRequest) -> Response:
     """Start a sign-in at the provider."""
     from authlib.common.security import generate_token
 
-    client = oidc_client(http)
-    if client is None:
-        return login_page_response(http, problem=NOT_CONFIGURED, status_code=404)
+    client = _client_or_page(http)
+    if isinstance(client, Response):
+        return client
     server = server_of(http)
-    try:
-        refuse_if_limited_now(server, http)
-    except TooManySignIns as exc:
-        return login_page_response(http, problem=exc.message, status_code=429, limited=exc)
     state, nonce, verifier = generate_token(43), generate_token(43), generate_token(64)
     try:
         url = client.authorization_url(state=state, nonce=nonce, code_verifier=verifier)
@@ -72,14 +68,10 @@ def callback(
     error_description: str = "",
 ) -> Response:
     """The provider's answer: a code to exchange, or why it signed nobody in."""
-    client = oidc_client(http)
-    if client is None:
-        return login_page_response(http, problem=NOT_CONFIGURED, status_code=404)
+    client = _client_or_page(http)
+    if isinstance(client, Response):
+        return client
     server = server_of(http)
-    try:
-        refuse_if_limited_now(server, http)
-    except TooManySignIns as exc:
-        return login_page_response(http, problem=exc.message, status_code=429, limited=exc)
     try:
         user, id_token = _sign_in(http, client, state=state, code=code, error=error, detail=error_description)
     except SignInFailed as failure:
@@ -96,6 +88,19 @@ def callback(
     )
     response.delete_cookie(STATE_COOKIE, path=CALLBACK_PATH, httponly=True, samesite="lax")
     return response
+
+
+def _client_or_page(http: HttpRequest) -> OidcClient | Response:
+    """The server's client, or the page for a server without one (404) or an address that has
+    failed to sign in too often (429)."""
+    client = oidc_client(http)
+    if client is None:
+        return login_page_response(http, problem=NOT_CONFIGURED, status_code=404)
+    try:
+        refuse_if_limited_now(server_of(http), http)
+    except TooManySignIns as exc:
+        return login_page_response(http, problem=exc.message, status_code=429, limited=exc)
+    return client
 
 
 def _sign_in(
