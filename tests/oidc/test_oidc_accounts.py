@@ -144,3 +144,14 @@ def test_signing_out_ends_the_providers_session_too(world: OidcWorld) -> None:
     [session] = world.store.list_credentials("session")
     credential = world.store.get_credential(session.id)
     assert credential is not None and credential.revoked_at is not None
+
+
+def test_a_name_claim_never_takes_an_admins_account(world: OidcWorld) -> None:
+    world.store.add_user("admin", role="admin", actor="signoff serve")
+    world.provider.set_claims("bob", preferred_username="admin")
+    with world.browser() as client:
+        answer = world.sign_in(client, "bob")
+    assert answer.status_code == 403
+    assert "the name admin is taken" in answer.text
+    assert world.store.oidc_bindings_of("admin") == []
+    assert world.store.list_credentials("session") == []

@@ -126,3 +126,8 @@ def test_serve_refuses_incomplete_oidc_options_before_it_listens(monkeypatch: py
     )
     assert bad_map.exit_code == 2
     assert "provider=signoff" in bad_map.output
+
+
+def test_an_unverified_email_makes_nobody_admin() -> None:
+    unverified = claims(preferred_username="mallory", email_verified=False)
+    assert not person_of(unverified, settings(admins=("ann@example.com",))).admin

@@ -128,8 +128,9 @@ class OidcOps(IdentityOps, StoreCore):
 
 
 def _match(tx: Tx, person: ProviderPerson) -> str | None:
-    """The person an admin added that `person` is: by a verified email (one person only), then by
-    name."""
+    """The person an admin added that `person` is: by an email the provider does not call
+    unverified (one person only), then by name, but never an admin by name alone (a name claim
+    may be chosen by the person it names: "admin" must not become the first admin)."""
     if person.email and person.email_verified is not False:
         named = [str(row["name"]) for row in tx.all("users_with_email", email=person.email)]
         if len(named) > 1:
@@ -139,8 +140,9 @@ def _match(tx: Tx, person: ProviderPerson) -> str | None:
             )
         if named:
             return named[0]
-    if person.name and tx.one("get_user", name=person.name) is not None:
-        return person.name
+    same_name = tx.one("get_user", name=person.name) if person.name else None
+    if same_name is not None and same_name["role"] != "admin":
+        return str(same_name["name"])
     return None
 
 
@@ -155,7 +157,10 @@ def _create(store: OidcOps, tx: Tx, person: ProviderPerson, *, now: Any) -> str:
         "insert_user", name=name, role="member", display_name=person.display_name, email=person.email, now=now
     )
     if created is None:
-        raise PermissionDenied(f"the name {name} is taken")
+        raise PermissionDenied(
+            f"the name {name} is taken by another person of this signoff: an admin must add you "
+            "with your email to sign in as them"
+        )
     data = {"user": name, "role": "member", "by": "oidc", "iss": person.issuer, "sub": person.subject}
     store._audit(tx, "user.added", actor=name, channel="web", data=data)
     return name

@@ -14,14 +14,15 @@ def person_of(claims: dict[str, Any], settings: OidcSettings) -> ProviderPerson:
     email = _text(claims.get("email"))
     name = _text(claims.get(settings.name_claim)) or email
     provider_groups = _groups(claims.get(settings.groups_claim))
+    verified = claims.get("email_verified")
     if settings.group_map:
         groups = [settings.group_map[group] for group in provider_groups if group in settings.group_map]
     else:
         groups = list(provider_groups)
-    verified = claims.get("email_verified")
     admins = {admin.lower() for admin in settings.admins}
+    trusted_email = email if verified is not False else None
     admin = bool(set(provider_groups) & set(settings.admin_groups)) or bool(
-        {value.lower() for value in (name, email) if value} & admins
+        {value.lower() for value in (name, trusted_email) if value} & admins
     )
     return ProviderPerson(
         issuer=str(claims["iss"]),
