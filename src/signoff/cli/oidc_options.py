@@ -37,7 +37,12 @@ OidcSecretFile = Annotated[
 ]
 OidcScopes = Annotated[
     str,
-    typer.Option("--oidc-scopes", envvar="SIGNOFF_OIDC_SCOPES", rich_help_panel=PANEL, help="Asked for."),
+    typer.Option(
+        "--oidc-scopes",
+        envvar="SIGNOFF_OIDC_SCOPES",
+        rich_help_panel=PANEL,
+        help="The scopes asked for (space-separated; openid among them).",
+    ),
 ]
 OidcNameClaim = Annotated[
     str,
