@@ -173,7 +173,7 @@ def _bind(store: OidcOps, tx: Tx, person: ProviderPerson, name: str, *, now: Any
             f"{name} already signs in as another person of this identity provider; "
             f"{person.label} cannot sign in as them"
         )
-    tx.run(
+    bound = tx.run(
         "insert_oidc_binding",
         issuer=person.issuer,
         subject=person.subject,
@@ -181,5 +181,7 @@ def _bind(store: OidcOps, tx: Tx, person: ProviderPerson, name: str, *, now: Any
         admin_by_provider=False,
         now=now,
     )
+    if bound != 1:
+        raise PermissionDenied(f"{person.label} was signing in twice at once: sign in again")
     data = {"user": name, "iss": person.issuer, "sub": person.subject, "email": person.email}
     store._audit(tx, OIDC_BOUND, actor=name, channel="web", data=data)

@@ -803,8 +803,10 @@ FROM oidc_bindings WHERE user_name = :user_name ORDER BY issuer, subject;
 SELECT subject FROM oidc_bindings WHERE issuer = :issuer AND user_name = :user_name;
 
 -- name: insert_oidc_binding
+-- the first of two sign-ins at once binds; the other is refused
 INSERT INTO oidc_bindings (issuer, subject, user_name, admin_by_provider, created_at, signed_in_at)
-VALUES (:issuer, :subject, :user_name, :admin_by_provider, :now, :now);
+VALUES (:issuer, :subject, :user_name, :admin_by_provider, :now, :now)
+ON CONFLICT (issuer, subject) DO NOTHING;
 
 -- name: touch_oidc_binding
 UPDATE oidc_bindings SET signed_in_at = :now, admin_by_provider = :admin_by_provider
