@@ -711,7 +711,8 @@ def test_the_identity_provider_example_signs_people_in(
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     ann = {**ACCOUNTS["ann"], "groups": ["db-admins", "staff"]}
-    provider = Provider(redirect_base=url, accounts={**ACCOUNTS, "ann": ann}).start()
+    provider = Provider(accounts={**ACCOUNTS, "ann": ann}).start()
+    provider.register(url)
     (tmp_path / "oidc-client-secret").write_text(CLIENT_SECRET + "\n", encoding="utf-8")
     command = (
         block.replace("https://signoff.example.com", url)

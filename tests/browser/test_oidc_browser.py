@@ -32,12 +32,9 @@ SIZES = {"desktop": {"width": 1280, "height": 800}, "phone": {"width": 390, "hei
 
 @pytest.fixture
 def world(sqlite_store: SQLiteStore) -> Iterator[OidcWorld]:
-    made = OidcWorld(sqlite_store)
-    made.provider.start()
-    made.live.__enter__()
+    made = OidcWorld(sqlite_store).open()
     yield made
-    made.live.__exit__(None, None, None)
-    made.provider.stop()
+    made.close()
 
 
 @pytest.fixture(params=list(SIZES))

@@ -22,7 +22,7 @@ from signoff.server import ServerSettings
 from signoff.server.oidc.settings import OidcSettings
 from signoff.store import Store
 
-from ..live import LiveServer, free_port
+from ..live import LiveServer
 
 HERE = Path(__file__).parent
 CLIENT_ID = "signoff-test"
@@ -48,31 +48,21 @@ ACCOUNTS: dict[str, dict[str, Any]] = {
 class Provider:
     """The provider process, and the test's levers on it."""
 
-    def __init__(
-        self,
-        *,
-        redirect_base: str,
-        port: int | None = None,
-        accounts: dict[str, dict[str, Any]] | None = None,
-    ) -> None:
+    def __init__(self, *, accounts: dict[str, dict[str, Any]] | None = None) -> None:
         if shutil.which("node") is None:
             pytest.skip("the OIDC tests need Node.js (node) for the npm oidc-provider")
         if not (HERE / "node_modules" / "oidc-provider").is_dir():
             pytest.skip("the OIDC tests need the npm oidc-provider: run `npm ci` in tests/oidc")
-        self.port = port or free_port()
-        self.issuer = f"http://127.0.0.1:{self.port}"
-        self.redirect_base = redirect_base
+        self.issuer = ""
         self.accounts = accounts or ACCOUNTS
         self.process: subprocess.Popen[str] | None = None
 
     def start(self) -> Provider:
+        """Start it on a port of its choosing (its issuer); `register` opens it."""
         env = {
             **os.environ,
-            "PORT": str(self.port),
             "CLIENT_ID": CLIENT_ID,
             "CLIENT_SECRET": CLIENT_SECRET,
-            "REDIRECT_URIS": self.redirect_base + "/login/oidc/callback",
-            "POST_LOGOUT_REDIRECT_URIS": self.redirect_base + "/login?signed_out=1",
             "ACCOUNTS": json.dumps(self.accounts),
         }
         self.process = subprocess.Popen(
@@ -86,8 +76,16 @@ class Provider:
         line = self.process.stdout.readline()
         if not line:
             raise RuntimeError("the OpenID provider did not start")
-        assert json.loads(line)["issuer"] == self.issuer
+        self.issuer = json.loads(line)["issuer"]
         return self
+
+    def register(self, signoff_url: str) -> None:
+        """Register the client of the signoff server at `signoff_url` (its redirect URIs)."""
+        client = {
+            "redirect_uris": [signoff_url + "/login/oidc/callback"],
+            "post_logout_redirect_uris": [signoff_url + "/login?signed_out=1"],
+        }
+        httpx.post(f"{self.issuer}/test/client", json=client).raise_for_status()
 
     def stop(self) -> None:
         if self.process is not None:
@@ -120,12 +118,26 @@ class OidcWorld:
     """A signoff server signing people in through a running provider."""
 
     def __init__(self, store: Store, server: dict[str, Any] | None = None, **oidc: Any) -> None:
+        """Starts the provider (stop it with `close`); the signoff server is started by `open`."""
         self.store = store
-        self.provider_port = free_port()
-        issuer = f"http://127.0.0.1:{self.provider_port}"
-        settings = ServerSettings(sweep_interval=0.2, oidc=oidc_settings(issuer, **oidc), **(server or {}))
-        self.live = LiveServer(store, settings)
-        self.provider = Provider(redirect_base=self.live.url, port=self.provider_port)
+        self.provider = Provider().start()
+        try:
+            oidc_options = oidc_settings(self.provider.issuer, **oidc)
+            self.live = LiveServer(
+                store, ServerSettings(sweep_interval=0.2, oidc=oidc_options, **(server or {}))
+            )
+            self.provider.register(self.live.url)
+        except BaseException:
+            self.provider.stop()
+            raise
+
+    def open(self) -> OidcWorld:
+        self.live.__enter__()
+        return self
+
+    def close(self) -> None:
+        self.live.__exit__(None, None, None)
+        self.provider.stop()
 
     @property
     def url(self) -> str:
@@ -201,14 +213,11 @@ def make_world(store: Store) -> Iterator[Callable[..., OidcWorld]]:
     def make(server: dict[str, Any] | None = None, **oidc: Any) -> OidcWorld:
         world = OidcWorld(store, server, **oidc)
         worlds.append(world)
-        world.provider.start()
-        world.live.__enter__()
-        return world
+        return world.open()
 
     yield make
     for world in worlds:
-        world.live.__exit__(None, None, None)
-        world.provider.stop()
+        world.close()
 
 
 @pytest.fixture
