@@ -153,8 +153,9 @@ def _create(store: OidcOps, tx: Tx, person: ProviderPerson, *, now: Any) -> str:
             f"the identity provider names this person {name!r}, which cannot be a signoff name "
             "(letters, digits and . _ @ + -, at most 128): set --oidc-name-claim to another claim"
         )
+    email = person.email if person.email_verified is not False else None  # no one else's, unproven
     created = tx.one(
-        "insert_user", name=name, role="member", display_name=person.display_name, email=person.email, now=now
+        "insert_user", name=name, role="member", display_name=person.display_name, email=email, now=now
     )
     if created is None:
         raise PermissionDenied(
