@@ -60,6 +60,7 @@ CHECKED = {
     ("text", "有 2 个请求在等你"): "test_the_text_fallback_list_of_codes_is_what_the_readme_shows",
     ("yaml", "unless_read_only"): "test_the_mcp_gateway_example_runs_as_written",
     ("bash", "signoff mcp-proxy"): "test_the_mcp_gateway_example_runs_as_written",
+    ("bash", "--oidc-issuer"): "test_the_identity_provider_example_signs_people_in",
 }
 """Each block, by its language and a text only it contains, and the test that runs or checks it."""
 
@@ -699,5 +700,52 @@ def test_the_mcp_gateway_example_runs_as_written(tmp_path: Path) -> None:
         anyio.run(main)
         tools = [request.tool_name for request in store.list_requests()]
         assert tools == ["notes.delete_note", "notes.add_note"]
+    finally:
+        store.close()
+
+
+@pytest.mark.slow
+def test_the_identity_provider_example_signs_people_in(
+    tmp_path: Path, signoff_on_path: dict[str, str]
+) -> None:
+    """The README's `signoff serve --oidc-…` against a real OpenID provider (npm oidc-provider):
+    ann, in its `db-admins` group, signs in and is in signoff's `dba` group."""
+    import httpx
+
+    from .oidc.conftest import ACCOUNTS, CLIENT_ID, CLIENT_SECRET, Provider, provider_login
+
+    block = readme_block("bash", "--oidc-issuer")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    ann = {**ACCOUNTS["ann"], "groups": ["db-admins", "staff"]}
+    provider = Provider(accounts={**ACCOUNTS, "ann": ann}).start()
+    provider.register(url)
+    (tmp_path / "oidc-client-secret").write_text(CLIENT_SECRET + "\n", encoding="utf-8")
+    command = (
+        block.replace("https://signoff.example.com", url)
+        .replace("https://id.example.com", provider.issuer)
+        .replace("--oidc-client-id signoff ", f"--oidc-client-id {CLIENT_ID} ")
+        .rstrip()
+        + f" --port {port}"
+    )
+    try:
+        with running(command, cwd=tmp_path, env=signoff_on_path) as lines:
+            seen = [lines.get(timeout=30) for _ in range(3)]
+            while not any(line.startswith("signoff is serving on") for line in seen):
+                seen.append(lines.get(timeout=30))
+            assert f"its redirect URI: {url}/login/oidc/callback" in "\n".join(seen)
+            with httpx.Client(timeout=30) as browser:
+                page = browser.get(url + "/login")
+                assert "Sign in with 127.0.0.1" in page.text
+                authorization = browser.get(url + "/login/oidc").headers["location"]
+                back = provider_login(browser, authorization, "ann", back_to=url + "/login/oidc/callback")
+                assert browser.get(back).status_code == 303
+    finally:
+        provider.stop()
+    store = SQLiteStore(tmp_path / "signoff.db")
+    try:
+        ann = store.get_user("ann")
+        assert ann is not None
+        assert ann.groups == ("dba",)  # the map names db-admins only
     finally:
         store.close()

@@ -28,6 +28,20 @@ from ..server.serve import announce, announced_url, first_start, load_config, lo
 from ..server.sign_in_limit import SignInLimit
 from ..store import SQLiteStore, Store, open_store
 from ..token_lifetimes import DEFAULT_TTL, MAX_TTL, MAX_TTL_ENV, TTL_ENV, TokenLifetimes
+from .oidc_options import (
+    OidcAdmin,
+    OidcAdminGroup,
+    OidcClientId,
+    OidcCreatePeople,
+    OidcGroupMap,
+    OidcGroupsClaim,
+    OidcIssuer,
+    OidcNameClaim,
+    OidcOnly,
+    OidcScopes,
+    OidcSecretFile,
+    oidc_settings,
+)
 from .options import AllowPrivate, SecretsKeyFile, secrets_key
 from .state import CliError, local_store_of, state_of
 from .workers import run_workers, sqlite_refusal
@@ -171,6 +185,21 @@ def serve(
             help="Seconds a claimed delivery is this server's; one that dies holding it is retried after.",
         ),
     ] = OutboxSettings.lease.total_seconds(),
+    session_max_age: Annotated[
+        str,
+        typer.Option("--session-max-age", help="The longest a web session lives, e.g. 12h, 7d."),
+    ] = format_duration(ServerSettings.session_ttl),
+    oidc_issuer: OidcIssuer = None,
+    oidc_client_id: OidcClientId = None,
+    oidc_client_secret_file: OidcSecretFile = None,
+    oidc_scopes: OidcScopes = "openid profile email",
+    oidc_name_claim: OidcNameClaim = "preferred_username",
+    oidc_groups_claim: OidcGroupsClaim = "groups",
+    oidc_group_map: OidcGroupMap = None,
+    oidc_create_people: OidcCreatePeople = False,
+    oidc_admin_group: OidcAdminGroup = None,
+    oidc_admin: OidcAdmin = None,
+    oidc_only: OidcOnly = False,
 ) -> None:
     """Run the server: REST API (/docs), live web inbox, metrics, and the expiry sweeper."""
     import uvicorn
@@ -187,6 +216,23 @@ def serve(
         window = parse_duration(sign_in_window).total_seconds()
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--sign-in-window") from None
+    try:
+        session_ttl = parse_duration(session_max_age)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--session-max-age") from None
+    oidc = oidc_settings(
+        issuer=oidc_issuer,
+        client_id=oidc_client_id,
+        secret_file=oidc_client_secret_file,
+        scopes=oidc_scopes,
+        name_claim=oidc_name_claim,
+        groups_claim=oidc_groups_claim,
+        group_map=oidc_group_map,
+        create_people=oidc_create_people,
+        admin_groups=oidc_admin_group,
+        admins=oidc_admin,
+        only=oidc_only,
+    )
     try:
         tokens = TokenLifetimes.parse(token_ttl, token_max_ttl)
     except ConfigError as exc:
@@ -219,6 +265,8 @@ def serve(
         tokens=tokens,
         sign_in_limit=SignInLimit(failures=sign_in_failures, window=window),
         secrets_key=key,
+        session_ttl=session_ttl,
+        oidc=oidc,
     )
     show_channel_logs()
     if config is not None:
@@ -232,6 +280,11 @@ def serve(
     announce(store, settings)
     many = f", {workers} workers" if workers > 1 else ""
     typer.echo(f"signoff is serving on {settings.base_url}  (API docs: {settings.base_url}/docs{many})")
+    if oidc is not None:
+        typer.echo(
+            f"Sign-in through {oidc.issuer} (client {oidc.client_id}); its redirect URI: "
+            f"{oidc.redirect_uri(settings.base_url)}"
+        )
     if first is not None:
         admin, link = first
         typer.echo(f"First start: created the admin user {admin.name!r}. Sign in to the inbox (once) at:")

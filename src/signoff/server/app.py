@@ -112,6 +112,10 @@ def create_app(
         swagger_ui_oauth2_redirect_url=None,
     )
     app.state.server = server
+    if settings.oidc is not None:
+        from .oidc.client import OidcClient
+
+        app.state.oidc_client = OidcClient(settings.oidc, settings.base_url)
     app.state.outbox = worker
     app.add_middleware(Door, max_body=settings.max_body)
     install_error_handlers(app)

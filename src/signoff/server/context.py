@@ -24,6 +24,7 @@ from .declared import DeclaredRules
 from .disk_health import MinFreeDisk
 from .grouping import GroupedWriter
 from .limits import MAX_BODY
+from .oidc.settings import OidcSettings
 from .refusals import SignInRefusals
 from .request_rules import AgentRules
 from .sign_in_limit import SignInLimit, SignInLimiter
@@ -44,6 +45,7 @@ class ServerSettings:
     """How people reach this server: the start of every link it prints or mails."""
     sweep_interval: float = 1.0
     session_ttl: timedelta = timedelta(hours=12)
+    """The longest a web session lives, however it was started (`--session-max-age`)."""
     login_ttl: timedelta = timedelta(hours=24)
     handle_ttl: timedelta = timedelta(hours=24)
     secure_cookies: bool = False
@@ -73,6 +75,8 @@ class ServerSettings:
     secrets_key: SecretsKey | None = None
     """The key that seals the secrets of channels admins add (`--secrets-key-file`; see
     `channels.sealing`): without one, such a channel with secrets cannot be added or used."""
+    oidc: OidcSettings | None = None
+    """Sign people in through this OpenID Connect provider too (`--oidc-issuer`; see `server.oidc`)."""
 
 
 @dataclass(kw_only=True)

@@ -3,7 +3,8 @@
 Requests (get-or-create by creator + thread_id + tool_call_id, drafts, decisions with quorum,
 expiry, cancel), execution records (claim, renew, finish, reset), settings (rule layers, groups,
 AskOnce memory), users and their hashed credentials, the rules agents declared in code, the
-answers kept for idempotency keys, the channels admins add, and the hash-chained audit log.
+answers kept for idempotency keys, the channels admins add, sign-ins through an OpenID
+provider, and the hash-chained audit log.
 Every state change and its audit entry commit together; waiters are woken after the commit.
 """
 
@@ -17,6 +18,7 @@ from .declared_ops import DeclaredRuleOps
 from .execution_ops import ExecutionOps
 from .idempotency_ops import IdempotencyOps
 from .identity_ops import IdentityOps
+from .oidc_ops import OidcOps
 from .reply_code_ops import ReplyCodeOps
 from .report_ops import ReportOps
 from .request_ops import RequestOps
@@ -33,6 +35,7 @@ class Store(
     RuleHistoryOps,  # before the two it builds on
     SettingsOps,
     AuditOps,
+    OidcOps,  # before the identity ops it builds on
     IdentityOps,
     IdempotencyOps,
     ReportOps,

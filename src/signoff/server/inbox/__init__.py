@@ -1,9 +1,10 @@
 """The web inbox: server-rendered pages (Jinja2) made live with htmx and the event stream.
 
 Pages: `/` (the inbox), `/requests/{id}`, `/history`, `/rules`, `/overview`, `/executions` (calls
-in doubt), `/admin` (the administration area, admins only: `admin_sections`), `/login`, and the
-handle links `/h/{secret}`. Static files (htmx, vendored; `inbox.js`,
-`inbox.css`) are served from `/static`: the pages need nothing but this server.
+in doubt), `/admin` (the administration area, admins only: `admin_sections`), `/login` (and
+`/login/oidc`, through an identity provider: `server.oidc`), and the handle links `/h/{secret}`.
+Static files (htmx, vendored; `inbox.js`, `inbox.css`) are served from `/static`: the pages need
+nothing but this server.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
+from ..oidc import routes as oidc_routes
 from ..routing import add_routes
 from . import (
     admin_audit,
@@ -38,6 +40,7 @@ def install_inbox(app: FastAPI) -> None:
     install_page_errors(app)
     for module in (
         login,
+        oidc_routes,
         inbox_page,
         card_routes,
         request_page,

@@ -708,3 +708,50 @@ WHERE id = :id;
 
 -- name: set_webhook_disabled
 UPDATE webhooks SET disabled = :disabled WHERE id = :id AND disabled <> :disabled;
+
+-- name: insert_oidc_flow
+INSERT INTO oidc_flows (state, nonce, code_verifier, created_at) VALUES (:state, :nonce, :code_verifier, :now);
+
+-- name: spend_oidc_flow
+-- a sign-in under way is finished once: the first callback with its state wins
+UPDATE oidc_flows SET spent_at = :now
+WHERE state = :state AND spent_at IS NULL AND created_at > :oldest
+RETURNING nonce, code_verifier;
+
+-- name: delete_old_oidc_flows
+DELETE FROM oidc_flows WHERE created_at <= :oldest;
+
+-- name: oidc_binding
+SELECT user_name, admin_by_provider FROM oidc_bindings WHERE issuer = :issuer AND subject = :subject;
+
+-- name: oidc_bindings_of
+SELECT issuer, subject, user_name, admin_by_provider, created_at, signed_in_at
+FROM oidc_bindings WHERE user_name = :user_name ORDER BY issuer, subject;
+
+-- name: oidc_binding_at_issuer
+SELECT subject FROM oidc_bindings WHERE issuer = :issuer AND user_name = :user_name;
+
+-- name: insert_oidc_binding
+-- the first of two sign-ins at once binds; the other is refused
+INSERT INTO oidc_bindings (issuer, subject, user_name, admin_by_provider, created_at, signed_in_at)
+VALUES (:issuer, :subject, :user_name, :admin_by_provider, :now, :now)
+ON CONFLICT (issuer, subject) DO NOTHING;
+
+-- name: touch_oidc_binding
+UPDATE oidc_bindings SET signed_in_at = :now, admin_by_provider = :admin_by_provider
+WHERE issuer = :issuer AND subject = :subject;
+
+-- name: users_with_email
+SELECT name FROM users WHERE lower(email) = lower(:email) ORDER BY name;
+
+-- name: first_admin
+SELECT name FROM users WHERE role = 'admin' ORDER BY created_at, name LIMIT 1;
+
+-- name: oidc_groups_of
+SELECT group_name FROM oidc_groups WHERE user_name = :user_name ORDER BY group_name;
+
+-- name: add_oidc_group
+INSERT INTO oidc_groups (user_name, group_name) VALUES (:user_name, :group_name) ON CONFLICT DO NOTHING;
+
+-- name: remove_oidc_group
+DELETE FROM oidc_groups WHERE user_name = :user_name AND group_name = :group_name;
