@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import errno
 import logging
 import shlex
-import socket
 import threading
 from datetime import timedelta
 from enum import StrEnum
@@ -28,6 +26,7 @@ from ..server.serve import announce, announced_url, first_start, load_config, lo
 from ..server.sign_in_limit import SignInLimit
 from ..store import SQLiteStore, Store, open_store
 from ..token_lifetimes import DEFAULT_TTL, MAX_TTL, MAX_TTL_ENV, TTL_ENV, TokenLifetimes
+from .listening import listen
 from .oidc_options import (
     OidcAdmin,
     OidcAdminGroup,
@@ -47,8 +46,6 @@ from .state import CliError, local_store_of, state_of
 from .workers import run_workers, sqlite_refusal
 
 DEFAULT_PORT = 8765
-BACKLOG = 2048
-"""uvicorn's default listen backlog."""
 STARTUP_FAILED = 3
 """uvicorn's exit code when the server cannot start."""
 
@@ -358,40 +355,6 @@ def show_channel_logs() -> None:
         if not logger.handlers:
             logger.addHandler(handler)
             logger.setLevel(logging.INFO)
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """The server's socket, bound and listening before anything is printed, so that a port in use
-    is one clear error rather than "serving on …" followed by uvicorn's `[Errno 98]`."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-        sock.listen(BACKLOG)
-    except OSError as exc:
-        sock.close()
-        if exc.errno == errno.EADDRINUSE:
-            free = _free_port_near(host, port)
-            instead = f", e.g. --port {free}" if free is not None else ""
-            raise CliError(
-                f"port {port} on {host} is already in use (is another signoff serve running?); "
-                f"choose another with --port{instead}"
-            ) from None
-        raise CliError(
-            f"cannot listen on {host} port {port}: {exc.strerror or exc} (see --host and --port)"
-        ) from None
-    return sock
-
-
-def _free_port_near(host: str, port: int) -> int | None:
-    for candidate in range(port + 1, min(port + 20, 65536)):
-        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
-            try:
-                probe.bind((host, candidate))
-            except OSError:
-                continue
-            return candidate
-    return None
 
 
 def login_link_command(
