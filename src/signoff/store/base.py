@@ -17,6 +17,7 @@ from .declared_ops import DeclaredRuleOps
 from .execution_ops import ExecutionOps
 from .idempotency_ops import IdempotencyOps
 from .identity_ops import IdentityOps
+from .people_ops import PeopleOps
 from .reply_code_ops import ReplyCodeOps
 from .report_ops import ReportOps
 from .request_ops import RequestOps
@@ -34,6 +35,7 @@ class Store(
     SettingsOps,
     AuditOps,
     IdentityOps,
+    PeopleOps,
     IdempotencyOps,
     ReportOps,
     DeclaredRuleOps,

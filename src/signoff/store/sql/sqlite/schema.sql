@@ -354,3 +354,11 @@ CREATE TABLE channels (
 -- A lane's rows newest first (a channel's, a webhook's: what the admin pages list), by the
 -- lane as `claim_outbox` names it.
 CREATE INDEX outbox_by_lane ON outbox ((CASE WHEN channel = 'webhook' THEN 'webhook:' || target ELSE 'channel:' || channel END), id);
+
+-- How and when each person last signed in (a login link, OIDC, ...): what the People admin page
+-- shows. One row per person, replaced at each sign-in.
+CREATE TABLE sign_ins (
+    user_name TEXT PRIMARY KEY REFERENCES users (name) ON DELETE CASCADE,
+    method TEXT NOT NULL,
+    signed_in_at TEXT NOT NULL
+);
