@@ -154,6 +154,7 @@ GROUPS = {
     "groups": admin.groups_app,
     "users": users.users_app,
     "tokens": users.tokens_app,
+    "agents": users.agents_app,
     "webhooks": webhook_admin.webhooks_app,
     "outbox": channels.outbox_app,
     "channels": channel_admin.channels_app,

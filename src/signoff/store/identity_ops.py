@@ -103,15 +103,20 @@ class IdentityOps(StoreCore):
                 raise NotFound(f"no user named {name!r}")
             before = _user(row, ())
             current = before.to_dict()
-            changes = {key: value for key, value in wanted.items() if value is not None and current[key] != value}
+            changes = {
+                key: value for key, value in wanted.items() if value is not None and current[key] != value
+            }
             if not changes:
                 raise Conflict(f"{name} is already {_described(before)}: nothing changed")
-            stays_admin = changes.get("role", before.role) == "admin" and not changes.get("disabled", before.disabled)
+            stays_admin = changes.get("role", before.role) == "admin" and not changes.get(
+                "disabled", before.disabled
+            )
             if before.is_admin and not before.disabled and not stays_admin:
                 counted = tx.one("count_enabled_admins")
                 if counted is None or int(counted["n"]) <= 1:
                     raise Conflict(
-                        f"{name} is the last enabled admin: make another person an admin first; nothing changed"
+                        f"{name} is the last enabled admin: make another person an admin first; "
+                        "nothing changed"
                     )
             tx.run(
                 "update_user", name=name, role=role, display_name=display_name, email=email, disabled=disabled

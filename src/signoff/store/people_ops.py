@@ -12,6 +12,7 @@ from ..errors import AlreadyExists, InvalidInput
 from ..identity import Credential, User, new_secret, secret_hash, valid_user_name
 from .core import StoreCore
 
+
 @dataclass(frozen=True)
 class SignIn:
     method: str
