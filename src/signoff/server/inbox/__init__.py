@@ -13,9 +13,11 @@ from starlette.staticfiles import StaticFiles
 
 from ..routing import add_routes
 from . import (
+    admin_agents,
     admin_audit,
     admin_channels,
     admin_page,
+    admin_people,
     admin_rules,
     card_routes,
     executions_page,
@@ -50,6 +52,8 @@ def install_inbox(app: FastAPI) -> None:
         admin_rules,
         admin_audit,
         admin_channels,
+        admin_people,
+        admin_agents,
         handles,
     ):
         add_routes(app, module.router)
