@@ -143,6 +143,6 @@ def test_an_agent_token_is_shown_once_used_over_http_and_revoked_in_the_page(
     with Client(server.url, secret, retry_for=0) as agent, pytest.raises(NotAuthenticated) as refused:
         agent.me()
     assert refused.value.status_code == 401
-    revoked = [entry for entry in store.audit_entries(action="credential.revoked")]
+    revoked = list(store.audit_entries(action="credential.revoked"))
     assert len(revoked) == 1 and revoked[0].data["before"]["revoked"] is False
     assert revoked[0].data["after"]["revoked"] is True
