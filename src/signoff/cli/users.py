@@ -152,19 +152,15 @@ def agents_create(
     as_json: JsonFlag = False,
     as_user: AsUser = None,
 ) -> None:
-    """Make an agent and its first API token, and print the token (only now)."""
+    """Make an agent and its first API token, and print the token (only now; --json: the agent
+    and the token's record too)."""
     made = people_face(ctx, as_user=as_user).create_agent(
         name, display_name=display_name, label=label, expires_in=expires_in
     )
     if as_json:
         _print(made)
         return
-    token = made["token"]
-    typer.echo(token["token"])
-    typer.echo(
-        visible(f"Made agent {made['agent']['name']}; token {token['id']} expires {token['expires_at']}"),
-        err=True,
-    )
+    typer.echo(made["token"]["token"])  # alone on its line: TOKEN=$(signoff agents create NAME)
 
 
 @agents_app.command("list")
