@@ -296,3 +296,50 @@ def test_openapi_documents_the_people_endpoints(server: LiveServer) -> None:
         assert operation["summary"] and operation["tags"] == ["identity"], (path, method)
     patch = paths["/v1/users/{name}"]["patch"]["requestBody"]["content"]["application/json"]["schema"]
     assert patch["$ref"].endswith("UserPatchBody")
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "form"),
+    [
+        ("GET", "/admin/people", None),
+        ("GET", "/admin/people/alice", None),
+        ("POST", "/admin/people", {"name": "erin"}),
+        ("POST", "/admin/people/root/disable", {}),
+        ("POST", "/admin/people/groups", {"group": "ops", "user": "alice"}),
+        ("GET", "/admin/agents", None),
+        ("POST", "/admin/agents", {"name": "bot"}),
+    ],
+)
+def test_the_pages_refuse_a_member_and_change_nothing(
+    server: LiveServer, admin: httpx.Client, member: httpx.Client, method: str, path: str, form: Any
+) -> None:
+    store = server.store
+    before = snapshot(store)
+    answer = member.request(method, path, data=form)
+    assert answer.status_code == 403 and "alice is not an admin" in answer.text
+    assert snapshot(store) == before
+    [refusal] = [
+        entry for entry in store.audit_entries(action="access.refused") if entry.data.get("path") == path
+    ]
+    assert refusal.actor == "alice"
+
+
+def test_a_page_form_with_bad_input_says_why_and_changes_nothing(
+    server: LiveServer, admin: httpx.Client
+) -> None:
+    store = server.store
+    before, entries = snapshot(store), audit_count(store)
+    for path, form, says in (
+        ("/admin/people", {"name": "alice"}, "user &#39;alice&#39; already exists"),
+        ("/admin/people/ghost/disable", {}, "no user named &#39;ghost&#39;"),
+        ("/admin/people/alice/role", {"role": "owner"}, "unknown role &#39;owner&#39;"),
+        ("/admin/people/root/disable", {}, "root is the last enabled admin"),
+        ("/admin/people/alice/enable", {}, "alice is already enabled"),
+        ("/admin/people/groups", {"group": "ops", "user": "ghost"}, "no user named &#39;ghost&#39;"),
+        ("/admin/agents", {"name": "bot", "expires_in": "soon"}, "soon"),
+        ("/admin/agents/tokens/revoke", {"token": "tok_nope"}, "no token &#39;tok_nope&#39;"),
+    ):
+        answer = admin.post(path, data=form)
+        assert answer.status_code in (404, 409, 422), (path, answer.status_code)
+        assert 'role="alert"' in answer.text and says in answer.text, (path, answer.text[-800:])
+    assert snapshot(store) == before and audit_count(store) == entries

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from .._util import new_id, utcnow
@@ -187,7 +187,7 @@ class IdentityOps(StoreCore):
         found = self._credential_row(secret, kind)
         if found is None:
             return None
-        self._note_use(secret)
+        self._note_use(secret, found["used_at"])
         return _user(found, ())
 
     def session_of(self, secret: str) -> tuple[User, str] | None:
@@ -195,7 +195,7 @@ class IdentityOps(StoreCore):
         found = self._credential_row(secret, "session")
         if found is None:
             return None
-        self._note_use(secret)
+        self._note_use(secret, found["used_at"])
         return _user(found, ()), str(found["csrf"])
 
     def handle_of(self, secret: str) -> tuple[User, str] | None:
@@ -255,8 +255,12 @@ class IdentityOps(StoreCore):
         with self._transaction() as (tx, _):
             return tx.run("delete_dead_credentials", now=utcnow())
 
-    def _note_use(self, secret: str) -> None:
+    def _note_use(self, secret: str, last: datetime | None) -> None:
+        """Write the credential's use unless it was written less than `USE_WRITTEN_EVERY` ago
+        (read first: most calls of a busy agent open no write at all)."""
         now = utcnow()
+        if last is not None and last >= now - USE_WRITTEN_EVERY:
+            return
         with self._transaction() as (tx, _):
             tx.run("touch_credential", hash=secret_hash(secret), now=now, since=now - USE_WRITTEN_EVERY)
 
