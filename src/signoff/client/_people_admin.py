@@ -6,19 +6,11 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
-from ._calls import _path
-from ._wire import Answer, Call
+from ._channel_admin import _call
+from ._wire import Call
 
 T = TypeVar("T")
 JSON = dict[str, Any]
-
-
-def _json(answer: Answer) -> Any:
-    return answer.data
-
-
-def _call(method: str, *parts: str, body: Any = None) -> Call[Any]:
-    return Call(method, _path(*parts), _json, body=body)
 
 
 def _given(**fields: Any) -> JSON:

@@ -23,7 +23,7 @@ from ..._util import format_duration
 from ...errors import NotFound, SignoffError
 from ..context import server_of
 from . import admin_sections
-from .admin_page import admin_context
+from .admin_page import admin_context, form_text
 from .page_access import Form, PageCaller
 from .rendering import render
 
@@ -31,10 +31,6 @@ KEY = "agents"
 admin_sections.section(KEY, "Agents", "Agents and their API tokens: make one (the token shown once), revoke.")
 router = APIRouter(include_in_schema=False)
 PATH = "/admin/agents"
-
-
-def _text(form: Any, key: str) -> str:
-    return str(form.get(key, "")).strip()
 
 
 @router.get(PATH, response_class=HTMLResponse)
@@ -71,16 +67,16 @@ def _lifetimes(http: HttpRequest) -> dict[str, str]:
 async def create(http: HttpRequest, caller: PageCaller, form: Form) -> HTMLResponse:
     context = await admin_context(http, caller, section=KEY)
     server = server_of(http)
-    name = _text(form, "name")
+    name = form_text(form, "name")
     try:
-        ttl = server.settings.tokens.lifetime(_text(form, "expires_in") or None)
+        ttl = server.settings.tokens.lifetime(form_text(form, "expires_in") or None)
         _, secret, token = await run_in_threadpool(
             lambda: people_admin.create_agent(
                 server.store,
                 name,
                 ttl=ttl,
-                display_name=_text(form, "display_name"),
-                label=_text(form, "label"),
+                display_name=form_text(form, "display_name"),
+                label=form_text(form, "label"),
                 actor=caller.user.name,
                 via=caller.channel,
             )
@@ -95,7 +91,7 @@ async def create(http: HttpRequest, caller: PageCaller, form: Form) -> HTMLRespo
 @router.post(PATH + "/tokens/revoke", response_class=HTMLResponse)
 async def revoke_from_list(http: HttpRequest, caller: PageCaller, form: Form) -> HTMLResponse:
     context = await admin_context(http, caller, section=KEY)
-    token_id = _text(form, "token")
+    token_id = form_text(form, "token")
     try:
         await _revoke(http, caller, token_id)
     except SignoffError as exc:
@@ -149,13 +145,13 @@ async def new_token(http: HttpRequest, caller: PageCaller, form: Form, name: str
     context = await admin_context(http, caller, section=KEY)
     server = server_of(http)
     try:
-        ttl = server.settings.tokens.lifetime(_text(form, "expires_in") or None)
+        ttl = server.settings.tokens.lifetime(form_text(form, "expires_in") or None)
         secret, token = await run_in_threadpool(
             lambda: people_admin.issue_token(
                 server.store,
                 name,
                 ttl=ttl,
-                label=_text(form, "label"),
+                label=form_text(form, "label"),
                 actor=caller.user.name,
                 via=caller.channel,
             )
@@ -168,7 +164,7 @@ async def new_token(http: HttpRequest, caller: PageCaller, form: Form, name: str
 @router.post(PATH + "/{name}/revoke", response_class=HTMLResponse)
 async def revoke(http: HttpRequest, caller: PageCaller, form: Form, name: str) -> HTMLResponse:
     context = await admin_context(http, caller, section=KEY)
-    token_id = _text(form, "token")
+    token_id = form_text(form, "token")
     try:
         await _revoke(http, caller, token_id, of=name)
     except SignoffError as exc:

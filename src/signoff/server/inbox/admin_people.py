@@ -24,7 +24,7 @@ from ...identity import ROLES
 from ...store import Store
 from ..context import server_of
 from . import admin_sections
-from .admin_page import admin_context
+from .admin_page import admin_context, form_text
 from .page_access import Form, PageCaller
 from .rendering import render
 
@@ -32,10 +32,6 @@ KEY = "people"
 admin_sections.section(KEY, "People", "People and groups: roles, sign-ins, addresses; disable, re-enable.")
 router = APIRouter(include_in_schema=False)
 PATH = "/admin/people"
-
-
-def _text(form: Any, key: str) -> str:
-    return str(form.get(key, "")).strip()
 
 
 # -- the list and the groups ---------------------------------------------------------------------
@@ -67,15 +63,15 @@ async def _index(
 @router.post(PATH, response_class=HTMLResponse)
 async def add(http: HttpRequest, caller: PageCaller, form: Form) -> HTMLResponse:
     context = await admin_context(http, caller, section=KEY)
-    name = _text(form, "name")
+    name = form_text(form, "name")
     try:
         await run_in_threadpool(
             lambda: people_admin.add_person(
                 server_of(http).store,
                 name,
-                role=_text(form, "role") or "member",
-                display_name=_text(form, "display_name"),
-                email=_text(form, "email"),
+                role=form_text(form, "role") or "member",
+                display_name=form_text(form, "display_name"),
+                email=form_text(form, "email"),
                 actor=caller.user.name,
                 via=caller.channel,
             )
@@ -91,8 +87,8 @@ async def group_member(http: HttpRequest, caller: PageCaller, form: Form) -> HTM
     """Add (or, with `remove`, take out) a group member; answered with the page it came from
     (`back`: a person's page, else the list)."""
     context = await admin_context(http, caller, section=KEY)
-    group, user, back = _text(form, "group"), _text(form, "user"), _text(form, "back")
-    removing = bool(_text(form, "remove"))
+    group, user, back = form_text(form, "group"), form_text(form, "user"), form_text(form, "back")
+    removing = bool(form_text(form, "remove"))
     change = people_admin.remove_member if removing else people_admin.add_member
     who = {"actor": caller.user.name, "via": caller.channel}
     try:
@@ -157,11 +153,11 @@ def _act(store: Store, name: str, action: str, form: Any, actor: str, via: str) 
         people_admin.change_person(store, name, disabled=action == "disable", actor=actor, via=via)
         return f"{'Disabled' if action == 'disable' else 'Enabled'} {name}."
     if action == "role":
-        role = _text(form, "role")
+        role = form_text(form, "role")
         people_admin.change_person(store, name, role=role, actor=actor, via=via)
         return f"{name} is now {role}."
     if action == "revoke":
-        token_id = _text(form, "token")
+        token_id = form_text(form, "token")
         if people_admin.known_token(store, token_id).user_name != name:
             raise NotFound(f"{name} has no token {token_id!r}")
         people_admin.revoke_token(store, token_id, actor=actor, via=via)
