@@ -12,7 +12,6 @@ from typing import Any, Protocol
 import typer
 
 from .. import people_admin
-from ..client import Client
 from ..errors import ConfigError, InvalidInput
 from ..store import Store
 from ..token_lifetimes import TokenLifetimes
@@ -166,6 +165,6 @@ def people_face(ctx: typer.Context, *, as_user: str | None = None) -> PeopleFace
     """The server's API when the CLI works through one, else the database itself."""
     backing = state_of(ctx).store()
     actor = acting_user(ctx, as_user)
-    if isinstance(backing, Client):
-        return backing
-    return LocalPeople(backing, actor=actor)
+    if isinstance(backing, Store):
+        return LocalPeople(backing, actor=actor)
+    return backing  # a `Client` (not imported here: a local command loads no HTTP client)
