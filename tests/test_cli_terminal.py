@@ -116,7 +116,10 @@ def test_pending_is_a_table_when_it_fits(sqlite_path: Path, sqlite_store: SQLite
 def every_command(
     group: typer.core.TyperGroup, path: tuple[str, ...] = ()
 ) -> Iterator[tuple[tuple[str, ...], click.Command]]:
-    for name, command in group.commands.items():
+    context = typer.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None, name
         yield (*path, name), command
         if isinstance(command, typer.core.TyperGroup):
             yield from every_command(command, (*path, name))

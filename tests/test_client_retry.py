@@ -36,6 +36,7 @@ from signoff import (
 )
 from signoff.client import _retry
 from signoff.client._events import EventFollower
+from signoff.client._servers import Servers
 from signoff.errors import InvalidInput
 from signoff.store import SQLiteStore
 from signoff.store.wakeup import WakeupHub
@@ -339,12 +340,12 @@ def test_the_reconnect_delay_starts_over_once_a_stream_is_established(
     monkeypatch.setattr(_retry, "MAX_DELAY", 5.0)
     failures_at_connect: list[int] = []
     with crashing_event_server(5) as (url, seen):
-        follower = EventFollower(url, {}, WakeupHub())
+        follower = EventFollower(Servers(url), {}, WakeupHub())
         original = follower._stream
 
-        async def stream(http: httpx.AsyncClient) -> None:
+        async def stream(http: httpx.AsyncClient, url: str) -> None:
             failures_at_connect.append(follower.backoff.failures)
-            await original(http)
+            await original(http, url)
 
         monkeypatch.setattr(follower, "_stream", stream)
         follower.start()

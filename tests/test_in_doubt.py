@@ -247,6 +247,10 @@ def test_the_sweeper_marks_in_doubt_and_the_api_lists_it(server: LiveServer, sto
         assert as_alice.get("/v1/executions", params={"status": "running"}).json()["items"] == []
         assert as_alice.get("/v1/executions", params={"status": "maybe"}).status_code == 422
         assert agent.get(f"/v1/requests/{hers}/execution").json()["status"] == "in_doubt"
+        metrics = httpx.get(f"{server.url}/metrics").text
+        assert 'signoff_executions{status="in_doubt"} 2.0' in metrics
+        assert 'signoff_executions{status="running"} 0.0' in metrics
+        assert 'signoff_executions{status="abandoned"} 0.0' in metrics
 
 
 def _event_for(events: Any, request_id: str) -> dict[str, Any] | None:

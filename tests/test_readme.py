@@ -109,6 +109,13 @@ def test_the_readme_stands_alone() -> None:
             assert (ROOT / path.replace("<dialect>", dialect)).exists(), f"the README names a missing {path}"
 
 
+def test_the_contents_line_names_every_section_in_order() -> None:
+    contents = next(line for line in README.split("\n\n") if line.startswith("Contents:"))
+    listed = re.findall(r"\]\(#([^)]+)\)", contents)
+    sections = [_anchor(heading) for heading in re.findall(r"^## (.+)$", README, flags=re.MULTILINE)]
+    assert listed == sections, "the README's contents line should list every ## section, in order"
+
+
 def _anchor(heading: str) -> str:
     """GitHub's anchor for a heading."""
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")

@@ -1,12 +1,16 @@
-"""signoff: the human approval layer for AI agents' tool calls."""
+"""signoff: the human approval layer for AI agents' tool calls.
 
-from .audit import AuditAnchor, AuditEntry, AuditReport
-from .backend import Backend
-from .backends import open_backend
-from .calls import Scope, ToolCall
-from .client import AsyncClient, Client
-from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
-from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond, parse_decision
+The names below are loaded when first used (PEP 562), so that `import signoff` and the command
+line pay only for what they touch: the remote client's HTTP stack, the terminal UIs, the rules'
+CEL engine stay unloaded until something needs them.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     AlreadyDecided,
     AlreadyExists,
@@ -42,27 +46,106 @@ from .errors import (
     TooManySignIns,
     UnattendedError,
 )
-from .execution import idempotency_key
-from .gate import Gate
-from .outcome import Outcome, Reply
-from .pending import Pending, Suspended
-from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
-from .requests import Execution, ExecutionStatus, Request, RequestStatus
-from .rules import (
-    AgentEntry,
-    AppEntry,
-    Defaults,
-    DescriptionInput,
-    Explanation,
-    RuleSet,
-    RuleSettings,
-    ServiceEntry,
-    ToolEntry,
-    WhenInput,
-)
-from .store import Store, default_db_path, open_store
+
+if TYPE_CHECKING:
+    from .audit import AuditAnchor, AuditEntry, AuditReport
+    from .backend import Backend
+    from .backends import open_backend
+    from .calls import Scope, ToolCall
+    from .client import AsyncClient, Client
+    from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
+    from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond, parse_decision
+    from .execution import idempotency_key
+    from .gate import Gate
+    from .outcome import Outcome, Reply
+    from .pending import Pending, Suspended
+    from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
+    from .requests import Execution, ExecutionStatus, Request, RequestStatus
+    from .rules import (
+        AgentEntry,
+        AppEntry,
+        Defaults,
+        DescriptionInput,
+        Explanation,
+        RuleSet,
+        RuleSettings,
+        ServiceEntry,
+        ToolEntry,
+        WhenInput,
+    )
+    from .store import Store, default_db_path, open_store
 
 __version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "AgentEntry": "rules",
+    "AlwaysAsk": "policies",
+    "AppEntry": "rules",
+    "Approve": "decisions",
+    "AskOnce": "policies",
+    "AskOncePerTool": "policies",
+    "AsyncClient": "client",
+    "AuditAnchor": "audit",
+    "AuditEntry": "audit",
+    "AuditReport": "audit",
+    "Backend": "backend",
+    "Client": "client",
+    "ConfirmationUI": "console",
+    "Decision": "decisions",
+    "DecisionRecord": "decisions",
+    "Defaults": "rules",
+    "DescriptionInput": "rules",
+    "Edit": "decisions",
+    "Execution": "requests",
+    "ExecutionStatus": "requests",
+    "Explanation": "rules",
+    "Gate": "gate",
+    "NeverAsk": "policies",
+    "Outcome": "outcome",
+    "Pending": "pending",
+    "Policy": "policies",
+    "PolicyMemory": "policies",
+    "Reject": "decisions",
+    "Reply": "outcome",
+    "Request": "requests",
+    "RequestStatus": "requests",
+    "Respond": "decisions",
+    "RichConsoleUI": "console",
+    "RuleSet": "rules",
+    "RuleSettings": "rules",
+    "Scope": "calls",
+    "ServiceEntry": "rules",
+    "SimpleConsoleUI": "console",
+    "Store": "store",
+    "Suspended": "pending",
+    "ToolCall": "calls",
+    "ToolEntry": "rules",
+    "WhenInput": "rules",
+    "default_db_path": "store",
+    "idempotency_key": "execution",
+    "open_backend": "backends",
+    "open_store": "store",
+    "parse_decision": "decisions",
+}
+"""Each public name loaded on first use, and the module (under signoff) it comes from."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'signoff' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """The public names, loaded or not, and the submodules loaded so far."""
+    loaded = {
+        name for name, value in globals().items() if isinstance(value, ModuleType) or name.startswith("_")
+    }
+    return sorted(set(__all__) | loaded)
+
 
 __all__ = [
     "AgentEntry",

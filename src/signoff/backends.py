@@ -8,15 +8,16 @@ framework adapters use it when they are given no gate, so adding one to an agent
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, TypeAlias
 
-from .client import Client
+from .environment import TOKEN_ENV, URL_ENV
 from .errors import ConfigError
-from .store import Store, open_store
 
-URL_ENV = "SIGNOFF_URL"
-TOKEN_ENV = "SIGNOFF_TOKEN"
+if TYPE_CHECKING:
+    from .client import Client
+    from .store import Store
 
-Backing = Store | Client
+Backing: TypeAlias = "Store | Client"
 """A local store, or a client of a server standing in for it."""
 
 
@@ -32,7 +33,11 @@ def open_backend(db: str | None = None, *, url: str | None = None, token: str | 
             raise ConfigError(
                 f"{URL_ENV} is set ({server}), so signoff talks to that server: set {TOKEN_ENV} too"
             )
+        from .client import Client
+
         return Client(server, secret)
+    from .store import open_store
+
     return open_store(db)
 
 

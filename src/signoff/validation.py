@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-
-import jsonschema
-from jsonschema.protocols import Validator
+from typing import TYPE_CHECKING, Any
 
 from ._util import canonical_json
 from .errors import ConfigError, InvalidArguments
 
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
+
 
 def check_schema(schema: dict[str, Any]) -> None:
     """Raise ConfigError if `schema` is not a valid JSON Schema."""
+    import jsonschema
+
     try:
         validator_for(canonical_json(schema))
     except jsonschema.SchemaError as exc:
@@ -24,6 +26,8 @@ def check_schema(schema: dict[str, Any]) -> None:
 
 @lru_cache(maxsize=512)
 def validator_for(schema_text: str) -> Validator:
+    import jsonschema  # only where a schema is checked: most commands never do
+
     schema = json.loads(schema_text)
     cls = jsonschema.validators.validator_for(schema)
     cls.check_schema(schema)

@@ -9,95 +9,22 @@ once, and the audit chain verifies.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 
 from signoff import AlreadyDecided, Approve, Client, Gate, Outcome, Reject, RuleSet, Scope, ToolCall
 from signoff.store import SQLiteStore
 
-from ..live import free_port
+from ..served import ServeProcess, eventually, running
 
 pytestmark = pytest.mark.slow
 
 AGENTS = 50
 KILLS = 3
 RULES = RuleSet.from_yaml("tools: {deploy: {requires_approval: true, approvers: [alice]}}")
-
-
-class Server:
-    """`signoff serve` in its own process, on a fixed port, killed and started again at will."""
-
-    def __init__(self, db: Path, log: Path) -> None:
-        self.db = db
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        self.process: subprocess.Popen[bytes] | None = None
-        self.kills = 0
-
-    def start(self) -> None:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "signoff.cli",
-                    "serve",
-                    "--db",
-                    f"sqlite:///{self.db}",
-                    "--port",
-                    str(self.port),
-                ],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            assert self.process.poll() is None, f"signoff serve exited: {self.log.read_text()[-2000:]}"
-            assert time.monotonic() < deadline, "signoff serve did not start"
-            time.sleep(0.05)
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.kill()  # SIGKILL: no shutdown of any kind
-        self.process.wait(10)
-        self.kills += 1
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(15)
-
-
-def eventually(condition: Callable[[], bool], timeout: float = 30.0) -> None:
-    give_up = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < give_up, "the condition never held"
-        time.sleep(0.01)
-
-
-@contextmanager
-def running(server: Server) -> Iterator[Server]:
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_agents_waiting_through_kill_9_of_the_server_each_get_their_one_decision(tmp_path: Path) -> None:
@@ -112,7 +39,7 @@ def test_agents_waiting_through_kill_9_of_the_server_each_get_their_one_decision
         agent_tokens.append(store.issue_credential("token", f"agent-{n}", actor="test")[0])
     store.close()
 
-    server = Server(db, tmp_path / "serve.log")
+    server = ServeProcess(f"sqlite:///{db}", tmp_path / "serve.log")
     outcomes: dict[int, Outcome] = {}
     failures: dict[int, BaseException] = {}
     acknowledged: dict[str, str] = {}

@@ -4,34 +4,30 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import cache
+from importlib import import_module
 from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
+from typer.main import get_command_from_info, get_group_from_info
+from typer.models import CommandInfo, TyperInfo
 
 from .. import __version__
-from ..backends import TOKEN_ENV, URL_ENV
+from ..environment import DB_ENV, TOKEN_ENV, URL_ENV
 from ..errors import SignoffError
-from ..store import DB_ENV
-from . import (
-    admin,
-    channel_admin,
-    channels,
-    decide,
-    demo,
-    explain,
-    layers,
-    mcp_proxy,
-    requests,
-    serve,
-    users,
-    webhook_admin,
-)
 from .state import CliError, CliInputError, CliState
 
 
 class SignoffGroup(TyperGroup):
-    """Turns a user's mistake into `Error: ...` on stderr and a non-zero exit, never a traceback."""
+    """Turns a user's mistake into `Error: ...` on stderr and a non-zero exit, never a traceback;
+    finds its commands in `COMMANDS`, loading each when it is used."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*super().list_commands(ctx), *COMMANDS]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return super().get_command(ctx, cmd_name) or lazy_command(cmd_name)
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -103,7 +99,7 @@ def root(
             "--url",
             envvar=URL_ENV,
             help="Work through the signoff server at this address instead of a database "
-            f"(with the API token in ${TOKEN_ENV}).",
+            f"(with the API token in ${TOKEN_ENV}); replicas' addresses separated by commas.",
             show_default=False,
         ),
     ] = None,
@@ -128,40 +124,61 @@ def root(
     ctx.call_on_close(state.close)
 
 
-COMMANDS = (
-    requests.pending,
-    requests.show,
-    decide.approve,
-    decide.reject,
-    decide.edit,
-    decide.respond,
-    requests.cancel,
-    requests.executions,
-    requests.rerun,
-    requests.sweep,
-    explain.explain,
-    demo.demo,
-    serve.serve,
-    channels.deliveries,
-)
-GROUPS = {
-    "tool": layers.tool_app,
-    "service": layers.service_app,
-    "agent": layers.agent_app,
-    "app": layers.app_app,
-    "config": admin.config_app,
-    "audit": admin.audit_app,
-    "groups": admin.groups_app,
-    "users": users.users_app,
-    "tokens": users.tokens_app,
-    "agents": users.agents_app,
-    "webhooks": webhook_admin.webhooks_app,
-    "outbox": channels.outbox_app,
-    "channels": channel_admin.channels_app,
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "pending": ("requests", "pending"),
+    "show": ("requests", "show"),
+    "approve": ("decide", "approve"),
+    "reject": ("decide", "reject"),
+    "edit": ("decide", "edit"),
+    "respond": ("decide", "respond"),
+    "cancel": ("requests", "cancel"),
+    "executions": ("requests", "executions"),
+    "rerun": ("requests", "rerun"),
+    "sweep": ("requests", "sweep"),
+    "explain": ("explain", "explain"),
+    "demo": ("demo", "demo"),
+    "serve": ("serve", "serve"),
+    "deliveries": ("channels", "deliveries"),
+    "tool": ("layers", "tool_app"),
+    "service": ("layers", "service_app"),
+    "agent": ("layers", "agent_app"),
+    "app": ("layers", "app_app"),
+    "config": ("admin", "config_app"),
+    "audit": ("admin", "audit_app"),
+    "groups": ("admin", "groups_app"),
+    "users": ("users", "users_app", "channels"),
+    "tokens": ("users", "tokens_app"),
+    "agents": ("users", "agents_app"),
+    "webhooks": ("webhook_admin", "webhooks_app"),
+    "outbox": ("channels", "outbox_app"),
+    "channels": ("channel_admin", "channels_app"),
+    "login-link": ("serve", "login_link_command"),
+    "mcp-proxy": ("mcp_proxy", "mcp_proxy"),
 }
-for command in COMMANDS:
-    app.command()(command)
-for name, group in GROUPS.items():
-    app.add_typer(group, name=name)
-app.command("login-link")(serve.login_link_command)
-app.command("mcp-proxy")(mcp_proxy.mcp_proxy)
+"""Each command (or group of commands), and where it lives: `signoff.cli.<module>.<attribute>`, a
+command function or a Typer app, then the modules that add commands to that app. A command's
+modules are imported only when it runs (or help lists it), so `signoff pending` does not load the
+server, the MCP SDK or the channels."""
+
+
+@cache
+def lazy_command(name: str) -> Any:
+    """The Click command `name` runs, built from its module on first use."""
+    found = COMMANDS.get(name)
+    if found is None:
+        return None
+    module, attribute, *extending = found
+    target = getattr(import_module(f"{__package__}.{module}"), attribute)
+    for other in extending:
+        import_module(f"{__package__}.{other}")
+    markup, short = app.rich_markup_mode, app.pretty_exceptions_short
+    if isinstance(target, typer.Typer):  # as app.add_typer(target, name=name) would
+        info = TyperInfo(target, name=name)
+        suggest = app.suggest_commands
+        return get_group_from_info(
+            info, pretty_exceptions_short=short, rich_markup_mode=markup, suggest_commands=suggest
+        )
+    # as app.command(name)(target) would
+    return get_command_from_info(
+        CommandInfo(name=name, callback=target), pretty_exceptions_short=short, rich_markup_mode=markup
+    )

@@ -26,9 +26,11 @@ from ..server.disk_health import MinFreeDisk
 from ..server.limits import parse_size
 from ..server.serve import announce, announced_url, first_start, load_config, login_link
 from ..server.sign_in_limit import SignInLimit
+from ..store import SQLiteStore, Store, open_store
 from ..token_lifetimes import DEFAULT_TTL, MAX_TTL, MAX_TTL_ENV, TTL_ENV, TokenLifetimes
 from .options import AllowPrivate, SecretsKeyFile, secrets_key
 from .state import CliError, local_store_of, state_of
+from .workers import run_workers, sqlite_refusal
 
 DEFAULT_PORT = 8765
 BACKLOG = 2048
@@ -152,6 +154,15 @@ def serve(
     sign_in_window: Annotated[
         str, typer.Option("--sign-in-window", help="The window failed sign-ins are counted in, e.g. 60s, 5m.")
     ] = format_duration(timedelta(seconds=SignInLimit.window)),
+    workers: Annotated[
+        int,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=64,
+            help="Processes serving this port (PostgreSQL only; each is a replica of the others).",
+        ),
+    ] = 1,
     outbox_lease: Annotated[
         float,
         typer.Option(
@@ -183,8 +194,12 @@ def serve(
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
+    if workers > 1 and demo:
+        raise CliError("--demo runs in one process: leave out --workers")
     listening = listen(host, port)
     store = local_store_of(ctx, "serve")
+    if workers > 1 and isinstance(store, SQLiteStore):
+        raise CliError(sqlite_refusal(workers))
     shown_host = "127.0.0.1" if host in ("0.0.0.0", "::") else host
     destinations = Destinations(allow_private=allow_private_webhooks)
     registry = (
@@ -215,7 +230,8 @@ def serve(
         typer.echo(f"Secrets of channels kept in the database: sealed with key {key.id}")
     first = first_start(store, settings)
     announce(store, settings)
-    typer.echo(f"signoff is serving on {settings.base_url}  (API docs: {settings.base_url}/docs)")
+    many = f", {workers} workers" if workers > 1 else ""
+    typer.echo(f"signoff is serving on {settings.base_url}  (API docs: {settings.base_url}/docs{many})")
     if first is not None:
         admin, link = first
         typer.echo(f"First start: created the admin user {admin.name!r}. Sign in to the inbox (once) at:")
@@ -240,21 +256,38 @@ def serve(
             name="signoff-demo",
             daemon=True,
         ).start()
-    server_config = uvicorn.Config(
-        create_app(store, settings, channels=registry),
-        host=host,
-        port=port,
-        log_level="warning",
-        access_log=False,
-        timeout_graceful_shutdown=2,
-        # behind a trusted proxy the request's scheme (and so Secure cookies) follows X-Forwarded-Proto
-        proxy_headers=forwarded_allow_ips is not None,
-        forwarded_allow_ips=forwarded_allow_ips,
-    )
-    server = uvicorn.Server(server_config)
-    server.run(sockets=[listening])
-    if not server.started:
-        raise typer.Exit(STARTUP_FAILED)
+
+    def serve_on(serving: Store) -> int:
+        server_config = uvicorn.Config(
+            create_app(serving, settings, channels=registry),
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+            timeout_graceful_shutdown=2,
+            # behind a trusted proxy the request's scheme (and so Secure cookies) follows X-Forwarded-Proto
+            proxy_headers=forwarded_allow_ips is not None,
+            forwarded_allow_ips=forwarded_allow_ips,
+        )
+        server = uvicorn.Server(server_config)
+        server.run(sockets=[listening])
+        return 0 if server.started else STARTUP_FAILED
+
+    if workers == 1:
+        code = serve_on(store)
+    else:
+        store.close()  # each worker opens its own: connections do not cross a fork
+
+        def worker() -> int:
+            own = open_store(state.db_url)
+            try:
+                return serve_on(own)
+            finally:
+                own.close()
+
+        code = run_workers(workers, worker)
+    if code:
+        raise typer.Exit(code)
 
 
 def _cli(db_url: str | None) -> str:

@@ -4,13 +4,16 @@ when `SIGNOFF_URL` and `SIGNOFF_TOKEN` are set), the acting user, and input erro
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import typer
 
 from .._util import os_user
-from ..backends import TOKEN_ENV, URL_ENV, Backing, open_backend
-from ..client import Client
-from ..store import Store
+from ..backends import Backing, open_backend
+from ..environment import TOKEN_ENV, URL_ENV
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 
 class CliError(Exception):
@@ -57,14 +60,18 @@ class CliState:
                 f"(now {self.server_url}) and give --db"
             )
         backing = self.store()
+        from ..store import Store
+
         assert isinstance(backing, Store)
         return backing
 
     def actor(self, as_user: str | None) -> str:
         """Who acts: `--as`, else the OS user; against a server, always the token's user."""
         wanted = as_user.strip() if as_user and as_user.strip() else None
+        from ..store import Store
+
         backing = self.store()
-        if not isinstance(backing, Client):
+        if isinstance(backing, Store):
             return wanted or os_user()
         if self._me is None:
             self._me = backing.me().name

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import timedelta
 from types import TracebackType
 from typing import Any, TypeVar
@@ -21,6 +21,7 @@ import httpx
 
 from ..audit import AuditAnchor, AuditEntry, AuditReport
 from ..decisions import Decision, DecisionRecord
+from ..errors import SignoffError
 from ..execution import Claim, current_owner
 from ..identity import User
 from ..requests import Execution, NewRequest, Request
@@ -29,6 +30,7 @@ from ..store.run_state_ops import RunStateRecord
 from . import _calls as calls
 from ._admin import _matches
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
+from ._servers import Servers
 from ._sync import DEFAULT_RETRY_FOR, DEFAULT_TIMEOUT
 from ._wire import Call, error_from, unreachable
 
@@ -41,20 +43,18 @@ class AsyncClient:
 
     def __init__(
         self,
-        url: str,
+        url: str | Sequence[str],
         token: str,
         *,
         timeout: float = DEFAULT_TIMEOUT,
         retry_for: float = DEFAULT_RETRY_FOR,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        self.url = url.rstrip("/")
+        self.servers = Servers(url)
         self.timeout = timeout
         self.retry_for = retry_for
         headers = {"Authorization": f"Bearer {token}"}
-        self._http = httpx.AsyncClient(
-            base_url=self.url, headers=headers, timeout=timeout, transport=transport
-        )
+        self._http = httpx.AsyncClient(headers=headers, timeout=timeout, transport=transport)
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -62,12 +62,14 @@ class AsyncClient:
         timeout: float | httpx.Timeout = self.timeout
         if call.holds:  # a long-poll: give it its time, and wait for a free connection
             timeout = httpx.Timeout(self.timeout, read=self.timeout + call.holds, pool=None)
-        attempts = Attempts(call, self.url, self.retry_for)
+        attempts = Attempts(call, self.retry_for)
+        servers = self.servers
         while True:
+            url = servers.current
             try:
                 response = await self._http.request(
                     call.method,
-                    call.path,
+                    url + call.path,
                     params=call.params,
                     json=call.body,
                     headers=attempts.headers,
@@ -75,12 +77,16 @@ class AsyncClient:
                 )
             except httpx.HTTPError as exc:
                 if not is_transient(exc):
-                    raise unreachable(self.url, exc) from None
-                delay = attempts.retry_after(unreachable(self.url, exc), maybe_applied=not never_sent(exc))
+                    raise unreachable(url, exc) from None
+                servers.failed(url)
+                failure: SignoffError = unreachable(url, exc)
+                delay = attempts.retry_after(failure, maybe_applied=not never_sent(exc), servers=len(servers))
                 await asyncio.sleep(delay)
                 continue
             if response.status_code in TRANSIENT_STATUSES:
-                await asyncio.sleep(attempts.retry_after(error_from(response.status_code, response.content)))
+                servers.failed(url)
+                failure = error_from(response.status_code, response.content)
+                await asyncio.sleep(attempts.retry_after(failure, servers=len(servers)))
                 continue
             return call.answer(response.status_code, response.content)
 
@@ -95,8 +101,13 @@ class AsyncClient:
     ) -> None:
         await self.close()
 
+    @property
+    def url(self) -> str:
+        """The server this client talks to now (one of `servers.urls`)."""
+        return self.servers.current
+
     def __repr__(self) -> str:
-        return f"AsyncClient({self.url!r})"
+        return f"AsyncClient({self.servers!r})"
 
     # -- requests -----------------------------------------------------------------------------
 

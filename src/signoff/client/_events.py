@@ -4,10 +4,11 @@ The first subscription starts a thread that holds `GET /v1/events` open and fire
 `WakeupHub` with the id of every request that changes, however many waiters there are. After a
 disconnect it reconnects with `Last-Event-ID` (the server names the point reached as soon as a
 stream opens, so there always is one after the first), the server replays what was missed, and
-it backs off while the server cannot be reached; the backoff starts over once a stream is
-established. Whenever a stream opens without a point to resume from, every waiter is woken to
-look again, which covers changes made before the stream was open; so is every waiter when the
-server refuses the stream (a revoked token, a disabled user), and each gets that error itself.
+it backs off while the server cannot be reached (with several replicas, it resumes on the next);
+the backoff starts over once a stream is established. Whenever a stream opens without a point to
+resume from, every waiter is woken to look again, which covers changes made before the stream was
+open; so is every waiter when the server refuses the stream (a revoked token, a disabled user),
+and each gets that error itself.
 This is the waiters' safety net: none of them polls.
 """
 
@@ -24,6 +25,7 @@ import httpx
 from ..errors import AccessError
 from ..store.wakeup import WakeupHub
 from ._retry import Backoff
+from ._servers import Servers
 from ._sse import SseDecoder
 from ._wire import error_from
 
@@ -34,8 +36,8 @@ READ_TIMEOUT_SECONDS = 60.0
 
 
 class EventFollower:
-    def __init__(self, url: str, headers: dict[str, str], hub: WakeupHub) -> None:
-        self.url = url
+    def __init__(self, servers: Servers, headers: dict[str, str], hub: WakeupHub) -> None:
+        self.servers = servers
         self.hub = hub
         self.streams_opened = 0
         """How many times an event stream was opened (once, unless the connection dropped)."""
@@ -84,26 +86,30 @@ class EventFollower:
             self._loop = asyncio.get_running_loop()
             self._task = asyncio.current_task()
         timeout = httpx.Timeout(10.0, read=READ_TIMEOUT_SECONDS)
-        async with httpx.AsyncClient(base_url=self.url, headers=self._headers, timeout=timeout) as http:
+        async with httpx.AsyncClient(headers=self._headers, timeout=timeout) as http:
             while True:
+                url = self.servers.current
                 try:
-                    await self._stream(http)
+                    await self._stream(http, url)
                 except Exception as exc:  # unreachable, cut off, refused (a revoked token): retry, slower
                     (log.debug if self._failing else log.warning)(
-                        "the event stream from %s failed (%s); reconnecting", self.url, repr(exc)
+                        "the event stream from %s failed (%s); reconnecting", url, repr(exc)
                     )
-                    if isinstance(exc, AccessError) and not self._failing:
-                        self.hub.fire(self.hub.watched())  # they look, and get the refusal themselves
+                    if isinstance(exc, AccessError):
+                        if not self._failing:
+                            self.hub.fire(self.hub.watched())  # they look, and get the refusal themselves
+                    else:  # this replica is down or cut the stream: resume on the next
+                        self.servers.failed(url)
                     self._failing = True
                 await asyncio.sleep(self.backoff.next_delay())
 
-    async def _stream(self, http: httpx.AsyncClient) -> None:
+    async def _stream(self, http: httpx.AsyncClient, url: str) -> None:
         """Follow one connection until it ends."""
         headers = {"Accept": "text/event-stream"}
         resume = self.last_event_id
         if resume is not None:
             headers["Last-Event-ID"] = resume
-        async with http.stream("GET", "/v1/events", headers=headers) as response:
+        async with http.stream("GET", url + "/v1/events", headers=headers) as response:
             if response.status_code != 200:
                 raise error_from(response.status_code, await response.aread())
             decoder = SseDecoder()

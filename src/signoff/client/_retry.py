@@ -66,9 +66,8 @@ class Backoff:
 class Attempts:
     """The attempts of one logical call: its idempotency key, and whether to try again."""
 
-    def __init__(self, call: Call[Any], url: str, retry_for: float) -> None:
+    def __init__(self, call: Call[Any], retry_for: float) -> None:
         self.call = call
-        self.url = url
         self.started = time.monotonic()
         patience = current_patience()
         self.until_deadline = patience is not None
@@ -82,9 +81,10 @@ class Attempts:
         self.headers = {IDEMPOTENCY_HEADER: self.key} if self.key is not None else None
         self._backoff = Backoff()
 
-    def retry_after(self, error: SignoffError, *, maybe_applied: bool = True) -> float:
+    def retry_after(self, error: SignoffError, *, maybe_applied: bool = True, servers: int = 1) -> float:
         """Seconds to wait before the next attempt, after `error`; raises `ServerUnavailable`
-        (from `error`) when the call's patience has run out."""
+        (from `error`) when the call's patience has run out. With several `servers` (replicas),
+        the next ones are tried at once, and the backoff waits only after each was tried."""
         self.failures += 1
         self.maybe_applied = self.maybe_applied or maybe_applied
         now = time.monotonic()
@@ -99,4 +99,6 @@ class Attempts:
             ) from error
         if self.failures == 1:
             log.warning("%s; retrying %s %s with backoff", error.message, self.call.method, self.call.path)
+        if self.failures % servers:
+            return 0.0
         return min(self._backoff.next_delay(), remaining)

@@ -9,13 +9,14 @@ stream (see `_events`). `wait(request_id, timeout)` long-polls one request inste
 
 Every call rides out transient trouble (connection errors, timeouts, 502, 503, 504) with backoff:
 inside a gate, until the request's deadline; otherwise for `retry_for` seconds (see `_retry`).
+Given several URLs (replicas of one signoff), it moves on to the next on such trouble (`_servers`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from types import TracebackType
 from typing import Any, TypeVar
@@ -37,6 +38,7 @@ from ._channel_admin import ChannelAdminCalls
 from ._events import EventFollower
 from ._people_admin import PeopleAdminCalls
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
+from ._servers import Servers
 from ._wire import Call, error_from, unreachable
 
 T = TypeVar("T")
@@ -57,20 +59,20 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
 
     def __init__(
         self,
-        url: str,
+        url: str | Sequence[str],
         token: str,
         *,
         timeout: float = DEFAULT_TIMEOUT,
         retry_for: float = DEFAULT_RETRY_FOR,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.url = url.rstrip("/")
+        self.servers = Servers(url)
         self.timeout = timeout
         self.retry_for = retry_for
         headers = {"Authorization": f"Bearer {token}"}
-        self._http = httpx.Client(base_url=self.url, headers=headers, timeout=timeout, transport=transport)
+        self._http = httpx.Client(headers=headers, timeout=timeout, transport=transport)
         self.hub = WakeupHub()
-        self.events = EventFollower(self.url, headers, self.hub)
+        self.events = EventFollower(self.servers, headers, self.hub)
         self._fetched_rules: tuple[int, RuleSet] | None = None
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -79,12 +81,14 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
         """Send `call`, riding out transient trouble. `if_applied`: after a retry is refused, tells
         whether an earlier attempt that may have reached the server did the work (its answer)."""
         timeout = httpx.Timeout(self.timeout, read=self.timeout + call.holds) if call.holds else self.timeout
-        attempts = Attempts(call, self.url, self.retry_for)
+        attempts = Attempts(call, self.retry_for)
+        servers = self.servers
         while True:
+            url = servers.current
             try:
                 response = self._http.request(
                     call.method,
-                    call.path,
+                    url + call.path,
                     params=call.params,
                     json=call.body,
                     headers=attempts.headers,
@@ -92,12 +96,16 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
                 )
             except httpx.HTTPError as exc:
                 if not is_transient(exc):
-                    raise unreachable(self.url, exc) from None
-                delay = attempts.retry_after(unreachable(self.url, exc), maybe_applied=not never_sent(exc))
+                    raise unreachable(url, exc) from None
+                servers.failed(url)
+                failure: SignoffError = unreachable(url, exc)
+                delay = attempts.retry_after(failure, maybe_applied=not never_sent(exc), servers=len(servers))
                 time.sleep(delay)
                 continue
             if response.status_code in TRANSIENT_STATUSES:
-                time.sleep(attempts.retry_after(error_from(response.status_code, response.content)))
+                servers.failed(url)
+                failure = error_from(response.status_code, response.content)
+                time.sleep(attempts.retry_after(failure, servers=len(servers)))
                 continue
             try:
                 return call.answer(response.status_code, response.content)
@@ -119,8 +127,13 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
     ) -> None:
         self.close()
 
+    @property
+    def url(self) -> str:
+        """The server this client talks to now (one of `servers.urls`)."""
+        return self.servers.current
+
     def __repr__(self) -> str:
-        return f"Client({self.url!r})"
+        return f"Client({self.servers!r})"
 
     # -- requests -----------------------------------------------------------------------------
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
-
-import cel
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
+
+if TYPE_CHECKING:
+    import cel
 
 VARIABLES = ("args", "tool", "agent", "app", "requester", "tool_annotations")
 
@@ -26,6 +27,8 @@ class ConditionResult:
 
 @lru_cache(maxsize=1024)
 def compile_condition(expression: str) -> cel.Program:
+    import cel  # its package imports a terminal UI (prompt_toolkit): only where a rule has a `when`
+
     try:
         return cel.compile(expression)
     except (ValueError, RuntimeError) as exc:

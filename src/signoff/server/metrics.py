@@ -17,6 +17,7 @@ from ..requests import RequestStatus
 from ..store import Store
 from .events import Event
 
+EXECUTION_STATES_COUNTED = ("running", "in_doubt", "abandoned")
 DECISION_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 72 * 3600)
 
 
@@ -45,6 +46,16 @@ class StoreCollector(Collector):
         for (channel, result), count in sorted(self.store.delivery_counts().items()):
             deliveries.add_metric([channel, result], count)
         yield deliveries
+        executions = GaugeMetricFamily(
+            "signoff_executions",
+            "Executions running, in doubt (someone must check whether the tool ran) and abandoned "
+            "(approved, never run), by status.",
+            labels=["status"],
+        )
+        counted = self.store.execution_counts()
+        for state in EXECUTION_STATES_COUNTED:
+            executions.add_metric([state], counted.get(state, 0))
+        yield executions
         outbox = GaugeMetricFamily(
             "signoff_outbox",
             "Outbox rows waiting to be sent (pending) and given up (dead), by channel.",

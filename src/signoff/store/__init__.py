@@ -8,11 +8,10 @@ from urllib.parse import unquote
 
 import platformdirs
 
+from ..environment import DB_ENV
 from ..errors import ConfigError
 from .base import Store
 from .sqlite import SQLiteStore
-
-DB_ENV = "SIGNOFF_DB"
 
 
 def default_db_path() -> Path:

@@ -100,6 +100,11 @@ class ReportOps(StoreCore):
         with self._read() as tx:
             return {row["status"]: int(row["n"]) for row in tx.all("status_counts")}
 
+    def execution_counts(self) -> dict[str, int]:
+        """How many executions are running, in doubt and abandoned (the others are not counted)."""
+        with self._read() as tx:
+            return {row["status"]: int(row["n"]) for row in tx.all("execution_counts")}
+
     def open_counts(self, *, visible_to: str | None = None) -> list[tuple[str, str | None, int]]:
         """(tool, agent, how many) over pending and drafting requests (those `visible_to` may see)."""
         visibility = self._visibility(visible_to)

@@ -388,6 +388,10 @@ SELECT channel, outcome, count(*) AS n FROM deliveries GROUP BY channel, outcome
 -- name: status_counts
 SELECT status, count(*) AS n FROM requests GROUP BY status;
 
+-- name: execution_counts
+-- the executions someone may have to look at, or that are under way (read through executions_by_status)
+SELECT status, count(*) AS n FROM executions WHERE status IN ('running', 'in_doubt', 'abandoned') GROUP BY status;
+
 -- name: open_counts_by
 -- Open requests the viewer may see, by tool and agent: the ranges list_requests reads for them
 -- (store/listing.py `audience`), read whole.
