@@ -343,3 +343,26 @@ def test_a_page_form_with_bad_input_says_why_and_changes_nothing(
         assert answer.status_code in (404, 409, 422), (path, answer.status_code)
         assert 'role="alert"' in answer.text and says in answer.text, (path, answer.text[-800:])
     assert snapshot(store) == before and audit_count(store) == entries
+
+
+def test_a_persons_page_shows_what_waits_for_them_and_what_they_decided(
+    server: LiveServer, admin: httpx.Client, member: httpx.Client
+) -> None:
+    with server.client(server.user("bot", "agent")) as bot:
+        body = {"thread_id": "t", "tool": "deploy", "args": {}, "rule": {"approvers": ["alice"]}}
+        first = bot.post("/v1/requests", json={**body, "tool_call_id": "c1"}).json()["id"]
+        second = bot.post("/v1/requests", json={**body, "tool_call_id": "c2"}).json()["id"]
+    shown = admin.get("/v1/users/alice").json()
+    assert [row["id"] for row in shown["waiting"]] == [second, first] and shown["decisions"] == []
+    assert member.post(f"/v1/requests/{first}/decision", json={"type": "approve"}).status_code == 200
+    shown = admin.get("/v1/users/alice").json()
+    assert [row["id"] for row in shown["waiting"]] == [second]
+    assert [(row["request_id"], row["type"]) for row in shown["decisions"]] == [(first, "approve")]
+    agent = admin.get("/v1/users/bot").json()
+    decided = {row["id"]: row for row in agent["requests"]}
+    assert decided[first]["status"] == "approved" and decided[first]["decided_by"] == "alice"
+    assert decided[first]["decided_at"] is not None and decided[second]["status"] == "pending"
+    page = admin.get("/admin/agents/bot").text
+    assert first in page and "approved" in page and "alice" in page
+    person = admin.get("/admin/people/alice").text
+    assert "Waiting for alice" in person and second in person

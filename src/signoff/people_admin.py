@@ -43,11 +43,14 @@ def people_views(store: Store, *, role: str | None = None) -> list[dict[str, Any
 
 def person_view(store: Store, name: str) -> dict[str, Any]:
     """One user as their page shows them: the list's row, their tokens (never the secrets), the
-    requests they asked (newest first) and the decisions they made."""
+    requests they asked (newest first), those waiting in their inbox (people) and the decisions
+    they made."""
     user = known_user(store, name)
     view = _row(store, user, store.last_sign_ins(), store.last_uses())
     view["tokens"] = [token_view(token) for token in store.list_credentials("token", name)]
     view["requests"] = [_asked(request) for request in store.list_requests(created_by=name, limit=RECENT)]
+    waiting = [] if user.is_agent else store.list_requests(visible_to=name, status="pending", limit=RECENT)
+    view["waiting"] = [_asked(request) for request in waiting]
     decided = store.audit_entries(actor=name, action="request.decided", newest_first=True, batch=RECENT)
     view["decisions"] = [
         {"request_id": entry.request_id, "type": entry.data.get("type"), "at": entry.at}

@@ -74,6 +74,7 @@ class DecidedView(BaseModel):
 class PersonView(PersonRowView):
     tokens: list[StatedTokenView]
     requests: list[AskedView] = Field(description="What they asked (agents), newest first.")
+    waiting: list[AskedView] = Field(description="Pending requests in their inbox (people), newest first.")
     decisions: list[DecidedView] = Field(description="What they decided, newest first.")
 
 
