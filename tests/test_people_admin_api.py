@@ -366,3 +366,15 @@ def test_a_persons_page_shows_what_waits_for_them_and_what_they_decided(
     assert first in page and "approved" in page and "alice" in page
     person = admin.get("/admin/people/alice").text
     assert "Waiting for alice" in person and second in person
+
+
+def test_an_unchanged_update_outside_the_admin_faces_writes_nothing(store: Store) -> None:
+    """A sign-in that refreshes a person's details (OIDC) may give what is already there: nothing
+    is written or audited, and it is no error (only an admin's change says "nothing changed")."""
+    store.add_user("olga", role="member", email="olga@example.com", actor="test")
+    entries = audit_count(store)
+    same = store.update_user("olga", email="olga@example.com", role="member", actor="olga", channel="web")
+    assert same.email == "olga@example.com" and audit_count(store) == entries
+    with pytest.raises(Conflict):
+        store.update_user("olga", email="olga@example.com", actor="root", refuse_unchanged=True)
+    assert audit_count(store) == entries

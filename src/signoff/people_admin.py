@@ -154,6 +154,7 @@ def change_person(
         email=email,
         actor=actor,
         channel=via,
+        refuse_unchanged=True,
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -90,10 +91,13 @@ class IdentityOps(StoreCore):
         disabled: bool | None = None,
         actor: str,
         channel: str = "cli",
+        refuse_unchanged: bool = False,
     ) -> User:
         """Change what is given, audited once as `user.updated` with the user `before` and
-        `after`. NotFound for no such user; Conflict (and nothing changed) when nothing given
-        differs, or when it would leave no enabled admin."""
+        `after`. NotFound for no such user; Conflict (and nothing changed) when it would leave no
+        enabled admin. When nothing given differs, nothing is written or audited, and with
+        `refuse_unchanged` (an admin's change: "twice" is a mistake to say) it is a Conflict;
+        without (a sign-in refreshing a name) the user is returned as it is."""
         if role is not None and role not in ROLES:
             raise InvalidInput(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
         wanted = {"role": role, "display_name": display_name, "email": email, "disabled": disabled}
@@ -107,7 +111,9 @@ class IdentityOps(StoreCore):
                 key: value for key, value in wanted.items() if value is not None and current[key] != value
             }
             if not changes:
-                raise Conflict(f"{name} is already {_described(before)}: nothing changed")
+                if refuse_unchanged:
+                    raise Conflict(f"{name} is already {_described(before)}: nothing changed")
+                return replace(before, groups=tuple(_groups_in(tx, name)))
             stays_admin = changes.get("role", before.role) == "admin" and not changes.get(
                 "disabled", before.disabled
             )
@@ -274,6 +280,10 @@ class IdentityOps(StoreCore):
         if kind == "login" and row["used_at"] is not None:
             return None
         return {**row, "name": row["user_name"]}
+
+
+def _groups_in(tx: Any, name: str) -> list[str]:
+    return [row["group_name"] for row in tx.all("groups_of", user_name=name)]
 
 
 def _described(user: User) -> str:
