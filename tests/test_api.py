@@ -160,7 +160,7 @@ def test_tokens_are_stored_hashed(live_server: LiveServer, store: Store) -> None
         assert dave.get("/v1/me").json()["name"] == "dave"
     dump = _dump_credentials(store)
     assert token not in dump
-    assert token.split("_")[-1] not in dump
+    assert token.removeprefix("so_tok_") not in dump  # (its last "_" part may be one character)
     import hashlib
 
     assert hashlib.sha256(token.encode()).hexdigest() in dump

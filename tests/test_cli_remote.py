@@ -153,7 +153,13 @@ def test_rules_are_changed_on_the_server_by_an_admin(live_server: LiveServer, st
 
 def test_commands_without_an_api_say_so(live_server: LiveServer, alice_cli: Cli) -> None:
     assert_clean_error(alice_cli("sweep"), 1, "`signoff sweep` works on a local database only", "SIGNOFF_URL")
-    assert_clean_error(alice_cli("users", "list"), 1, "`signoff users list` works on a local database only")
+    assert_clean_error(
+        alice_cli("users", "addresses", "alice"),
+        1,
+        "`signoff users addresses` works on a local database only",
+    )
+    # `users list` has an API now (admins only): a member is refused by the server
+    assert_clean_error(alice_cli("users", "list"), 1, "alice is not an admin")
 
 
 def test_a_server_without_a_token_or_with_a_bad_one(live_server: LiveServer) -> None:

@@ -496,16 +496,21 @@ def test_the_identity_commands_run(tmp_path: Path, signoff_on_path: dict[str, st
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
-    added, token, grouped = done.stdout.splitlines()
+    added, token, grouped, agent_token, disabled, enabled = done.stdout.splitlines()
     assert added == "Added member alice"
     assert token.startswith("so_tok_")  # "printed once"
     assert grouped == "alice is in group dba."
+    assert agent_token.startswith("so_tok_") and agent_token != token
+    assert (disabled, enabled) == ("Disabled alice", "Enabled alice")
     store = SQLiteStore(tmp_path / "signoff.db")
     try:
         [alice] = [user for user in store.list_users() if user.name == "alice"]
         assert alice.role == "member"
         assert [credential.label for credential in store.list_credentials("token", "alice")] == ["laptop"]
         assert set(store.group_members()["dba"]) == {"alice"}
+        [deployer] = store.list_credentials("token", "deployer")
+        assert deployer.label == "ci" and deployer.expires_at is not None
+        assert not alice.disabled
     finally:
         store.close()
 

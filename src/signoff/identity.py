@@ -101,6 +101,7 @@ class Credential:
             "request_id": self.request_id,
             "created_at": self.created_at.isoformat(),
             "expires_at": self.expires_at.isoformat() if self.expires_at else None,
+            "used_at": self.used_at.isoformat() if self.used_at else None,
             "revoked": self.revoked_at is not None,
         }
 

@@ -82,6 +82,8 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
     with LiveServer(store) as server:
         server.user("alice", "admin")
         store.set_layer("tool", "drop_table", {"requires_approval": True, "confirm": True}, actor="test")
+        store.add_group_member("ops", "alice", actor="test")
+        store.set_address("alice", "text:wechat", "wxid_alice", actor="test")
         with server.client(server.user("bot", "agent")) as bot:
 
             def ask(call_id: str, **fields: Any) -> str:
@@ -135,6 +137,10 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
                 "admin rules": "/admin/rules",
                 "admin audit": "/admin/audit",
                 "admin channels": "/admin/channels",
+                "admin people": "/admin/people",
+                "admin person": "/admin/people/alice",
+                "admin agents": "/admin/agents",
+                "admin agent": "/admin/agents/bot",
                 "error page": "/requests/req_does_not_exist",
             }
             yield {"server": server, "pages": pages, "handle": f"/h/{secret}", "ask": ask}

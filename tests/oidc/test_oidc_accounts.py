@@ -11,6 +11,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
+from signoff import people_admin
 from signoff.server.access import SESSION_COOKIE
 from signoff.server.serve import login_link
 
@@ -52,6 +53,10 @@ def test_a_person_an_admin_added_is_matched_by_email_then_known_by_subject(
     assert [entry.actor for entry in world.store.audit_entries(action="signin.oidc")] == ["annie", "annie"]
     assert world.store.get_user("ann.new") is None
     assert len(world.store.oidc_bindings_of("annie")) == 1
+    # what the People admin page shows of her: signed in through the provider, as (iss, sub)
+    assert world.store.last_sign_ins()["annie"].method == "oidc"
+    page = people_admin.person_view(world.store, "annie")
+    assert [(i["issuer"], i["subject"]) for i in page["identities"]] == [(world.provider.issuer, "ann")]
 
 
 def test_admins_by_provider_group_follow_the_group(make_world: Callable[..., OidcWorld]) -> None:

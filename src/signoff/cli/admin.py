@@ -8,10 +8,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from .. import people_admin
 from ..audit import AuditAnchor
+from ..errors import InvalidInput
 from ..rules import RuleSet
 from . import audit_log, render, rule_changes
 from .options import AsUser, JsonFlag
+from .people_backing import people_face
 from .state import CliError, CliInputError, acting_user, store_of
 from .text import Readout
 
@@ -166,8 +169,9 @@ def groups_add(
     as_user: AsUser = None,
 ) -> None:
     """Add USER to GROUP."""
-    store_of(ctx).add_group_member(_group_name(group), user, actor=acting_user(ctx, as_user), channel="cli")
-    render.console().print(f"{user} is in group {_group_name(group)}.")
+    name = _group_name(group)
+    people_face(ctx, as_user=as_user).join_group(name, user)
+    render.console().print(f"{user} is in group {name}.", markup=False)
 
 
 @groups_app.command("remove")
@@ -179,15 +183,14 @@ def groups_remove(
 ) -> None:
     """Remove USER from GROUP."""
     name = _group_name(group)
-    if not store_of(ctx).remove_group_member(name, user, actor=acting_user(ctx, as_user), channel="cli"):
-        raise CliError(f"{user} is not in group {name}")
-    render.console().print(f"{user} is no longer in group {name}.")
+    people_face(ctx, as_user=as_user).leave_group(name, user)
+    render.console().print(f"{user} is no longer in group {name}.", markup=False)
 
 
 @groups_app.command("list")
 def groups_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
     """Every group and its members."""
-    members = store_of(ctx).group_members()
+    members = people_face(ctx).group_members()
     if as_json:
         render.print_json(members)
         return
@@ -206,7 +209,7 @@ def groups_list(ctx: typer.Context, as_json: JsonFlag = False) -> None:
 
 
 def _group_name(group: str) -> str:
-    name = group.strip().removeprefix("group:")
-    if not name:
-        raise CliError("a group needs a name")
-    return name
+    try:
+        return people_admin.group_name(group)
+    except InvalidInput as exc:
+        raise CliError(exc.message) from None

@@ -148,6 +148,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "groups": ("admin", "groups_app"),
     "users": ("users", "users_app", "channels"),
     "tokens": ("users", "tokens_app"),
+    "agents": ("users", "agents_app"),
     "webhooks": ("webhook_admin", "webhooks_app"),
     "outbox": ("channels", "outbox_app"),
     "channels": ("channel_admin", "channels_app"),

@@ -296,8 +296,8 @@ class AsyncClient:
     async def group_members(self) -> dict[str, list[str]]:
         return await self._send(calls.group_members())
 
-    async def add_group_member(self, group: str, user: str) -> None:
-        await self._send(calls.add_group_member(group, user))
+    async def add_group_member(self, group: str, user: str) -> bool:
+        return await self._send(calls.add_group_member(group, user))
 
     async def remove_group_member(self, group: str, user: str) -> bool:
         return await self._send(calls.remove_group_member(group, user))

@@ -434,8 +434,8 @@ def group_members() -> Call[dict[str, list[str]]]:
     return Call("GET", _path("groups"), lambda answer: answer.data)
 
 
-def add_group_member(group: str, user: str) -> Call[None]:
-    return Call("POST", _path("groups", group, "members"), lambda answer: None, body={"user": user})
+def add_group_member(group: str, user: str) -> Call[bool]:
+    return Call("POST", _path("groups", group, "members"), lambda answer: True, body={"user": user})
 
 
 def remove_group_member(group: str, user: str) -> Call[bool]:

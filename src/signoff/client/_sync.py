@@ -36,6 +36,7 @@ from . import _calls as calls
 from ._admin import AdminCalls
 from ._channel_admin import ChannelAdminCalls
 from ._events import EventFollower
+from ._people_admin import PeopleAdminCalls
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
 from ._servers import Servers
 from ._wire import Call, error_from, unreachable
@@ -46,7 +47,7 @@ DEFAULT_RETRY_FOR = 10.0
 """Seconds a call made outside a gate rides out transient server trouble."""
 
 
-class Client(Backend, AdminCalls, ChannelAdminCalls):
+class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
     """Talks to a signoff server with an API token; a `Backend`, so a `Gate` can use it.
 
     The token decides who acts: `actor` and `channel` arguments are the server's to set (the
@@ -382,8 +383,8 @@ class Client(Backend, AdminCalls, ChannelAdminCalls):
     def group_members(self) -> dict[str, list[str]]:
         return self._send(calls.group_members())
 
-    def add_group_member(self, group: str, user: str, *, actor: str = "", channel: str = "api") -> None:
-        self._send(calls.add_group_member(group, user))
+    def add_group_member(self, group: str, user: str, *, actor: str = "", channel: str = "api") -> bool:
+        return self._send(calls.add_group_member(group, user))
 
     def remove_group_member(self, group: str, user: str, *, actor: str = "", channel: str = "api") -> bool:
         return self._send(calls.remove_group_member(group, user))

@@ -19,6 +19,7 @@ from .execution_ops import ExecutionOps
 from .idempotency_ops import IdempotencyOps
 from .identity_ops import IdentityOps
 from .oidc_ops import OidcOps
+from .people_ops import PeopleOps
 from .reply_code_ops import ReplyCodeOps
 from .report_ops import ReportOps
 from .request_ops import RequestOps
@@ -37,6 +38,7 @@ class Store(
     AuditOps,
     OidcOps,  # before the identity ops it builds on
     IdentityOps,
+    PeopleOps,
     IdempotencyOps,
     ReportOps,
     DeclaredRuleOps,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import replace
+from datetime import datetime, timedelta
 from typing import Any
 
 from .._util import new_id, utcnow
-from ..errors import AlreadyExists, InvalidInput
+from ..errors import AlreadyExists, Conflict, InvalidInput, NotFound
 from ..identity import (
     ROLES,
     Credential,
@@ -19,6 +20,10 @@ from ..identity import (
     valid_user_name,
 )
 from .core import StoreCore
+
+USE_WRITTEN_EVERY = timedelta(minutes=1)
+"""A token's (or session's) `used_at` is written at most this often: a busy agent's calls do not
+each write."""
 
 
 class IdentityOps(StoreCore):
@@ -47,8 +52,10 @@ class IdentityOps(StoreCore):
             )
             if row is None:
                 raise AlreadyExists(f"user {name!r} already exists")
-            self._audit(tx, "user.added", actor=actor, channel=channel, data={"user": name, "role": role})
-        return User(name=name, role=role, display_name=display_name, email=email)
+            added = User(name=name, role=role, display_name=display_name, email=email)
+            data = {"user": name, "role": role, "before": None, "after": added.to_dict()}
+            self._audit(tx, "user.added", actor=actor, channel=channel, data=data)
+        return added
 
     def get_user(self, name: str) -> User | None:
         with self._read() as tx:
@@ -84,26 +91,45 @@ class IdentityOps(StoreCore):
         disabled: bool | None = None,
         actor: str,
         channel: str = "cli",
+        refuse_unchanged: bool = False,
     ) -> User:
+        """Change what is given, audited once as `user.updated` with the user `before` and
+        `after`. NotFound for no such user; Conflict (and nothing changed) when it would leave no
+        enabled admin. When nothing given differs, nothing is written or audited, and with
+        `refuse_unchanged` (an admin's change: "twice" is a mistake to say) it is a Conflict;
+        without (a sign-in refreshing a name) the user is returned as it is."""
         if role is not None and role not in ROLES:
             raise InvalidInput(f"unknown role {role!r}; use one of {', '.join(ROLES)}")
-        changes = {
-            key: value
-            for key, value in {
-                "role": role,
-                "display_name": display_name,
-                "email": email,
-                "disabled": disabled,
-            }.items()
-            if value is not None
-        }
+        wanted = {"role": role, "display_name": display_name, "email": email, "disabled": disabled}
         with self._transaction() as (tx, _):
-            updated = tx.run(
+            row = tx.one("get_user", name=name)
+            if row is None:
+                raise NotFound(f"no user named {name!r}")
+            before = _user(row, ())
+            current = before.to_dict()
+            changes = {
+                key: value for key, value in wanted.items() if value is not None and current[key] != value
+            }
+            if not changes:
+                if refuse_unchanged:
+                    raise Conflict(f"{name} is already {_described(before)}: nothing changed")
+                return replace(before, groups=tuple(_groups_in(tx, name)))
+            stays_admin = changes.get("role", before.role) == "admin" and not changes.get(
+                "disabled", before.disabled
+            )
+            if before.is_admin and not before.disabled and not stays_admin:
+                counted = tx.one("count_enabled_admins")
+                if counted is None or int(counted["n"]) <= 1:
+                    raise Conflict(
+                        f"{name} is the last enabled admin: make another person an admin first; "
+                        "nothing changed"
+                    )
+            tx.run(
                 "update_user", name=name, role=role, display_name=display_name, email=email, disabled=disabled
             )
-            if updated != 1:
-                raise InvalidInput(f"no user named {name!r}")
-            self._audit(tx, "user.updated", actor=actor, channel=channel, data={"user": name, **changes})
+            after = _user(tx.one("get_user", name=name) or row, ())
+            data = {"user": name, **changes, "before": before.to_dict(), "after": after.to_dict()}
+            self._audit(tx, "user.updated", actor=actor, channel=channel, data=data)
         user = self.get_user(name)
         assert user is not None
         return user
@@ -152,25 +178,30 @@ class IdentityOps(StoreCore):
                 expires_at=credential.expires_at,
             )
             if kind in ("token", "login"):
-                self._audit(
-                    tx,
-                    f"{kind}.issued",
-                    actor=actor,
-                    channel=channel,
-                    data={"user": user, "id": credential.id, "label": label},
-                )
+                data = {
+                    "user": user,
+                    "id": credential.id,
+                    "label": label,
+                    "before": None,
+                    "after": credential.to_dict(),
+                }
+                self._audit(tx, f"{kind}.issued", actor=actor, channel=channel, data=data)
         return secret, credential
 
     def authenticate(self, secret: str, kind: CredentialKind = "token") -> User | None:
         """The enabled user a live (unexpired, unrevoked) secret of this kind belongs to."""
         found = self._credential_row(secret, kind)
-        return _user(found, ()) if found is not None else None
+        if found is None:
+            return None
+        self._note_use(secret, found["used_at"])
+        return _user(found, ())
 
     def session_of(self, secret: str) -> tuple[User, str] | None:
         """A web session's user and its CSRF token."""
         found = self._credential_row(secret, "session")
         if found is None:
             return None
+        self._note_use(secret, found["used_at"])
         return _user(found, ()), str(found["csrf"])
 
     def handle_of(self, secret: str) -> tuple[User, str] | None:
@@ -189,6 +220,7 @@ class IdentityOps(StoreCore):
             if row is None:
                 return None
             self._audit(tx, "login.used", actor=row["user_name"], channel="web")
+            tx.run("record_sign_in", user_name=row["user_name"], method="link", now=utcnow())
         user = self.get_user(row["user_name"])
         return user if user is not None and not user.disabled else None
 
@@ -196,6 +228,7 @@ class IdentityOps(StoreCore):
         self, *, id: str | None = None, secret: str | None = None, actor: str, channel: str = "cli"
     ) -> bool:
         with self._transaction() as (tx, _):
+            before = tx.one("get_credential", id=id) if id is not None else None
             revoked = tx.run(
                 "revoke_credential",
                 id=id or "",
@@ -203,7 +236,14 @@ class IdentityOps(StoreCore):
                 now=utcnow(),
             )
             if revoked and id is not None:
-                self._audit(tx, "credential.revoked", actor=actor, channel=channel, data={"id": id})
+                after = tx.one("get_credential", id=id)
+                data = {
+                    "id": id,
+                    "user": before["user_name"] if before else None,
+                    "before": _credential(before).to_dict() if before else None,
+                    "after": _credential(after).to_dict() if after else None,
+                }
+                self._audit(tx, "credential.revoked", actor=actor, channel=channel, data=data)
         return revoked > 0
 
     def list_credentials(self, kind: CredentialKind = "token", user: str | None = None) -> list[Credential]:
@@ -221,6 +261,15 @@ class IdentityOps(StoreCore):
         with self._transaction() as (tx, _):
             return tx.run("delete_dead_credentials", now=utcnow())
 
+    def _note_use(self, secret: str, last: datetime | None) -> None:
+        """Write the credential's use unless it was written less than `USE_WRITTEN_EVERY` ago
+        (read first: most calls of a busy agent open no write at all)."""
+        now = utcnow()
+        if last is not None and last >= now - USE_WRITTEN_EVERY:
+            return
+        with self._transaction() as (tx, _):
+            tx.run("touch_credential", hash=secret_hash(secret), now=now, since=now - USE_WRITTEN_EVERY)
+
     def _credential_row(self, secret: str, kind: CredentialKind) -> dict[str, Any] | None:
         if kind_of(secret) != kind:
             return None
@@ -231,6 +280,14 @@ class IdentityOps(StoreCore):
         if kind == "login" and row["used_at"] is not None:
             return None
         return {**row, "name": row["user_name"]}
+
+
+def _groups_in(tx: Any, name: str) -> list[str]:
+    return [row["group_name"] for row in tx.all("groups_of", user_name=name)]
+
+
+def _described(user: User) -> str:
+    return f"{'disabled' if user.disabled else 'enabled'}, {user.role}"
 
 
 def _user(row: dict[str, Any], groups: tuple[str, ...]) -> User:

@@ -110,6 +110,7 @@ class OidcOps(IdentityOps, StoreCore):
                 "role": new_role,
             }
             self._audit(tx, OIDC_SIGN_IN, actor=name, channel="web", data=data)
+            tx.run("record_sign_in", user_name=name, method="oidc", now=now)
         user = self.get_user(name)
         assert user is not None
         return user

@@ -126,28 +126,26 @@ class SettingsOps(StoreCore):
 
     # -- groups -------------------------------------------------------------------------------
 
-    def add_group_member(self, group: str, user: str, *, actor: str, channel: str = "cli") -> None:
+    def add_group_member(self, group: str, user: str, *, actor: str, channel: str = "cli") -> bool:
+        """Add `user` to `group`; False (nothing changed, nothing audited) if they were in it.
+        Audited as `group.member_added` with the group's members `before` and `after`."""
         with self._transaction() as (tx, _):
-            if tx.run("add_member", group_name=group, user_name=user):
-                self._audit(
-                    tx,
-                    "group.member_added",
-                    actor=actor,
-                    channel=channel,
-                    data={"group": group, "user": user},
-                )
+            before = _members_of(tx, group)
+            added = tx.run("add_member", group_name=group, user_name=user) == 1
+            if added:
+                data = {"group": group, "user": user, "before": before, "after": _members_of(tx, group)}
+                self._audit(tx, "group.member_added", actor=actor, channel=channel, data=data)
+        return added
 
     def remove_group_member(self, group: str, user: str, *, actor: str, channel: str = "cli") -> bool:
+        """Take `user` out of `group`; False (nothing changed, nothing audited) if they were not
+        in it. Audited as `group.member_removed` with the members `before` and `after`."""
         with self._transaction() as (tx, _):
+            before = _members_of(tx, group)
             removed = tx.run("remove_member", group_name=group, user_name=user) == 1
             if removed:
-                self._audit(
-                    tx,
-                    "group.member_removed",
-                    actor=actor,
-                    channel=channel,
-                    data={"group": group, "user": user},
-                )
+                data = {"group": group, "user": user, "before": before, "after": _members_of(tx, group)}
+                self._audit(tx, "group.member_removed", actor=actor, channel=channel, data=data)
         return removed
 
     def groups_of(self, user: str) -> list[str]:
@@ -170,6 +168,10 @@ class SettingsOps(StoreCore):
     def recall(self, scope_key: str, fingerprint: str) -> bool:
         with self._read() as tx:
             return tx.one("recall", scope_key=scope_key, fingerprint=fingerprint) is not None
+
+
+def _members_of(tx: Tx, group: str) -> list[str]:
+    return sorted(row["user_name"] for row in tx.all("list_members") if row["group_name"] == group)
 
 
 def _check_kind(kind: str) -> None:

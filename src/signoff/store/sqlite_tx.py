@@ -48,6 +48,7 @@ TIME_COLUMNS = frozenset(
         "verified_at",
         "code_expires_at",
         "code_requested_at",
+        "signed_in_at",
     }
 )
 

@@ -8,11 +8,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 
-from ...errors import NotFound
+from ... import people_admin
 from ..access import CurrentCaller, CurrentUser, require_admin
 from ..context import server_of
 from ..errors import API_ERRORS
 from .models import GroupMemberBody, TokenBody, UserBody
+from .people_views import PersonRowView
 from .shown import ShownAs
 from .views import GroupMember, NewToken, Removed, Revoked, TokenView, UserView
 
@@ -25,22 +26,25 @@ def me(user: CurrentUser) -> UserJSON:
     return user.to_dict()
 
 
-@router.get("/users", summary="Every user (admins)")
-def users(http: HttpRequest, user: CurrentUser) -> Annotated[list[dict[str, Any]], ShownAs(list[UserView])]:
+@router.get("/users", summary="Every user, with sign-in, last seen and addresses (admins)")
+def users(
+    http: HttpRequest, user: CurrentUser
+) -> Annotated[list[dict[str, Any]], ShownAs(list[PersonRowView])]:
     require_admin(user)
-    return [found.to_dict() for found in server_of(http).store.list_users()]
+    return people_admin.people_views(server_of(http).store)
 
 
 @router.post("/users", status_code=201, summary="Add a user (admins)")
 def add_user(body: UserBody, http: HttpRequest, caller: CurrentCaller) -> UserJSON:
     require_admin(caller.user)
-    added = server_of(http).store.add_user(
+    added = people_admin.add_person(
+        server_of(http).store,
         body.name,
         role=body.role,
         display_name=body.display_name,
         email=body.email,
         actor=caller.user.name,
-        channel=caller.channel,
+        via=caller.channel,
     )
     return added.to_dict()
 
@@ -68,19 +72,16 @@ def list_tokens(
     return [credential.to_dict() for credential in server_of(http).store.list_credentials("token", owner)]
 
 
-@router.delete("/tokens/{token_id}", summary="Revoke a token")
+@router.delete("/tokens/{token_id}", summary="Revoke a token (409 if it already is)")
 def revoke_token(
     token_id: str, http: HttpRequest, caller: CurrentCaller
 ) -> Annotated[dict[str, Any], ShownAs(Revoked)]:
-    store = server_of(http).store
-    credential = store.get_credential(token_id)
-    if credential is None or credential.kind != "token":
-        raise NotFound(f"no token {token_id!r}")
-    if credential.user_name != caller.user.name:
+    server = server_of(http)
+    if people_admin.known_token(server.store, token_id).user_name != caller.user.name:
         require_admin(caller.user)
-    revoked = store.revoke_credential(id=token_id, actor=caller.user.name, channel=caller.channel)
-    server_of(http).callers.clear()
-    return {"revoked": revoked}
+    people_admin.revoke_token(server.store, token_id, actor=caller.user.name, via=caller.channel)
+    server.callers.clear()
+    return {"revoked": True}
 
 
 @router.get("/groups", summary="Groups and their members")
@@ -89,21 +90,25 @@ def groups(http: HttpRequest, user: CurrentUser) -> dict[str, list[str]]:
     return server_of(http).store.group_members()
 
 
-@router.post("/groups/{group}/members", status_code=201, summary="Add a member (admins)")
+@router.post(
+    "/groups/{group}/members", status_code=201, summary="Add a member (admins; 409 if they already are)"
+)
 def add_member(
     group: str, body: GroupMemberBody, http: HttpRequest, caller: CurrentCaller
 ) -> Annotated[dict[str, Any], ShownAs(GroupMember)]:
     require_admin(caller.user)
-    server_of(http).store.add_group_member(group, body.user, actor=caller.user.name, channel=caller.channel)
-    return {"group": group, "user": body.user}
+    store = server_of(http).store
+    people_admin.add_member(store, group, body.user, actor=caller.user.name, via=caller.channel)
+    return {"group": people_admin.group_name(group), "user": body.user}
 
 
-@router.delete("/groups/{group}/members/{member}", summary="Remove a member (admins)")
+@router.delete(
+    "/groups/{group}/members/{member}", summary="Remove a member (admins; 409 if they are not one)"
+)
 def remove_member(
     group: str, member: str, http: HttpRequest, caller: CurrentCaller
 ) -> Annotated[dict[str, Any], ShownAs(Removed)]:
     require_admin(caller.user)
-    removed = server_of(http).store.remove_group_member(
-        group, member, actor=caller.user.name, channel=caller.channel
-    )
-    return {"removed": removed}
+    store = server_of(http).store
+    people_admin.remove_member(store, group, member, actor=caller.user.name, via=caller.channel)
+    return {"removed": True}

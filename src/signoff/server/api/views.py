@@ -31,6 +31,7 @@ class TokenView(BaseModel):
     request_id: str | None
     created_at: Moment
     expires_at: Moment | None
+    used_at: Moment | None = Field(description="Its last use (written at most once a minute).")
     revoked: bool
 
 

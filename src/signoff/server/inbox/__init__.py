@@ -15,9 +15,11 @@ from starlette.staticfiles import StaticFiles
 from ..oidc import routes as oidc_routes
 from ..routing import add_routes
 from . import (
+    admin_agents,
     admin_audit,
     admin_channels,
     admin_page,
+    admin_people,
     admin_rules,
     card_routes,
     executions_page,
@@ -53,6 +55,8 @@ def install_inbox(app: FastAPI) -> None:
         admin_rules,
         admin_audit,
         admin_channels,
+        admin_people,
+        admin_agents,
         handles,
     ):
         add_routes(app, module.router)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import FormData
 from starlette.responses import HTMLResponse
 
 from ...errors import PermissionDenied
@@ -32,6 +33,11 @@ async def admin_context(http: HttpRequest, caller: PageCaller, *, section: str) 
     context = page_context(http, caller, active="admin")
     context.update(sections=SECTIONS, section=section)
     return context
+
+
+def form_text(form: FormData, key: str) -> str:
+    """A form field's text, trimmed ('' when it is missing)."""
+    return str(form.get(key, "")).strip()
 
 
 @router.get("/admin", response_class=HTMLResponse)

@@ -99,8 +99,8 @@ def start_session(http: HttpRequest, user: User, *, method: str) -> Response:
     """Start `user`'s web session (any earlier one of this browser ends): every sign-in, by a
     login link (`method="link"`) or through the identity provider (`"oidc"`), ends here. The
     answer goes to the inbox with the session cookie; it lives the server's `session_ttl`
-    (`signoff serve --session-max-age`). Where the People page's `record_sign_in(user, method)`
-    is to be called."""
+    (`signoff serve --session-max-age`). The sign-in itself was recorded (method and time, for
+    the People page) where it was checked: `use_login_link`, `sign_in_with_oidc`."""
     server = server_of(http)
     store = server.store
     current = http.cookies.get(SESSION_COOKIE)

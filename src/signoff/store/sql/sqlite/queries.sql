@@ -755,3 +755,23 @@ INSERT INTO oidc_groups (user_name, group_name) VALUES (:user_name, :group_name)
 
 -- name: remove_oidc_group
 DELETE FROM oidc_groups WHERE user_name = :user_name AND group_name = :group_name;
+
+-- name: record_sign_in
+INSERT INTO sign_ins (user_name, method, signed_in_at) VALUES (:user_name, :method, :now)
+ON CONFLICT (user_name) DO UPDATE SET method = excluded.method, signed_in_at = excluded.signed_in_at;
+
+-- name: last_sign_ins
+SELECT user_name, method, signed_in_at FROM sign_ins;
+
+-- name: touch_credential
+-- a token's or session's last use, written at most once per :since (a busy agent does not write
+-- on every call)
+UPDATE credentials SET used_at = :now
+WHERE hash = :hash AND kind IN ('token', 'session') AND (used_at IS NULL OR used_at < :since);
+
+-- name: last_credential_uses
+SELECT user_name, MAX(used_at) AS used_at FROM credentials
+WHERE kind IN ('token', 'session') AND used_at IS NOT NULL GROUP BY user_name;
+
+-- name: count_enabled_admins
+SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND NOT disabled;
