@@ -8,7 +8,7 @@ SQLite and PostgreSQL."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import httpx
 import pytest
@@ -195,7 +195,10 @@ OPERATIONS = {
 @pytest.fixture
 def server(store: Store) -> Iterator[LiveServer]:
     store.add_user("alice", role="member", actor="test")
-    with LiveServer(store, SETTINGS) as live:
+    # no delivery worker: what waits stays waiting, so a disabled webhook's event is dead-lettered
+    # at once (a worker could hold it then, and retry it for minutes)
+    settings = replace(SETTINGS, outbox=replace(SETTINGS.outbox, enabled=False))
+    with LiveServer(store, settings) as live:
         yield live
 
 
