@@ -3,9 +3,6 @@ delivered: started again, the server sends it, and the receiver gets it once (by
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -17,55 +14,13 @@ from signoff.requests import NewRequest
 from signoff.store import SQLiteStore
 
 from ..receivers import Receiver
-from .test_server_killed import Server, eventually
+from ..served import ServeProcess, eventually
 
 pytestmark = pytest.mark.slow
 
 
-class OutboxServer(Server):
-    """`signoff serve` with quick retries and a short claim lease."""
-
-    def start(self) -> None:
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "signoff.cli",
-                    "serve",
-                    "--db",
-                    f"sqlite:///{self.db}",
-                    "--port",
-                    str(self.port),
-                    "--outbox-retry-first",
-                    "0.05",
-                    "--outbox-retry-cap",
-                    "0.1",
-                    "--outbox-lease",
-                    "1",
-                    "--allow-private-webhooks",
-                ],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
-            )
-        self._wait()
-
-    def _wait(self) -> None:
-        import time
-
-        import httpx
-
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            assert self.process is not None and self.process.poll() is None, self.log.read_text()[-2000:]
-            assert time.monotonic() < deadline, "signoff serve did not start"
-            time.sleep(0.05)
+QUICK_OUTBOX = ["--outbox-retry-first", "0.05", "--outbox-retry-cap", "0.1", "--outbox-lease", "1"]
+"""`signoff serve` with quick retries and a short claim lease."""
 
 
 def test_a_notification_pending_at_a_kill_9_is_sent_once_after_the_restart(tmp_path: Path) -> None:
@@ -84,7 +39,9 @@ def test_a_notification_pending_at_a_kill_9_is_sent_once_after_the_restart(tmp_p
                 deadline=utcnow() + timedelta(hours=1),
             )
         )
-        server = OutboxServer(db, tmp_path / "serve.log")
+        server = ServeProcess(
+            f"sqlite:///{db}", tmp_path / "serve.log", args=[*QUICK_OUTBOX, "--allow-private-webhooks"]
+        )
         server.start()
         try:
             store.decide(request.id, Approve(), actor="alice")
