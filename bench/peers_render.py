@@ -192,9 +192,7 @@ def plot_section(document: dict[str, Any], path: Path) -> None:
     axes.set_title(textwrap.fill(title, 60), fontsize=10)
     axes.grid(axis="x", alpha=0.3)
     kinds = sorted({row["kind"] for row in rows}, key=list(COLOURS).index)
-    axes.legend(
-        handles=[Patch(color=COLOURS[kind], label=kind) for kind in kinds], loc="lower right", fontsize=8
-    )
+    axes.legend(handles=[Patch(color=COLOURS[kind], label=kind) for kind in kinds], loc="best", fontsize=8)
     figure.tight_layout()
     figure.savefig(path, format="png")
     pyplot.close(figure)
@@ -234,7 +232,8 @@ def scale_lines(output: Path, names: list[str]) -> list[str]:
         document = json.loads((output / f"{name}.json").read_text(encoding="utf-8"))
         for metric in document["metrics"]:
             target = metric["target"]
-            shown = f"{'≥' if target and target['op'] == '>=' else '≤'} {target['value']:g}" if target else ""
+            sign = "≥" if target and target["op"] == ">=" else "≤"
+            shown = f"{sign} {target['value']:g} {metric['unit']}" if target else ""
             met = {None: "", True: "met", False: "**missed**"}[metric["met"]]
             lines.append(
                 f"| {name} | {metric['section']}: {metric['label']} "
