@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import multiprocessing
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Literal
 
-from core import EMAIL_ARGS, RESUME_TIMEOUT
+from core import EMAIL_ARGS, deciding_process
 
 PeerKind = Literal["holdpoint", "tollgate-sqlite", "tollgate-redis"]
 WAIT_TIMEOUT_S = 30.0
@@ -126,30 +125,8 @@ def decider_process(spec: PeerSpec, pipe: Connection) -> None:
 def peer_decider(spec: PeerSpec) -> Iterator[Callable[[str, str], tuple[int, int]]]:
     """A deciding process; yields decide(id, hash) -> monotonic ns just before the decision was called
     and just after it returned."""
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    process = context.Process(target=decider_process, args=(spec, theirs), name="peer-decider", daemon=True)
-    process.start()
-    theirs.close()
-    if not ours.poll(60) or ours.recv() != "ready":
-        process.kill()
-        raise RuntimeError(f"the {spec.kind} decider process did not start")
-
-    def decide(request_id: str, request_hash: str) -> tuple[int, int]:
-        ours.send((request_id, request_hash))
-        if not ours.poll(RESUME_TIMEOUT):
-            raise RuntimeError(f"the {spec.kind} decider did not decide {request_id}")
-        called, returned = ours.recv()
-        return int(called), int(returned)
-
-    try:
-        yield decide
-    finally:
-        ours.send(None)
-        process.join(10)
-        if process.is_alive():
-            process.kill()
-        ours.close()
+    with deciding_process(decider_process, (spec,), f"{spec.kind} decider") as decide:
+        yield lambda request_id, request_hash: decide((request_id, request_hash))
 
 
 # -- the waiting agent ------------------------------------------------------------------------

@@ -7,20 +7,19 @@ loops). All sides run in turns (A B C, C B A, ...), each ratio is taken round by
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from core import (
     EMAIL_ARGS,
-    RAW_INDEXES,
-    RAW_POSTGRES_TABLE,
     Target,
     alternate,
     drop_schema,
     open_raw_sqlite,
+    postgres_cycles,
     progress,
-    raw_postgres_cycle,
     raw_sqlite_cycle,
     signoff_cycle,
 )
@@ -141,26 +140,14 @@ def measure_store(workdir: Path, sizes: Sizes, dsn: str | None) -> Section:
 
 
 def postgres_rates(dsn: str, sizes: Sizes, counted: dict[str, CpuCounted]) -> dict[str, list[float]]:
-    import uuid
-
-    import psycopg
-
-    from signoff.store.postgres import PostgresStore
-
     schema = f"signoff_peers_{uuid.uuid4().hex[:12]}"
-    store = PostgresStore(dsn, schema=schema, max_size=4)
-    raw = psycopg.connect(dsn, options=f"-c search_path={schema}")
     try:
-        with raw.transaction():
-            for statement in (RAW_POSTGRES_TABLE, *RAW_INDEXES):
-                raw.execute(statement)
-        counted[SIGNOFF_POSTGRES] = CpuCounted(signoff_cycle(store))
-        counted[RAW_POSTGRES] = CpuCounted(raw_postgres_cycle(raw))
-        sides: dict[str, Callable[[int], None]] = {
-            label: counted[label] for label in (SIGNOFF_POSTGRES, RAW_POSTGRES)
-        }
-        return alternate(sides, sizes.store_cycles, sizes.store_rounds)
+        with postgres_cycles(dsn, schema) as cycles:
+            counted[SIGNOFF_POSTGRES] = CpuCounted(cycles["signoff"])
+            counted[RAW_POSTGRES] = CpuCounted(cycles["raw"])
+            sides: dict[str, Callable[[int], None]] = {
+                label: counted[label] for label in (SIGNOFF_POSTGRES, RAW_POSTGRES)
+            }
+            return alternate(sides, sizes.store_cycles, sizes.store_rounds)
     finally:
-        store.close()
-        raw.close()
         drop_schema(dsn, schema)
