@@ -86,24 +86,28 @@ QUICK = Sizes(calls=5_000, rounds=5, wakeups=30, wakeup_warmups=3)
 
 Hook = Callable[[], object]
 AsyncHook = Callable[[], Awaitable[object]]
+Clock = Callable[[], int]
+"""ns; the wall clock here, the thread's CPU clock in `python -m bench` (bench/peers_fastpath.py)."""
 
 
 # -- timing -----------------------------------------------------------------------------------
 
 
-def sync_ns(hook: Hook, calls: int) -> float:
-    start = time.perf_counter_ns()
+def sync_ns(hook: Hook, calls: int, clock: Clock = time.perf_counter_ns) -> float:
+    start = clock()
     for _ in range(calls):
         hook()
-    return (time.perf_counter_ns() - start) / calls
+    return (clock() - start) / calls
 
 
-def async_ns(hook: AsyncHook, calls: int, loop: asyncio.AbstractEventLoop) -> float:
+def async_ns(
+    hook: AsyncHook, calls: int, loop: asyncio.AbstractEventLoop, clock: Clock = time.perf_counter_ns
+) -> float:
     async def many() -> float:
-        start = time.perf_counter_ns()
+        start = clock()
         for _ in range(calls):
             await hook()
-        return (time.perf_counter_ns() - start) / calls
+        return (clock() - start) / calls
 
     return loop.run_until_complete(many())
 
@@ -158,7 +162,7 @@ def check(condition: bool, what: str) -> None:
 # -- 1. hooks ---------------------------------------------------------------------------------
 
 
-def langchain_hooks(gate: Gate) -> tuple[list[Side], Callable[[], None]]:
+def langchain_hooks(gate: Gate, clock: Clock = time.perf_counter_ns) -> tuple[list[Side], Callable[[], None]]:
     from langchain.agents.middleware import HumanInTheLoopMiddleware
     from langchain.agents.middleware.types import ToolCallRequest
     from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
@@ -204,27 +208,27 @@ def langchain_hooks(gate: Gate) -> tuple[list[Side], Callable[[], None]]:
     sides = [
         Side(
             "after_model: HumanInTheLoopMiddleware",
-            lambda n: sync_ns(lambda: stock.after_model(state, runtime), n),
+            lambda n: sync_ns(lambda: stock.after_model(state, runtime), n, clock),
         ),
         Side(
             "after_model: SignoffMiddleware",
-            lambda n: sync_ns(lambda: durable.after_model(state, runtime), n),
+            lambda n: sync_ns(lambda: durable.after_model(state, runtime), n, clock),
         ),
         Side(
             "wrap_tool_call: HumanInTheLoopMiddleware",
-            lambda n: sync_ns(lambda: stock.wrap_tool_call(request, handler), n),
+            lambda n: sync_ns(lambda: stock.wrap_tool_call(request, handler), n, clock),
         ),
         Side(
             "wrap_tool_call: SignoffMiddleware",
-            lambda n: sync_ns(lambda: durable.wrap_tool_call(request, handler), n),
+            lambda n: sync_ns(lambda: durable.wrap_tool_call(request, handler), n, clock),
         ),
         Side(
             "wrap_tool_call: SignoffMiddleware(wait=True)",
-            lambda n: sync_ns(lambda: waiting.wrap_tool_call(request, handler), n),
+            lambda n: sync_ns(lambda: waiting.wrap_tool_call(request, handler), n, clock),
         ),
         Side(
             "wrap_tool_call: HumanInTheLoopMiddleware(per_call)",
-            lambda n: sync_ns(lambda: per_call.wrap_tool_call(request, handler), n),
+            lambda n: sync_ns(lambda: per_call.wrap_tool_call(request, handler), n, clock),
         ),
     ]
     return sides, lambda: var_child_runnable_config.reset(token)
@@ -250,7 +254,7 @@ def fresh_scratchpad() -> Any:
     )
 
 
-def haystack_hooks(gate: Gate) -> list[Side]:
+def haystack_hooks(gate: Gate, clock: Clock = time.perf_counter_ns) -> list[Side]:
     from haystack.hooks.human_in_the_loop import BlockingConfirmationStrategy, NeverAskPolicy, SimpleConsoleUI
 
     from signoff.integrations.haystack import SignoffConfirmationStrategy
@@ -270,13 +274,15 @@ def haystack_hooks(gate: Gate) -> list[Side]:
     return [
         Side(
             "BlockingConfirmationStrategy(NeverAskPolicy).run",
-            lambda n: sync_ns(lambda: stock.run(**arguments), n),
+            lambda n: sync_ns(lambda: stock.run(**arguments), n, clock),
         ),
-        Side("SignoffConfirmationStrategy.run", lambda n: sync_ns(lambda: ours.run(**arguments), n)),
+        Side("SignoffConfirmationStrategy.run", lambda n: sync_ns(lambda: ours.run(**arguments), n, clock)),
     ]
 
 
-def pydantic_ai_hooks(gate: Gate, loop: asyncio.AbstractEventLoop) -> list[Side]:
+def pydantic_ai_hooks(
+    gate: Gate, loop: asyncio.AbstractEventLoop, clock: Clock = time.perf_counter_ns
+) -> list[Side]:
     from pydantic_ai import RunContext
     from pydantic_ai.models.test import TestModel
     from pydantic_ai.toolsets import FunctionToolset
@@ -310,16 +316,18 @@ def pydantic_ai_hooks(gate: Gate, loop: asyncio.AbstractEventLoop) -> list[Side]
     return [
         Side(
             "approval_required(predicate).call_tool",
-            lambda n: async_ns(lambda: stock.call_tool("search", SEARCH_ARGS, ctx, tool), n, loop),
+            lambda n: async_ns(lambda: stock.call_tool("search", SEARCH_ARGS, ctx, tool), n, loop, clock),
         ),
         Side(
             "signoff_approval(...).call_tool",
-            lambda n: async_ns(lambda: ours.call_tool("search", SEARCH_ARGS, ctx, tool), n, loop),
+            lambda n: async_ns(lambda: ours.call_tool("search", SEARCH_ARGS, ctx, tool), n, loop, clock),
         ),
     ]
 
 
-def openai_agents_hooks(gate: Gate, loop: asyncio.AbstractEventLoop) -> list[Side]:
+def openai_agents_hooks(
+    gate: Gate, loop: asyncio.AbstractEventLoop, clock: Clock = time.perf_counter_ns
+) -> list[Side]:
     from agents import RunContextWrapper, function_tool
     from agents.util._approvals import evaluate_function_tool_approval
 
@@ -342,7 +350,7 @@ def openai_agents_hooks(gate: Gate, loop: asyncio.AbstractEventLoop) -> list[Sid
 
     def evaluate(tool: Any) -> Callable[[int], float]:
         return lambda n: async_ns(
-            lambda: evaluate_function_tool_approval(tool, ctx, arguments, "oa-1"), n, loop
+            lambda: evaluate_function_tool_approval(tool, ctx, arguments, "oa-1"), n, loop, clock
         )
 
     def in_run(measure: Callable[[int], float]) -> Callable[[int], float]:

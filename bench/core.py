@@ -444,23 +444,29 @@ def to_psycopg(query: str) -> str:
     return re.sub(r":(\w+)", r"%(\1)s", query)
 
 
-def measure_postgres_cycles(report: Report, dsn: str, schema: str, sizes: Sizes) -> None:
+@contextmanager
+def postgres_cycles(dsn: str, schema: str) -> Iterator[dict[str, Callable[[int], None]]]:
+    """signoff's cycle and the raw psycopg one, each on its own connection to `schema`."""
     import psycopg
 
     from signoff.store.postgres import PostgresStore
 
-    progress("store cycles, PostgreSQL")
     store = PostgresStore(dsn, schema=schema, max_size=4)
     raw = psycopg.connect(dsn, options=f"-c search_path={schema}")
     try:
         with raw.transaction():
             for statement in (RAW_POSTGRES_TABLE, *RAW_INDEXES):
                 raw.execute(statement)
-        sides = {"signoff": signoff_cycle(store), "raw": raw_postgres_cycle(raw)}
-        rates = alternate(sides, sizes.postgres_cycles, sizes.cycle_rounds)
+        yield {"signoff": signoff_cycle(store), "raw": raw_postgres_cycle(raw)}
     finally:
         store.close()
         raw.close()
+
+
+def measure_postgres_cycles(report: Report, dsn: str, schema: str, sizes: Sizes) -> None:
+    progress("store cycles, PostgreSQL")
+    with postgres_cycles(dsn, schema) as sides:
+        rates = alternate(sides, sizes.postgres_cycles, sizes.cycle_rounds)
     report_cycles(report, "postgres", "PostgreSQL", rates)
 
 
@@ -529,20 +535,24 @@ def decider_process(spec: StoreSpec, pipe: Connection) -> None:
 
 
 @contextmanager
-def decider_in_other_process(spec: StoreSpec) -> Iterator[Decider]:
+def deciding_process(
+    target: Callable[..., None], args: tuple[Any, ...], name: str
+) -> Iterator[Callable[[Any], tuple[int, int]]]:
+    """`target(*args, pipe)` in a process of its own, which sends "ready", then answers each message
+    with the monotonic ns before and after its decision (None stops it); yields decide(message)."""
     context = multiprocessing.get_context("spawn")
     ours, theirs = context.Pipe()
-    process = context.Process(target=decider_process, args=(spec, theirs), name="bench-decider", daemon=True)
+    process = context.Process(target=target, args=(*args, theirs), name=name, daemon=True)
     process.start()
     theirs.close()
     if not ours.poll(60) or ours.recv() != "ready":
         process.kill()
-        raise RuntimeError("the decider process did not start")
+        raise RuntimeError(f"the {name} process did not start")
 
-    def decide(request_id: str) -> tuple[int, int]:
-        ours.send(request_id)
+    def decide(message: Any) -> tuple[int, int]:
+        ours.send(message)
         if not ours.poll(RESUME_TIMEOUT):
-            raise RuntimeError(f"the decider process did not decide {request_id}")
+            raise RuntimeError(f"the {name} process did not decide {message}")
         called, returned = ours.recv()
         return int(called), int(returned)
 
@@ -554,6 +564,12 @@ def decider_in_other_process(spec: StoreSpec) -> Iterator[Decider]:
         if process.is_alive():
             process.kill()
         ours.close()
+
+
+@contextmanager
+def decider_in_other_process(spec: StoreSpec) -> Iterator[Decider]:
+    with deciding_process(decider_process, (spec,), "bench-decider") as decide:
+        yield decide
 
 
 def wait_until_watched(store: Store, request_id: str) -> None:
