@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from .._util import new_id, utcnow
-from ..errors import AlreadyExists, Conflict, InvalidInput, NotFound
+from ..errors import AlreadyExists, Conflict, InvalidInput, NotFound, StoreUnavailable
 from ..identity import (
     ROLES,
     Credential,
@@ -20,6 +21,8 @@ from ..identity import (
     valid_user_name,
 )
 from .core import StoreCore
+
+log = logging.getLogger("signoff.store")
 
 USE_WRITTEN_EVERY = timedelta(minutes=1)
 """A token's (or session's) `used_at` is written at most this often: a busy agent's calls do not
@@ -263,12 +266,16 @@ class IdentityOps(StoreCore):
 
     def _note_use(self, secret: str, last: datetime | None) -> None:
         """Write the credential's use unless it was written less than `USE_WRITTEN_EVERY` ago
-        (read first: most calls of a busy agent open no write at all)."""
+        (read first: most calls of a busy agent open no write at all). Only a note: a store that
+        cannot be written (a full disk, a read-only database) still lets its reads through."""
         now = utcnow()
         if last is not None and last >= now - USE_WRITTEN_EVERY:
             return
-        with self._transaction() as (tx, _):
-            tx.run("touch_credential", hash=secret_hash(secret), now=now, since=now - USE_WRITTEN_EVERY)
+        try:
+            with self._transaction() as (tx, _):
+                tx.run("touch_credential", hash=secret_hash(secret), now=now, since=now - USE_WRITTEN_EVERY)
+        except StoreUnavailable as exc:
+            log.debug("the use of a credential was not written: %s", exc.message)
 
     def _credential_row(self, secret: str, kind: CredentialKind) -> dict[str, Any] | None:
         if kind_of(secret) != kind:
