@@ -202,6 +202,7 @@ def test_the_kept_answer_commits_with_the_change(sqlite_store: SQLiteStore) -> N
         with server.client(server.user("bot", "agent")) as agent:
             request_id = ask(agent).json()["id"]
         key = new_key()
+        assert alice.get("/v1/me").status_code == 200  # her token's use is written (once a minute)
         before = sqlite_store.commits
         decided = alice.post(
             f"/v1/requests/{request_id}/decision", json={"type": "approve"}, headers=keyed(key)
