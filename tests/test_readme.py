@@ -70,6 +70,15 @@ def readme_block(language: str, containing: str) -> str:
     return block
 
 
+Ran = subprocess.CompletedProcess[str]
+
+
+def run_bash(block: str, cwd: Path, env: dict[str, str], *, timeout: float) -> Ran:
+    """A README bash block, run as a reader would paste it (stopping at the first failure)."""
+    command = ["bash", "-euo", "pipefail", "-c", block]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+
+
 def inline_code() -> list[str]:
     prose = re.sub(r"^```.*?^```$", "", README, flags=re.DOTALL | re.MULTILINE)
     return re.findall(r"`([^`\n]+)`", prose)
@@ -383,14 +392,7 @@ def test_the_rules_example_means_what_the_readme_says() -> None:
 @pytest.mark.slow
 def test_the_channel_commands_run(tmp_path: Path, signoff_on_path: dict[str, str]) -> None:
     block = readme_block("bash", "signoff users set-address")
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block],
-        cwd=tmp_path,
-        env=signoff_on_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_bash(block, tmp_path, signoff_on_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Its signing secret (shown once, keep it safe): whsec_" in done.stdout
     store = SQLiteStore(tmp_path / "signoff.db")
@@ -409,14 +411,7 @@ def test_the_channel_commands_run(tmp_path: Path, signoff_on_path: dict[str, str
 
 def test_the_channel_admin_commands_run(tmp_path: Path, signoff_on_path: dict[str, str]) -> None:
     block = readme_block("bash", "signoff channels new-key")
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block],
-        cwd=tmp_path,
-        env=signoff_on_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_bash(block, tmp_path, signoff_on_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "ops-slack  slack  stored, version 3  disabled" in done.stdout.splitlines()[-1]
     assert "xoxb-1234" not in done.stdout and "8f742231" not in done.stdout
@@ -486,14 +481,7 @@ def test_the_dispatch_log_line_is_what_the_worker_prints(
 @pytest.mark.slow
 def test_the_identity_commands_run(tmp_path: Path, signoff_on_path: dict[str, str]) -> None:
     block = readme_block("bash", "signoff tokens create")
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block],
-        cwd=tmp_path,
-        env=signoff_on_path,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_bash(block, tmp_path, signoff_on_path, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
     added, token, grouped, agent_token, disabled, enabled = done.stdout.splitlines()
@@ -525,14 +513,7 @@ def test_the_framework_examples_run_as_the_readme_says(
     for example in (ROOT / "examples").glob("*_agent.py"):
         (tmp_path / "examples").mkdir(exist_ok=True)
         (tmp_path / "examples" / example.name).symlink_to(example)
-    done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block],
-        cwd=tmp_path,
-        env=signoff_on_path,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = run_bash(block, tmp_path, signoff_on_path, timeout=300)
     assert done.returncode == 0, done.stderr
     ran = [line for line in done.stdout.splitlines() if line.startswith("send_email ran")]
     assert len(ran) == 4 == len(list((ROOT / "examples").glob("*_agent.py"))), done.stdout
