@@ -34,16 +34,7 @@ class ServeProcess:
                 stderr=subprocess.STDOUT,
                 env={**os.environ, "PYTHONUNBUFFERED": "1"},
             )
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            assert self.process.poll() is None, f"signoff serve exited: {self.log.read_text()[-2000:]}"
-            assert time.monotonic() < deadline, "signoff serve did not start"
-            time.sleep(0.05)
+        wait_until_healthy(self.url, self.process, self.log)
 
     def kill(self) -> None:
         assert self.process is not None
@@ -55,6 +46,20 @@ class ServeProcess:
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(15)
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Until the server `process` started answers `/healthz` with 200 (its log shown if it exits)."""
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        assert process.poll() is None, f"signoff serve exited: {log.read_text()[-2000:]}"
+        assert time.monotonic() < deadline, "signoff serve did not start"
+        time.sleep(0.05)
 
 
 @contextmanager

@@ -10,7 +10,6 @@ import shlex
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -20,6 +19,7 @@ import yaml
 from signoff.store import Store
 
 from ..live import LiveServer, free_port
+from ..served import wait_until_healthy
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 UNIT = DEPLOY / "systemd" / "signoff@.service"
@@ -77,16 +77,7 @@ def test_the_units_command_serves_with_the_example_environment(tmp_path: Path) -
             [sys.executable, "-m", "signoff.cli", *argv[1:]], stdout=log, stderr=subprocess.STDOUT, env=env
         )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                answer = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1)
-                break
-            except httpx.HTTPError:
-                assert process.poll() is None, (tmp_path / "serve.log").read_text()
-                assert time.monotonic() < deadline, "the unit's command did not serve"
-                time.sleep(0.05)
-        assert answer.status_code == 200
+        wait_until_healthy(f"http://127.0.0.1:{port}", process, tmp_path / "serve.log")
         announced = (tmp_path / "serve.log").read_text()
         assert environment["SIGNOFF_BASE_URL"] + "/login?token=so_log_" in announced
         # Behind nginx (--forwarded-allow-ips 127.0.0.1) X-Forwarded-Proto: https counts: the
