@@ -49,7 +49,11 @@ def person_view(store: Store, name: str) -> dict[str, Any]:
     view = _row(store, user, store.last_sign_ins(), store.last_uses())
     view["tokens"] = [token_view(token) for token in store.list_credentials("token", name)]
     view["identities"] = [
-        {"issuer": bound["issuer"], "subject": bound["subject"], "signed_in_at": bound["signed_in_at"]}
+        {
+            "issuer": bound["issuer"],
+            "subject": bound["subject"],
+            "signed_in_at": bound["signed_in_at"].isoformat(),
+        }
         for bound in store.oidc_bindings_of(name)
     ]
     view["requests"] = [_asked(request) for request in store.list_requests(created_by=name, limit=RECENT)]

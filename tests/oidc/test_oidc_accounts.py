@@ -55,8 +55,21 @@ def test_a_person_an_admin_added_is_matched_by_email_then_known_by_subject(
     assert len(world.store.oidc_bindings_of("annie")) == 1
     # what the People admin page shows of her: signed in through the provider, as (iss, sub)
     assert world.store.last_sign_ins()["annie"].method == "oidc"
-    page = people_admin.person_view(world.store, "annie")
-    assert [(i["issuer"], i["subject"]) for i in page["identities"]] == [(world.provider.issuer, "ann")]
+    view = people_admin.person_view(world.store, "annie")
+    assert [(i["issuer"], i["subject"]) for i in view["identities"]] == [(world.provider.issuer, "ann")]
+    world.store.add_user("root", role="admin", actor="test")
+    with world.browser() as admin:
+        link = login_link(world.store, world.live.settings, "root")
+        token = link.split("token=")[1]
+        assert admin.get(link).status_code == 200
+        assert admin.post(world.url + "/login", data={"token": token}).status_code == 303
+        page = admin.get(world.url + "/admin/people/annie")
+        assert page.status_code == 200, page.text[-500:]
+        assert "Signs in through" in page.text and world.provider.issuer in page.text
+    secret, _ = world.store.issue_credential("token", "root", actor="test")
+    shown = httpx.get(world.url + "/v1/users/annie", headers={"Authorization": f"Bearer {secret}"})
+    assert shown.status_code == 200
+    assert [i["subject"] for i in shown.json()["identities"]] == ["ann"]
 
 
 def test_admins_by_provider_group_follow_the_group(make_world: Callable[..., OidcWorld]) -> None:
