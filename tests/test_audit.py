@@ -38,6 +38,7 @@ from tests.conftest import url_for
 
 RULES = RuleSet.from_yaml("tools: {refund: {requires_approval: true, redact: [card]}}")
 Statement = str | tuple[str, dict[str, Any]]
+PG_AUDIT_TABLES = ("audit_log", "audit_head", "audit_seals")
 
 
 def fill_log(store: Store, calls: int = 3, thread: str = "a") -> list[str]:
@@ -50,6 +51,7 @@ def fill_log(store: Store, calls: int = 3, thread: str = "a") -> list[str]:
         )
         store.decide(pending.request_id, Approve(), actor="alice")  # type: ignore[union-attr]
         ids.append(pending.request_id)  # type: ignore[union-attr]
+    store.seal_audit()  # PostgreSQL queues entries until sealed: the attacks below are on the chain
     return ids
 
 
@@ -84,13 +86,13 @@ def tamper(store: Store, *statements: Statement, guards_back: bool = True) -> No
     import psycopg
 
     with psycopg.connect(url_for(store), autocommit=True) as connection:
-        for table in ("audit_log", "audit_head"):
+        for table in PG_AUDIT_TABLES:
             connection.execute(f"ALTER TABLE {table} DISABLE TRIGGER USER")  # type: ignore[arg-type]
         for statement in statements:
             sql, params = (statement, {}) if isinstance(statement, str) else statement
             connection.execute(re.sub(r"(?<![:\w]):([A-Za-z_]\w*)", r"%(\1)s", sql), params)  # type: ignore[call-overload]
         if guards_back:
-            for table in ("audit_log", "audit_head"):
+            for table in PG_AUDIT_TABLES:
                 connection.execute(f"ALTER TABLE {table} ENABLE TRIGGER USER")  # type: ignore[arg-type]
 
 

@@ -123,6 +123,13 @@ class AuditReport:
     problems: list[AuditProblem] = field(default_factory=list)
     left_out: int = 0
     """Problems found beyond the first `MAX_PROBLEMS`."""
+    unsealed: int = 0
+    """Entries written but not yet sealed into the chain (PostgreSQL's queue; never on SQLite):
+    not checked by this verification, and not a problem unless they wait long."""
+    unsealed_since: str | None = None
+    """When the oldest of them was written."""
+    requests_unsealed: int = 0
+    """Requests left out of the cross-check because an entry of theirs is not sealed yet."""
 
     @property
     def ok(self) -> bool:
@@ -143,6 +150,9 @@ class AuditReport:
             "anchor": str(self.anchor) if self.anchor is not None else None,
             "problems": [problem.to_dict() for problem in self.problems],
             "problems_left_out": self.left_out,
+            "unsealed": self.unsealed,
+            "unsealed_since": self.unsealed_since,
+            "requests_unsealed": self.requests_unsealed,
         }
 
     @classmethod
@@ -158,6 +168,9 @@ class AuditReport:
                 for item in data["problems"]
             ],
             left_out=int(data.get("problems_left_out") or 0),
+            unsealed=int(data.get("unsealed") or 0),
+            unsealed_since=data.get("unsealed_since"),
+            requests_unsealed=int(data.get("requests_unsealed") or 0),
         )
 
 

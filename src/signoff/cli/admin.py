@@ -15,7 +15,7 @@ from ..rules import RuleSet
 from . import audit_log, render, rule_changes
 from .options import AsUser, JsonFlag
 from .people_backing import people_face
-from .state import CliError, CliInputError, acting_user, store_of
+from .state import CliError, CliInputError, acting_user, local_store_of, store_of
 from .text import Readout
 
 config_app = typer.Typer(
@@ -129,8 +129,23 @@ def audit_verify(
             out.print(f"  {where}: {problem.problem}", markup=False, highlight=False)
         if report.left_out:
             out.print(f"  … and {report.left_out} more (see --json)")
+    if report.unsealed and not as_json:
+        render.console().print(
+            f"{report.unsealed} entr{'y' if report.unsealed == 1 else 'ies'} written since "
+            f"{report.unsealed_since} not sealed yet, so not checked "
+            f"({report.requests_unsealed} request(s) left out); `signoff audit seal` seals them",
+            markup=False,
+        )
     if not report.ok:
         raise typer.Exit(1)
+
+
+@audit_app.command("seal")
+def audit_seal(ctx: typer.Context) -> None:
+    """Seal the entries written so far into the hash chain now (PostgreSQL queues them and every
+    running server seals them within a second; SQLite seals each as it commits)."""
+    sealed = local_store_of(ctx, "audit seal").seal_audit()
+    render.console().print(f"sealed {sealed} entr{'y' if sealed == 1 else 'ies'}", markup=False)
 
 
 @audit_app.command("anchor")

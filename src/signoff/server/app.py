@@ -43,6 +43,7 @@ from .events import EventFeed
 from .limits import Door
 from .metrics import Metrics
 from .routing import add_routes
+from .sealer import run_sealer
 
 log = logging.getLogger("signoff.server")
 PURGE_EVERY = timedelta(hours=1)
@@ -86,6 +87,11 @@ def create_app(
         except StoreUnavailable as exc:  # the sweep keeps trying
             log.warning("the channels kept in the store cannot be read yet (%s)", exc.message)
         sweeper = asyncio.create_task(_sweep(server), name="signoff-sweeper")
+        sealer = (
+            None
+            if store.seals_at_commit
+            else asyncio.create_task(run_sealer(store, settings.seal_interval), name="signoff-sealer")
+        )
         if settings.outbox.enabled:
             await worker.start()
         try:
@@ -95,9 +101,11 @@ def create_app(
                 await worker.stop()
             await server.channels.close()
             await server.follower.close()
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+            for task in (sweeper, sealer):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             await feed.stop()
             server.close()
 

@@ -44,6 +44,8 @@ class ServerSettings:
     base_url: str = "http://127.0.0.1:8765"
     """How people reach this server: the start of every link it prints or mails."""
     sweep_interval: float = 1.0
+    seal_interval: float = 0.2
+    """How often queued audit entries are sealed into the chain (PostgreSQL; SQLite seals at commit)."""
     session_ttl: timedelta = timedelta(hours=12)
     """The longest a web session lives, however it was started (`--session-max-age`)."""
     login_ttl: timedelta = timedelta(hours=24)

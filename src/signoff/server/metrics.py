@@ -13,6 +13,7 @@ from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from .._util import from_iso, utcnow
 from ..requests import RequestStatus
 from ..store import Store
 from .events import Event
@@ -64,6 +65,24 @@ class StoreCollector(Collector):
         for (channel, state), count in sorted(self.store.outbox_counts().items()):
             outbox.add_metric([channel, state], count)
         yield outbox
+        unsealed, oldest = self.store.audit_unsealed()
+        yield GaugeMetricFamily(
+            "signoff_audit_unsealed",
+            "Audit entries written but not yet sealed into the hash chain (PostgreSQL; 0 on SQLite).",
+            value=unsealed,
+        )
+        yield GaugeMetricFamily(
+            "signoff_audit_unsealed_age_seconds",
+            "How long the oldest unsealed audit entry has waited (0 when none): more than a few "
+            "seconds means no replica is sealing.",
+            value=_age_seconds(oldest),
+        )
+
+
+def _age_seconds(moment: str | None) -> float:
+    if moment is None:
+        return 0.0
+    return max((utcnow() - from_iso(moment)).total_seconds(), 0.0)
 
 
 class Metrics:

@@ -1,4 +1,10 @@
-"""The audit log in the store: reading it, anchoring it, and verifying it (DESIGN §8).
+"""The audit log in the store: sealing it, reading it, anchoring it, and verifying it (DESIGN
+§8, §11).
+
+A write queues its entries (PostgreSQL: `audit_queue`, locking nothing shared; SQLite, one writer
+at a time anyway, seals each entry as it commits). `seal_audit` moves queued entries into the hash
+chain, one sealer at a time; the server runs it every `SEAL_INTERVAL`, and every read of the log
+seals first, so a reader sees what was written before it asked.
 
 `verify_audit` checks, in order: that the tables and triggers guarding the log are in place;
 the hash chain up to the head; that nothing lies beyond the head (it was moved back); the
@@ -10,15 +16,17 @@ or an unreadable row too.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 from .._util import to_iso
 from ..audit import AuditAnchor, AuditEntry, AuditReport, check_request, verify_chain
-from ..errors import AuditBroken
-from .core import StoreCore
+from ..errors import AuditBroken, StoreError
+from .core import SEAL_BATCH, StoreCore
 
+log = logging.getLogger("signoff.store")
 CHECK_BATCH = 1000
 """Requests cross-checked per read."""
 MAX_SEQ = 2**63 - 1
@@ -26,6 +34,38 @@ MAX_SEQ = 2**63 - 1
 
 
 class AuditOps(StoreCore):
+    def seal_audit(self, *, wait: bool = True) -> int:
+        """Seal every entry queued so far into the hash chain; how many were sealed. With `wait`
+        false, return -1 at once if another sealer (another replica) is sealing now."""
+        if self.seals_at_commit:
+            return 0
+        total = 0
+        while True:
+            with self._write() as tx:
+                row = tx.one("seal_audit", limit=SEAL_BATCH, wait=wait)
+            sealed = int(row["sealed"]) if row else 0
+            if sealed < 0:
+                return -1 if total == 0 else total
+            total += sealed
+            if sealed < SEAL_BATCH:
+                return total
+
+    def audit_unsealed(self) -> tuple[int, str | None]:
+        """How many entries wait to be sealed, and when the oldest of them was written."""
+        with self._read() as tx:
+            row = tx.one("audit_unsealed")
+        if row is None:
+            return 0, None
+        return int(row["n"]), row["oldest_at"]
+
+    def _seal_before_reading(self) -> None:
+        """A reader sees every entry written before it asked. Best effort: a store that cannot
+        write now (a read-only role, a full disk) is still read, up to what is sealed."""
+        try:
+            self.seal_audit()
+        except StoreError as exc:
+            log.debug("the audit log could not be sealed before reading (%s)", exc)
+
     def audit_entries(
         self,
         *,
@@ -40,10 +80,14 @@ class AuditOps(StoreCore):
         before: int | None = None,
         newest_first: bool = False,
         batch: int = 1000,
+        seal: bool = True,
     ) -> Iterator[AuditEntry]:
-        """The log in order, read in batches (keyset: each batch starts past the last entry
-        read), filtered as `AuditFilter` says. Oldest first after `after`; with `newest_first`,
-        newest first before `before` (None: from the newest)."""
+        """The sealed log in order, read in batches (keyset: each batch starts past the last
+        entry read), filtered as `AuditFilter` says. Oldest first after `after`; with
+        `newest_first`, newest first before `before` (None: from the newest). With `seal`, what
+        is queued is sealed first."""
+        if seal:
+            self._seal_before_reading()
         where = {
             "request_id": request_id,
             "action": action,
@@ -75,13 +119,16 @@ class AuditOps(StoreCore):
 
     def audit_head_seq(self) -> int:
         """The sequence number of the newest audit entry (0 when the log is empty)."""
+        self._seal_before_reading()
         with self._read() as tx:
             head = tx.one("audit_head")
         return int(head["seq"]) if head else 0
 
     def audit_anchor(self) -> AuditAnchor:
         """The head of the log, to keep somewhere else: `verify_audit(anchor=...)` later checks
-        that the log still extends it. AuditBroken if the head does not match the log."""
+        that the log still extends it: the sealed head, once what is queued is sealed.
+        AuditBroken if the head does not match the log."""
+        self._seal_before_reading()
         problem = self._guard_problem()
         if problem is None:
             with self._read() as tx:
@@ -96,13 +143,19 @@ class AuditOps(StoreCore):
                 return AuditAnchor(int(tail["seq"]), str(tail["hash"]))
         raise AuditBroken(f"cannot anchor the audit log: {problem}; `signoff audit verify` says more")
 
-    def verify_audit(self, *, anchor: AuditAnchor | None = None, requests: bool = True) -> AuditReport:
+    def verify_audit(
+        self, *, anchor: AuditAnchor | None = None, requests: bool = True, seal: bool = True
+    ) -> AuditReport:
         """Check the log (and, with `anchor`, that it still extends it); with `requests`, every
-        request's status, args and final args against the log."""
+        request's status, args and final args against the log. With `seal`, what is queued is
+        sealed first (best effort); whatever still waits is counted in the report, unchecked."""
+        if seal:
+            self._seal_before_reading()
         report = AuditReport(anchor=anchor)
         state = self._guards(report)
         if state.get("audit_log") != "ok":
             return report
+        report.unsealed, report.unsealed_since = self.audit_unsealed()
         head_seq: int | None = None
         head_hash: str | None = None
         if state.get("audit_head") == "ok":
@@ -112,7 +165,7 @@ class AuditOps(StoreCore):
                 report.add(0, "the audit_head row is gone: the log's end cannot be checked")
             else:
                 head_seq, head_hash = int(head["seq"]), str(head["hash"])
-        entries = self.audit_entries()
+        entries = self.audit_entries(seal=False)
         if head_seq is not None:
             limit = head_seq
             entries = itertools.takewhile(lambda entry: entry.seq <= limit, entries)
@@ -172,6 +225,9 @@ class AuditOps(StoreCore):
                 if not rows:
                     break
                 for request_rows in _by_request(rows):
+                    if request_rows[0]["unsealed"]:
+                        report.requests_unsealed += 1
+                        continue
                     trail = [row for row in request_rows if row["seq"] is not None]
                     check_request(request_rows[0], trail, report)
                     report.requests += 1

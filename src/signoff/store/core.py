@@ -25,6 +25,8 @@ from .disk import DiskSpace
 from .wakeup import Waiter, WakeupHub
 
 HEALTH_COUNTER = "health_checks"
+SEAL_BATCH = 1000
+"""Queued audit entries one sealing statement moves into the chain."""
 """The counter `check_writable` bumps."""
 
 
@@ -67,7 +69,8 @@ class AuditNote:
     data: dict[str, Any] = field(default_factory=dict)
 
     def params(self) -> dict[str, Any]:
-        """The `append_audit` parameters: the fields, the data once encoded, and the hashed payload."""
+        """The `queue_audit` (and `append_audit`) parameters: the fields, the data once encoded,
+        and the hashed payload."""
         at = to_iso(utcnow())
         data_text = canonical_json(self.data)
         payload = entry_payload(
@@ -103,6 +106,9 @@ class StoreCore(ABC):
     hub: WakeupHub
     groups_writes: bool = False
     """Whether `grouped()` makes writes share a commit."""
+    seals_at_commit: bool = True
+    """Whether each audit entry joins the hash chain as its write commits (SQLite, one writer at a
+    time); otherwise writes queue their entries and `seal_audit` chains them (PostgreSQL)."""
 
     @abstractmethod
     def _write(self) -> AbstractContextManager[Tx]:
@@ -180,7 +186,7 @@ class StoreCore(ABC):
                 return None
             for principal in approvers:
                 tx.send("insert_approver", request_id=row["id"], principal=principal)
-            tx.send("append_audit", **note.params())
+            tx.send("queue_audit", **note.params())
             if params["runner"] is not None:
                 tx.send("expect_execution", request_id=row["id"], runner=params["runner"], now=params["now"])
             if params["status"] == "pending":
@@ -202,7 +208,7 @@ class StoreCore(ABC):
             row = tx.one("finish_request", **params)
             if row is None:
                 return None
-            tx.send("append_audit", **note.params())
+            tx.send("queue_audit", **note.params())
             tx.send(
                 "enqueue_event", request_id=row["id"], event=note.action, message="update", now=params["now"]
             )
@@ -236,8 +242,7 @@ class StoreCore(ABC):
         note = AuditNote(action, actor, channel, request_id, data or {})
         params = note.params()
         with self._transaction() as (tx, _):
-            row = tx.one("append_audit", **params)
-        assert row is not None, "audit_head row missing: the schema was not migrated"
+            row = self._append_sealed(tx, params)
         return AuditEntry(
             seq=int(row["seq"]),
             at=params["at"],
@@ -250,6 +255,18 @@ class StoreCore(ABC):
             hash=row["hash"],
         )
 
+    def _append_sealed(self, tx: Tx, params: dict[str, Any]) -> dict[str, Any]:
+        """Append one entry straight into the chain, after what is queued (sealed first, under
+        the same lock), and return its row: for callers that need its sequence number and hash."""
+        if not self.seals_at_commit:
+            while (sealed := tx.one("seal_audit", limit=SEAL_BATCH, wait=True)) and sealed[
+                "sealed"
+            ] >= SEAL_BATCH:
+                pass
+        row = tx.one("append_audit", **params)
+        assert row is not None, "audit_head row missing: the schema was not migrated"
+        return row
+
     def _audit(
         self,
         tx: Tx,
@@ -261,7 +278,7 @@ class StoreCore(ABC):
         data: dict[str, Any] | None = None,
     ) -> None:
         """Append to the hash chain in the same transaction as the change it records."""
-        tx.send("append_audit", **AuditNote(action, actor, channel, request_id, data or {}).params())
+        tx.send("queue_audit", **AuditNote(action, actor, channel, request_id, data or {}).params())
 
     # -- rows ---------------------------------------------------------------------------------
 

@@ -142,6 +142,8 @@ class _PostgresReads(_PostgresTx):
 class PostgresStore(Store):
     """`PostgresStore("postgresql://user@host/db")`; `schema=` keeps signoff's tables in their own schema."""
 
+    seals_at_commit = False
+
     def __init__(
         self,
         dsn: str,

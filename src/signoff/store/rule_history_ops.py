@@ -93,8 +93,7 @@ class RuleHistoryOps(SettingsOps, AuditOps):
             data["reverted"] = seq
             note = AuditNote("rules.reverted", actor, channel, None, data)
             params = note.params()
-            row = tx.one("append_audit", **params)
-        assert row is not None, "audit_head row missing: the schema was not migrated"
+            row = self._append_sealed(tx, params)
         entry = AuditEntry(
             seq=int(row["seq"]),
             at=params["at"],

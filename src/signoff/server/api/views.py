@@ -147,6 +147,13 @@ class AuditReportView(BaseModel):
     anchor: str | None
     problems: list[AuditProblemView]
     problems_left_out: int
+    unsealed: int = Field(
+        0, description="Entries written but not yet sealed into the chain (PostgreSQL), not checked."
+    )
+    unsealed_since: str | None = Field(None, description="When the oldest unsealed entry was written.")
+    requests_unsealed: int = Field(
+        0, description="Requests left out of the cross-check: an entry of theirs is not sealed yet."
+    )
 
 
 class AnchorView(BaseModel):

@@ -258,6 +258,19 @@ SELECT seq + 1, :at, :actor, :channel, :action, :request_id, :data_json, hash,
 FROM (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
 RETURNING seq, prev_hash, hash;
 
+-- name: queue_audit
+-- queues an entry in the writer's transaction, locking nothing shared; the sealer chains it
+INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
+VALUES (:at, :actor, :channel, :action, :request_id, :data_json, :payload);
+
+-- name: seal_audit
+-- moves up to :limit queued entries into the chain (-1: another sealer holds the head, :wait false)
+SELECT audit_seal(:limit, :wait) AS sealed;
+
+-- name: audit_unsealed
+-- the queued entries not yet sealed, and the oldest one's time
+SELECT count(*) AS n, min(at) AS oldest_at FROM audit_queue;
+
 -- name: audit_rows
 -- the log oldest first after a sequence number, filtered (a filter left NULL keeps everything;
 -- :kind is an action's family with its dot, 'rules.')
@@ -298,13 +311,16 @@ FROM (VALUES ('table', 'audit_log', 'audit_log'), ('table', 'audit_head', 'audit
              ('table', 'requests', 'requests'),
              ('trigger', 'audit_log_moves_head', 'audit_log'), ('trigger', 'audit_log_no_change', 'audit_log'),
              ('trigger', 'audit_log_no_truncate', 'audit_log'), ('trigger', 'audit_head_guard', 'audit_head'),
-             ('trigger', 'audit_head_no_truncate', 'audit_head')) AS e (kind, name, on_table);
+             ('trigger', 'audit_head_no_truncate', 'audit_head'), ('table', 'audit_queue', 'audit_queue'),
+             ('table', 'audit_seals', 'audit_seals'), ('trigger', 'audit_seals_no_change', 'audit_seals'),
+             ('trigger', 'audit_seals_no_truncate', 'audit_seals')) AS e (kind, name, on_table);
 
 -- name: request_trails
 -- a batch of requests with the entries that recorded their args or ended them, in one statement
 -- (one snapshot: a request and its entries commit together)
 SELECT r.id, r.status, r.args, r.rule, r.decision, r.final_args,
-       a.seq, a.action, a.actor AS audit_actor, a.data
+       a.seq, a.action, a.actor AS audit_actor, a.data,
+       EXISTS (SELECT 1 FROM audit_queue q WHERE q.request_id = r.id) AS unsealed
 FROM (SELECT * FROM requests WHERE id > :after ORDER BY id LIMIT :limit) r
 LEFT JOIN audit_log a ON a.request_id = r.id
  AND a.action IN ('request.created', 'request.updated', 'request.ready',
@@ -334,11 +350,8 @@ WITH inserted AS (
     INSERT INTO request_approvers (request_id, principal, status)
     SELECT inserted.id, principal, inserted.status FROM inserted, unnest(CAST(:approvers AS text[])) AS principal
 ), audited AS (
-    INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
-    SELECT head.seq + 1, :at, :actor, :channel, :action, :request_id, :data_json, head.hash,
-           encode(sha256(convert_to(CAST(head.seq + 1 AS text) || '|' || head.hash || '|' || :payload, 'UTF8')),
-                  'hex')
-    FROM inserted, (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
+    INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
+    SELECT :at, :actor, :channel, :action, :request_id, :data_json, :payload FROM inserted
 ), expected AS (
     -- made by a process that waits to run it (gate.run): its execution is recorded from the start
     INSERT INTO executions (request_id, status, attempts, owner, updated_at)
@@ -364,11 +377,8 @@ WITH finished AS (
     WHERE id = :id AND status = 'pending' AND deadline > :now
     RETURNING *
 ), audited AS (
-    INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
-    SELECT head.seq + 1, :at, :actor, :channel, :action, :request_id, :data_json, head.hash,
-           encode(sha256(convert_to(CAST(head.seq + 1 AS text) || '|' || head.hash || '|' || :payload, 'UTF8')),
-                  'hex')
-    FROM finished, (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
+    INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
+    SELECT :at, :actor, :channel, :action, :request_id, :data_json, :payload FROM finished
 ), queued AS (
     -- the decision's outbox rows: each notice's update, and the webhooks' event
     INSERT INTO outbox (request_id, event, message, channel, recipient, target, parent_id, next_at, created_at, updated_at)

@@ -130,7 +130,7 @@ INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
 
 CREATE FUNCTION audit_log_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    RAISE EXCEPTION 'audit_log is append-only';
+    RAISE EXCEPTION '% is append-only', TG_TABLE_NAME;
 END;
 $$;
 
@@ -169,6 +169,79 @@ FOR EACH STATEMENT EXECUTE FUNCTION audit_head_moves_forward();
 
 CREATE TRIGGER audit_log_no_truncate BEFORE TRUNCATE ON audit_log
 FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
+
+-- The sealed audit log (DESIGN §11): writes queue their entries; one sealer at a time (the
+-- holder of the audit_head row's lock) moves them into the chain and records each batch.
+CREATE TABLE audit_queue (
+    id BIGSERIAL PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    channel TEXT NOT NULL,
+    action TEXT NOT NULL,
+    request_id TEXT,
+    data JSON NOT NULL,
+    payload TEXT NOT NULL
+);
+CREATE INDEX audit_queue_by_request ON audit_queue (request_id);
+
+CREATE TABLE audit_seals (
+    head_seq BIGINT PRIMARY KEY,
+    head_hash TEXT NOT NULL,
+    first_seq BIGINT NOT NULL,
+    entries INTEGER NOT NULL,
+    oldest_at TEXT NOT NULL,
+    sealed_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TRIGGER audit_seals_no_change BEFORE UPDATE OR DELETE ON audit_seals
+FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
+
+CREATE TRIGGER audit_seals_no_truncate BEFORE TRUNCATE ON audit_seals
+FOR EACH STATEMENT EXECUTE FUNCTION audit_log_append_only();
+
+-- Seal up to max_entries queued entries, oldest first; returns how many, or -1 when another
+-- sealer holds the head and `wait` is false. Each entry is appended as append_audit appends
+-- one (its hash over seq|prev_hash|payload), so verification is the same for every entry.
+CREATE FUNCTION audit_seal(max_entries INTEGER, wait BOOLEAN) RETURNS INTEGER LANGUAGE plpgsql AS $$
+DECLARE
+    head_seq BIGINT;
+    head_hash TEXT;
+    first_seq BIGINT;
+    oldest TEXT;
+    sealed BIGINT[] := '{}';
+    entry RECORD;
+BEGIN
+    IF wait THEN
+        SELECT seq, hash INTO head_seq, head_hash FROM audit_head WHERE id = 1 FOR UPDATE;
+    ELSE
+        SELECT seq, hash INTO head_seq, head_hash FROM audit_head WHERE id = 1 FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN
+            RETURN -1;
+        END IF;
+    END IF;
+    first_seq := head_seq + 1;
+    FOR entry IN SELECT * FROM audit_queue ORDER BY id LIMIT max_entries LOOP
+        head_seq := head_seq + 1;
+        INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
+        VALUES (head_seq, entry.at, entry.actor, entry.channel, entry.action, entry.request_id, entry.data,
+                head_hash,
+                encode(sha256(convert_to(CAST(head_seq AS text) || '|' || head_hash || '|' || entry.payload,
+                                         'UTF8')), 'hex'))
+        RETURNING hash INTO head_hash;
+        sealed := sealed || entry.id;
+        IF oldest IS NULL OR entry.at < oldest THEN
+            oldest := entry.at;
+        END IF;
+    END LOOP;
+    IF cardinality(sealed) = 0 THEN
+        RETURN 0;
+    END IF;
+    DELETE FROM audit_queue WHERE id = ANY (sealed);
+    INSERT INTO audit_seals (head_seq, head_hash, first_seq, entries, oldest_at, sealed_at)
+    VALUES (head_seq, head_hash, first_seq, cardinality(sealed), oldest, now());
+    RETURN cardinality(sealed);
+END;
+$$;
 
 -- Waiters in other processes LISTEN on this channel; the payload is only the request id.
 CREATE FUNCTION requests_notify() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -254,6 +254,16 @@ SELECT seq + 1, :at, :actor, :channel, :action, :request_id, :data_json, hash,
 FROM audit_head WHERE id = 1
 RETURNING seq, prev_hash, hash;
 
+-- name: queue_audit
+-- SQLite has one writer at a time anyway: an entry is sealed at commit, as append_audit does
+INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
+SELECT seq + 1, :at, :actor, :channel, :action, :request_id, :data_json, hash,
+       signoff_sha256((seq + 1) || '|' || hash || '|' || :payload)
+FROM audit_head WHERE id = 1;
+
+-- name: audit_unsealed
+SELECT 0 AS n, NULL AS oldest_at;
+
 -- name: audit_rows
 -- the log oldest first after a sequence number, filtered (a filter left NULL keeps everything;
 -- :kind is an action's family with its dot, 'rules.')
@@ -300,7 +310,7 @@ LEFT JOIN sqlite_master m ON m.type = expected.column1 AND m.name = expected.col
 -- a batch of requests with the entries that recorded their args or ended them, in one statement
 -- (one snapshot: a request and its entries commit together)
 SELECT r.id, r.status, r.args, r.rule, r.decision, r.final_args,
-       a.seq, a.action, a.actor AS audit_actor, a.data
+       a.seq, a.action, a.actor AS audit_actor, a.data, 0 AS unsealed
 FROM (SELECT * FROM requests WHERE id > :after ORDER BY id LIMIT :limit) r
 LEFT JOIN audit_log a ON a.request_id = r.id
  AND a.action IN ('request.created', 'request.updated', 'request.ready',

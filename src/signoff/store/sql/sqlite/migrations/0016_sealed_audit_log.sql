@@ -1,0 +1,3 @@
+-- The sealed audit log (DESIGN §11) changes nothing here: SQLite has one writer at a time, so
+-- each entry is sealed into the chain as it commits (queue_audit appends directly), and nothing
+-- ever waits to be sealed. The number is kept so that both dialects share their migrations' list.
