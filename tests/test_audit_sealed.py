@@ -214,3 +214,34 @@ def test_the_server_seals_what_no_reader_asks_for(pg_store: Store) -> None:
         metrics = server.client().get("/metrics").text
     assert "signoff_audit_unsealed " in metrics and "signoff_audit_unsealed_age_seconds " in metrics
     assert pg_store.verify_audit(seal=False).ok
+
+
+def test_the_cli_seals_and_verifies_a_postgres_log(pg_store: Store) -> None:
+    from typer.testing import CliRunner
+
+    from signoff.cli.app import app
+
+    ask_and_approve(pg_store, 1)
+    runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None})
+    sealed = runner.invoke(app, ["--db", url_for(pg_store), "audit", "seal"])
+    assert sealed.exit_code == 0, sealed.output
+    assert sealed.stdout.strip() == "sealed 2 entries"
+    assert (
+        runner.invoke(app, ["--db", url_for(pg_store), "audit", "seal"]).stdout.strip() == "sealed 0 entries"
+    )
+    ask_and_approve(pg_store, 2)
+    verified = runner.invoke(app, ["--db", url_for(pg_store), "audit", "verify"])
+    assert verified.exit_code == 0, verified.output
+    assert verified.stdout.strip() == "ok, 4 entries, 2 requests"
+
+
+def test_the_cli_refuses_to_seal_a_server_s_log(pg_store: Store) -> None:
+    from typer.testing import CliRunner
+
+    from signoff.cli.app import app
+
+    result = CliRunner(env={"SIGNOFF_URL": "http://127.0.0.1:9", "SIGNOFF_TOKEN": "x"}).invoke(
+        app, ["audit", "seal"]
+    )
+    assert result.exit_code != 0
+    assert "works on a local database only" in result.output

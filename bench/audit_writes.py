@@ -1,0 +1,187 @@
+"""Audited writes/s from 16 connections straight against PostgreSQL: the sealed audit log against
+the head-row lock it replaced (DESIGN §11). No web stack: this shows the serialisation point
+itself, which a 2-core machine running several replicas cannot.
+
+    .venv/bin/python bench/audit_writes.py [--quick] [--dsn DSN] [--connections 16]
+
+Each write is one transaction: a row inserted into a table of its own and one audit entry, then
+COMMIT (synchronous_commit as the server has it). "head-row lock": the entry is appended to the
+hash chain under the audit_head row's lock, held until the commit (signoff before the sealed log;
+still how `record()` appends). "sealed": the entry is queued (`queue_audit`), and a sealer thread
+seals every 0.2 s as each server does; the lag of every batch it seals (sealed_at minus the
+oldest entry's time) is reported. Rounds alternate the two sides (A B, B A, ...); the ratio is
+taken round by round. Prints a table and writes bench/results/audit-writes.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from core import cpu_model, drop_schema, memory_total_gib, percentile, postgres_server_version, progress
+from signoff.store.core import AuditNote
+from signoff.store.postgres import PostgresStore
+from signoff.store.queries import load_queries
+
+RESULTS = Path(__file__).resolve().parent / "results" / "audit-writes.json"
+HEAD_ROW = "head-row lock"
+SEALED = "sealed log"
+TARGET = 3.0
+SEAL_INTERVAL = 0.2
+
+
+def default_dsn() -> str:
+    return (
+        os.environ.get("SIGNOFF_BENCH_POSTGRES_DSN")
+        or os.environ.get("SIGNOFF_TEST_POSTGRES_DSN")
+        or "postgresql://postgres@127.0.0.1:5432/test"
+    )
+
+
+def writer(dsn: str, schema: str, query: str, stop: threading.Event, counts: list[int], slot: int) -> None:
+    with psycopg.connect(dsn, options=f"-csearch_path={schema}") as connection:
+        while not stop.is_set():
+            params: dict[str, Any] = AuditNote("bench.write", "bench", "bench", None, {"slot": slot}).params()
+            params["data_json"] = params["data_json"].text
+            with connection.transaction():
+                connection.execute(
+                    "INSERT INTO bench_rows (id, slot) VALUES (%s, %s)", (uuid.uuid4().hex, slot)
+                )
+                connection.execute(query, params)
+            counts[slot] += 1
+
+
+def sealer(dsn: str, schema: str, stop: threading.Event) -> None:
+    with psycopg.connect(dsn, options=f"-csearch_path={schema}", autocommit=True) as connection:
+        while not stop.is_set():
+            connection.execute("SELECT audit_seal(1000, false)")
+            stop.wait(SEAL_INTERVAL)
+
+
+def run_round(dsn: str, schema: str, side: str, connections: int, seconds: float) -> dict[str, Any]:
+    queries = load_queries("postgres")
+    query = queries["append_audit"] if side == HEAD_ROW else queries["queue_audit"]
+    stop = threading.Event()
+    counts = [0] * connections
+    threads = [
+        threading.Thread(target=writer, args=(dsn, schema, query, stop, counts, slot), daemon=True)
+        for slot in range(connections)
+    ]
+    if side == SEALED:
+        threads.append(threading.Thread(target=sealer, args=(dsn, schema, stop), daemon=True))
+    with psycopg.connect(dsn, options=f"-csearch_path={schema}", autocommit=True) as connection:
+        row = connection.execute("SELECT coalesce(max(head_seq), 0) FROM audit_seals").fetchone()
+        seals_before = int(row[0]) if row else 0
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)  # connections open, warm
+        start_counts, start = sum(counts), time.monotonic()
+        time.sleep(seconds)
+        writes = sum(counts) - start_counts
+        elapsed = time.monotonic() - start
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+        lags: list[float] = []
+        if side == SEALED:
+            lags = [
+                float(lag)
+                for (lag,) in connection.execute(
+                    "SELECT extract(epoch FROM sealed_at - CAST(oldest_at AS timestamptz)) FROM audit_seals "
+                    "WHERE head_seq > %s",
+                    (seals_before,),
+                )
+            ]
+            drained = time.monotonic()
+            connection.execute("SELECT audit_seal(1000000, true)")
+            lags.append(time.monotonic() - drained)
+    return {"writes_per_second": writes / elapsed, "seal_lags": lags}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
+    parser.add_argument("--dsn", default=default_dsn())
+    parser.add_argument("--connections", type=int, default=16)
+    options = parser.parse_args(argv)
+    rounds, seconds = (2, 1.5) if options.quick else (6, 4.0)
+    schema = f"signoff_bench_{uuid.uuid4().hex[:8]}"
+    PostgresStore(options.dsn, schema=schema, max_size=1).close()
+    with psycopg.connect(options.dsn, options=f"-csearch_path={schema}", autocommit=True) as connection:
+        connection.execute("CREATE TABLE bench_rows (id TEXT PRIMARY KEY, slot INTEGER NOT NULL)")
+        load = os.getloadavg()[0]
+    rates: dict[str, list[float]] = {HEAD_ROW: [], SEALED: []}
+    lags: list[float] = []
+    try:
+        for index in range(rounds):
+            order = [HEAD_ROW, SEALED] if index % 2 == 0 else [SEALED, HEAD_ROW]
+            for side in order:
+                progress(f"round {index + 1}/{rounds}: {side}")
+                result = run_round(options.dsn, schema, side, options.connections, seconds)
+                rates[side].append(result["writes_per_second"])
+                lags.extend(result["seal_lags"])
+        with psycopg.connect(options.dsn, options=f"-csearch_path={schema}", autocommit=True) as connection:
+            unsealed = connection.execute("SELECT count(*) FROM audit_queue").fetchone()
+    finally:
+        drop_schema(options.dsn, schema)
+    ratios = [sealed / head for sealed, head in zip(rates[SEALED], rates[HEAD_ROW], strict=True)]
+    ratio = statistics.median(ratios)
+    lag_p50, lag_p99, lag_max = percentile(lags, 0.5), percentile(lags, 0.99), max(lags)
+    result = {
+        "machine": {
+            "cpu": cpu_model(),
+            "cpu_count": os.cpu_count(),
+            "memory_gib": memory_total_gib(),
+            "postgres": postgres_server_version(options.dsn),
+        },
+        "load_average_before": load,
+        "connections": options.connections,
+        "rounds": rounds,
+        "seconds_per_round": seconds,
+        "writes_per_second": {
+            side: {"median": statistics.median(v), "min": min(v), "max": max(v)} for side, v in rates.items()
+        },
+        "ratio_sealed_over_head_row": {
+            "median": ratio,
+            "min": min(ratios),
+            "max": max(ratios),
+            "target": TARGET,
+        },
+        "seal_lag_seconds": {"p50": lag_p50, "p99": lag_p99, "max": lag_max, "target_max": 1.0},
+        "unsealed_after": int(unsealed[0]) if unsealed else None,
+    }
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(result, indent=2) + "\n")
+    print(
+        f"Audited writes/s, {options.connections} connections, PostgreSQL "
+        f"({rounds} rounds of {seconds:g} s per side)"
+    )
+    print("| side | writes/s: median (min–max) |\n|---|---:|")
+    for side, values in rates.items():
+        print(f"| {side} | {statistics.median(values):,.0f} ({min(values):,.0f}–{max(values):,.0f}) |")
+    met = "met" if ratio >= TARGET else "missed"
+    print(
+        f"sealed / head-row lock: {ratio:.2f}x ({min(ratios):.2f}–{max(ratios):.2f}), "
+        f"target ≥ {TARGET:g}x: {met}"
+    )
+    lag_met = "met" if lag_max <= 1.0 else "missed"
+    print(
+        f"seal lag: p50 {lag_p50 * 1000:.0f} ms, p99 {lag_p99 * 1000:.0f} ms, "
+        f"max {lag_max * 1000:.0f} ms (≤ 1 s: {lag_met})"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
