@@ -28,7 +28,6 @@ from typing import Any
 
 import psycopg
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from core import cpu_model, drop_schema, memory_total_gib, percentile, postgres_server_version, progress
 from signoff.store.core import AuditNote
 from signoff.store.postgres import PostgresStore
