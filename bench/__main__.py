@@ -14,7 +14,9 @@ Writes bench/results/peers-<section>.json, peers.md (the table the README shows)
 per section. The peers come from the `bench` extra (pip install 'signoff[bench]'); nothing is
 installed at run time. PostgreSQL rows need --pg DSN or $SIGNOFF_TEST_POSTGRES_DSN (skipped, saying
 so, without); the tollgate Redis row needs Redis (--redis URL, default redis://127.0.0.1:6379/0).
---with-scale also runs bench/scale.py and bench/server.py (slow: off by default) and adds their rows.
+--with-scale also runs bench/scale.py and bench/server.py, and with PostgreSQL bench/replicas.py
+(decisions/s with 1, 2, 3 replicas) and bench/audit_writes.py (the sealed log against the head-row
+lock, 16 connections); slow, so off by default; their rows join the table.
 """
 
 from __future__ import annotations
@@ -133,7 +135,14 @@ def run_scale(options: argparse.Namespace) -> list[str]:
     postgres = ["--dsn", options.pg] if options.pg else ["--no-postgres"]
     scale.main([*quick, *postgres, "--output", str(options.output / "scale.json")])
     server.main([*quick, "--output", str(options.output / "server.json")])
-    return ["scale", "server"]
+    if not options.pg:
+        return ["scale", "server"]
+    import audit_writes
+    import replicas
+
+    replicas.main([*quick, "--dsn", options.pg, "--output", str(options.output / "replicas.json")])
+    audit_writes.main([*quick, "--dsn", options.pg, "--output", str(options.output / "audit-writes.json")])
+    return ["scale", "server", "replicas", "audit-writes"]
 
 
 if __name__ == "__main__":

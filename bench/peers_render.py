@@ -218,8 +218,8 @@ def scale_lines(output: Path, names: list[str]) -> list[str]:
         return [
             "### Scale and HTTP",
             "",
-            "Not run: bench/scale.py and bench/server.py are slow, so `python -m bench` runs them only with "
-            "`--with-scale`.",
+            "Not run: bench/scale.py, bench/server.py, bench/replicas.py and bench/audit_writes.py are slow, "
+            "so `python -m bench` runs them only with `--with-scale`.",
             "",
         ]
     lines = [
