@@ -264,8 +264,8 @@ def _refuse_decided_audit(store: Store) -> None:
             "IF NEW.action = 'request.decided' THEN RAISE EXCEPTION 'refused on purpose'; END IF; "
             "RETURN NEW; END $$"
         )
-        connection.execute(
-            "CREATE TRIGGER refuse_decided BEFORE INSERT ON audit_log "
+        connection.execute(  # PostgreSQL queues a write's entries in its transaction; sealed later
+            "CREATE TRIGGER refuse_decided BEFORE INSERT ON audit_queue "
             "FOR EACH ROW EXECUTE FUNCTION refuse_decided()"
         )
 
