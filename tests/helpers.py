@@ -41,3 +41,10 @@ def person_deciding(
     thread.join(timeout=15)
     if errors:
         raise errors[0]
+
+
+def decided_digest(store: Store, request_id: str) -> str:
+    """The args digest an execution claim of the request must carry: that of its decided args."""
+    from signoff.execution import args_digest, decided_args
+
+    return args_digest(decided_args(store.get_request(request_id)))

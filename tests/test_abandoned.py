@@ -28,6 +28,7 @@ from signoff.cli import app
 from signoff.execution import DEFAULT_LEASE
 from signoff.store import execution_ops
 from tests.conftest import url_for
+from tests.helpers import decided_digest
 from tests.live import LiveServer
 from tests.test_in_doubt import ELSEWHERE, dead_owner, live_owner, status, wait_for
 from tests.test_inbox import Person
@@ -144,7 +145,12 @@ def test_a_person_lets_it_run_and_it_is_not_marked_again(store: Store, dead_owne
     reset = store.reset_execution(request_id, actor="alice")
     assert (reset.status, reset.owner) == (ExecutionStatus.NOT_STARTED, None)
     assert store.mark_abandoned_executions(now=utcnow() + LATER) == []
-    assert store.claim_execution(request_id, lease=timedelta(seconds=30)).kind == "claimed"
+    assert (
+        store.claim_execution(
+            request_id, args_digest=decided_digest(store, request_id), lease=timedelta(seconds=30)
+        ).kind
+        == "claimed"
+    )
     assert [entry.action for entry in store.audit_entries(request_id=request_id)][-3:] == [
         "execution.abandoned",
         "execution.reset",
@@ -171,9 +177,16 @@ def test_the_cli_lists_the_calls_to_check(store: Store, dead_owner: dict[str, An
 def test_an_abandoned_call_is_claimed_once(store: Store, dead_owner: dict[str, Any]) -> None:
     request_id = approved_for(store, dead_owner)
     store.mark_abandoned_executions(now=utcnow() + LATER)
-    first = store.claim_execution(request_id, lease=timedelta(seconds=30))
+    first = store.claim_execution(
+        request_id, args_digest=decided_digest(store, request_id), lease=timedelta(seconds=30)
+    )
     assert first.kind == "claimed" and first.execution.attempts == 1
-    assert store.claim_execution(request_id, lease=timedelta(seconds=30)).kind == "busy"
+    assert (
+        store.claim_execution(
+            request_id, args_digest=decided_digest(store, request_id), lease=timedelta(seconds=30)
+        ).kind
+        == "busy"
+    )
 
 
 # -- the server: the sweeper, the API, the inbox ------------------------------------------------

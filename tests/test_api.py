@@ -11,6 +11,7 @@ import pytest
 
 from signoff.requests import RequestStatus
 from signoff.store import SQLiteStore, Store
+from tests.helpers import decided_digest
 
 from .live import LiveServer
 
@@ -410,15 +411,20 @@ def test_wait_returns_when_decided_and_times_out_pending(
 def test_execution_records_through_the_api(people: dict[str, httpx.Client], store: Store) -> None:
     request_id = ask(people["agent"]).json()["id"]
     url = f"/v1/requests/{request_id}/execution"
-    early = people["agent"].post(url, json={"action": "claim"})
+    digest = decided_digest(store, request_id)
+    early = people["agent"].post(url, json={"action": "claim", "args_digest": digest})
     assert early.status_code == 409
     assert "only approved or edited calls run" in error_of(early)[1]
     store.decide(request_id, _approve(), actor="alice")
     owner = {"host": "elsewhere", "pid": 1, "started": None, "token": "x"}
-    claim = people["agent"].post(url, json={"action": "claim", "owner": owner, "lease_seconds": 30}).json()
+    claim = (
+        people["agent"]
+        .post(url, json={"action": "claim", "owner": owner, "lease_seconds": 30, "args_digest": digest})
+        .json()
+    )
     assert claim["kind"] == "claimed"
     assert claim["execution"]["owner"]["host"] == "elsewhere"
-    busy = people["agent"].post(url, json={"action": "claim"}).json()
+    busy = people["agent"].post(url, json={"action": "claim", "args_digest": digest}).json()
     assert busy["kind"] == "busy"
     assert people["agent"].post(url, json={"action": "renew", "token": claim["token"]}).json() == {
         "renewed": True
@@ -430,7 +436,7 @@ def test_execution_records_through_the_api(people: dict[str, httpx.Client], stor
     )
     assert done.json()["execution"]["status"] == "succeeded"
     assert people["agent"].get(url).json()["result"] == {"sent": 1}
-    assert people["alice"].post(url, json={"action": "claim"}).status_code == 403
+    assert people["alice"].post(url, json={"action": "claim", "args_digest": digest}).status_code == 403
     execution = store.get_execution(request_id)
     assert execution is not None
     assert execution.result == {"sent": 1}

@@ -18,6 +18,7 @@ from signoff.rules.effective import DEFAULT_DESCRIPTION_PREFIX, RequestRule, Rul
 from signoff.server.inbox.cards import Card
 from signoff.store import Store
 from signoff.summary import SUMMARY_ARGS, VALUE_CHARS, call_summary
+from tests.helpers import decided_digest
 
 from .live import LiveServer
 
@@ -133,7 +134,9 @@ def test_the_inbox_and_request_page_show_it_and_the_result_redacted(sqlite_serve
         assert "send_email to all-staff@example.com subject &#39;Q3&#39; password ***" in page.text
         assert "Tool execution requires approval" not in page.text
         store.decide(request.id, Approve(), actor="alice")
-        claim = store.claim_execution(request.id, lease=timedelta(minutes=1))
+        claim = store.claim_execution(
+            request.id, args_digest=decided_digest(store, request.id), lease=timedelta(minutes=1)
+        )
         assert claim is not None
         store.finish_execution(
             request.id,

@@ -16,6 +16,7 @@ from signoff import Approve, Gate, Pending, ReviewTimeout, RuleSet, Scope, Simpl
 from signoff.cli import app
 from signoff.requests import ExecutionStatus, Request, RequestStatus
 from signoff.store import SQLiteStore, Store
+from tests.helpers import decided_digest
 
 from .test_console import Script
 
@@ -120,7 +121,9 @@ def test_cancel_is_for_the_agent_that_asked_or_an_admin(people: SQLiteStore, sql
 def test_rerun_is_for_people(people: SQLiteStore, sqlite_path: Path) -> None:
     request = submit(people, "rerun")
     people.decide(request.id, Approve(), actor="alice")
-    claim = people.claim_execution(request.id, lease=timedelta(minutes=1))
+    claim = people.claim_execution(
+        request.id, args_digest=decided_digest(people, request.id), lease=timedelta(minutes=1)
+    )
     people.finish_execution(request.id, claim.token, succeeded=False, error="boom")
     for who in ("bot", "ghost", "dora"):
         result = cli(sqlite_path, "rerun", request.id, "--as", who)

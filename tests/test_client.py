@@ -48,7 +48,7 @@ from signoff import (
 from signoff._util import utcnow
 from signoff.client._sse import SseDecoder
 from signoff.errors import InvalidInput
-from signoff.execution import current_owner
+from signoff.execution import args_digest, current_owner
 from tests.conftest import AGENT_USER
 from tests.helpers import person_deciding
 from tests.live import LiveServer, free_port
@@ -338,13 +338,16 @@ def test_a_claim_names_this_process_as_the_owner() -> None:
         return httpx.Response(200, json={"kind": "claimed", "token": "t1", "execution": execution})
 
     with Client("http://127.0.0.1:9", "so_tok_x", transport=httpx.MockTransport(server)) as client:
-        claim = client.claim_execution("req_1", lease=timedelta(seconds=30), idempotent=True)
+        claim = client.claim_execution(
+            "req_1", lease=timedelta(seconds=30), args_digest=args_digest({"to": "bob"}), idempotent=True
+        )
     [body] = bodies
     here = current_owner()
     assert {key: body["owner"][key] for key in ("host", "pid", "started")} == {
         key: here[key] for key in ("host", "pid", "started")
     }
     assert (body["action"], body["lease_seconds"], body["idempotent"]) == ("claim", 30.0, True)
+    assert body["args_digest"] == args_digest({"to": "bob"})
     assert (claim.kind, claim.token, claim.execution.status) == ("claimed", "t1", ExecutionStatus.RUNNING)
     assert claim.execution.request_id == "req_1"
 

@@ -17,6 +17,7 @@ from signoff import Approve
 from signoff.requests import RequestStatus
 from signoff.server import ServerSettings
 from signoff.store import SQLiteStore, Store
+from tests.helpers import decided_digest
 
 from .live import LiveServer
 
@@ -146,7 +147,8 @@ def _claim(people: Clients, store: Store, request_id: str, key: str) -> httpx.Re
     if store.get_request(request_id).status is RequestStatus.PENDING:
         store.decide(request_id, Approve(), actor="alice")
     path = f"/v1/requests/{request_id}/execution"
-    return people["agent"].post(path, json={"action": "claim"}, headers=keyed(key))
+    body = {"action": "claim", "args_digest": decided_digest(store, request_id)}
+    return people["agent"].post(path, json=body, headers=keyed(key))
 
 
 def _cancel_thread(people: Clients, store: Store, request_id: str, key: str) -> httpx.Response:

@@ -27,6 +27,7 @@ from signoff import Approve, ExecutionStatus, Store, open_store
 from signoff.requests import Execution
 from signoff.store import SQLiteStore
 from tests.conftest import url_for
+from tests.helpers import decided_digest
 from tests.live import LiveServer
 from tests.test_events import event_stream
 from tests.test_inbox import Person
@@ -69,7 +70,9 @@ def running(
     """An approved request whose execution `owner` claimed with `lease`."""
     request, _ = store.create_request(new_request(tool_call_id=call, **fields))
     store.decide(request.id, Approve(), actor="alice")
-    claim = store.claim_execution(request.id, lease=lease, owner=owner)
+    claim = store.claim_execution(
+        request.id, args_digest=decided_digest(store, request.id), lease=lease, owner=owner
+    )
     assert claim.kind == "claimed"
     return request.id
 
@@ -142,11 +145,18 @@ def test_a_marked_execution_is_not_rerun_and_a_person_may_reset_it(
     request_id = running(store, dead_owner)
     time.sleep(SHORT.total_seconds() * 2)
     store.mark_dead_executions()
-    replay = store.claim_execution(request_id, lease=timedelta(seconds=30))
+    replay = store.claim_execution(
+        request_id, args_digest=decided_digest(store, request_id), lease=timedelta(seconds=30)
+    )
     assert replay.kind == "in_doubt"
     assert len(in_doubt_entries(store, request_id)) == 1, "the replay does not mark it a second time"
     store.reset_execution(request_id, actor="alice")
-    assert store.claim_execution(request_id, lease=timedelta(seconds=30)).kind == "claimed"
+    assert (
+        store.claim_execution(
+            request_id, args_digest=decided_digest(store, request_id), lease=timedelta(seconds=30)
+        ).kind
+        == "claimed"
+    )
 
 
 def test_sweepers_on_several_replicas_mark_each_execution_once(
@@ -213,10 +223,12 @@ def ask_as_agent(server: LiveServer, agent: httpx.Client, call: str, approvers: 
     return request_id
 
 
-def claim_through_api(agent: httpx.Client, request_id: str, owner: dict[str, Any], lease: float) -> None:
+def claim_through_api(
+    agent: httpx.Client, request_id: str, owner: dict[str, Any], lease: float, digest: str
+) -> None:
     claimed = agent.post(
         f"/v1/requests/{request_id}/execution",
-        json={"action": "claim", "owner": owner, "lease_seconds": lease},
+        json={"action": "claim", "owner": owner, "lease_seconds": lease, "args_digest": digest},
     )
     assert claimed.status_code == 200, claimed.text
     assert claimed.json()["kind"] == "claimed"
@@ -233,7 +245,9 @@ def test_the_sweeper_marks_in_doubt_and_the_api_lists_it(server: LiveServer, sto
         his = ask_as_agent(server, agent, "his", ["bob"])
         with event_stream(server, alice) as events:
             for request_id in (hers, his):
-                claim_through_api(agent, request_id, ELSEWHERE, lease=0.05)
+                claim_through_api(
+                    agent, request_id, ELSEWHERE, lease=0.05, digest=decided_digest(server.store, request_id)
+                )
             event = wait_for(lambda: _event_for(events, hers))
             assert event["event"] == "updated"
             assert event["action"] == "execution.in_doubt"
@@ -264,7 +278,9 @@ def _event_for(events: Any, request_id: str) -> dict[str, Any] | None:
 def test_only_people_reset_and_an_agents_attempt_is_audited(server: LiveServer, store: Store) -> None:
     with server.client(server.user("bot", "agent")) as agent, server.client(server.user("alice")) as alice:
         request_id = ask_as_agent(server, agent, "c1", ["alice"])
-        claim_through_api(agent, request_id, ELSEWHERE, lease=0.05)
+        claim_through_api(
+            agent, request_id, ELSEWHERE, lease=0.05, digest=decided_digest(server.store, request_id)
+        )
         wait_for(lambda: status(store, request_id) is ExecutionStatus.IN_DOUBT)
         refused = agent.post(f"/v1/requests/{request_id}/execution", json={"action": "reset"})
         assert refused.status_code == 403
@@ -289,7 +305,9 @@ def test_the_inbox_prompts_a_person_and_the_request_page_says_what_to_do(
         with server.client(server.user("bot", "agent")) as agent:
             assert "in-doubt-notice" not in alice.client.get("/").text
             request_id = ask_as_agent(server, agent, "c1", ["alice"])
-            claim_through_api(agent, request_id, ELSEWHERE, lease=0.05)
+            claim_through_api(
+                agent, request_id, ELSEWHERE, lease=0.05, digest=decided_digest(server.store, request_id)
+            )
             wait_for(lambda: status(store, request_id) is ExecutionStatus.IN_DOUBT)
         inbox = alice.client.get("/").text
         assert "1 tool call may or may not have run: its process stopped while running it." in inbox
@@ -328,7 +346,9 @@ def test_a_person_who_may_not_see_the_request_gets_no_notice_and_cannot_reset(
     try:
         with server.client(server.user("bot", "agent")) as agent:
             request_id = ask_as_agent(server, agent, "c1", ["alice"])
-            claim_through_api(agent, request_id, ELSEWHERE, lease=0.05)
+            claim_through_api(
+                agent, request_id, ELSEWHERE, lease=0.05, digest=decided_digest(server.store, request_id)
+            )
             wait_for(lambda: status(store, request_id) is ExecutionStatus.IN_DOUBT)
         assert "in-doubt-notice" not in mallory.client.get("/").text
         assert request_id not in mallory.client.get("/executions").text

@@ -24,6 +24,7 @@ from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.server import ServerSettings
 from signoff.store import Store
+from tests.helpers import decided_digest
 
 from .live import LiveServer
 from .receivers import Receiver
@@ -313,7 +314,9 @@ def test_an_execution_is_followed_up_and_its_events_sent(server: LiveServer, cha
         request_id = ask(store, call="e1", approvers=("alice",), channels=("chat",))
         wait_until(lambda: len(chat.recorded) == 1)
         store.decide(request_id, Approve(), actor="alice")
-        claim = store.claim_execution(request_id, lease=timedelta(minutes=1))
+        claim = store.claim_execution(
+            request_id, args_digest=decided_digest(store, request_id), lease=timedelta(minutes=1)
+        )
         assert claim.token is not None
         store.finish_execution(request_id, claim.token, succeeded=False, error="SMTP said no")
         got = receiver.wait_for(2)

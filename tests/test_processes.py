@@ -14,6 +14,7 @@ import pytest
 from signoff import Approve, ExecutionStatus, Gate, RequestStatus, RuleSet, Scope, Store
 from signoff._util import utcnow
 from tests.conftest import url_for
+from tests.helpers import decided_digest
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENT = [sys.executable, "-m", "tests.scripts.agent"]
@@ -115,7 +116,9 @@ def test_a_live_claim_is_not_taken_over(store: Store, tmp_path: Path) -> None:
     try:
         gate = Gate(store, rules=RuleSet.from_yaml("tools: {charge_card: {requires_approval: true}}"))
         [request] = store.list_requests(thread_id="run-live")
-        claim = store.claim_execution(request.id, lease=gate.lease)
+        claim = store.claim_execution(
+            request.id, args_digest=decided_digest(store, request.id), lease=gate.lease
+        )
         assert claim.kind == "busy"
     finally:
         agent.kill()

@@ -20,6 +20,7 @@ import pytest
 
 from signoff import Approve, RequestStatus, StoreError, StoreUnavailable
 from signoff.store import SQLiteStore, sqlite_connection
+from tests.helpers import decided_digest
 
 from .test_store_grouped import pending, status_outside
 from .test_store_requests import new_request
@@ -239,7 +240,9 @@ def test_other_driver_errors_are_store_errors_not_sqlite_exceptions(sqlite_store
     with sqlite3.connect(sqlite_store.path) as outside:
         outside.execute("DROP TABLE executions")
     with pytest.raises(StoreError, match="the write failed: no such table: executions") as raised:
-        sqlite_store.claim_execution(request_id, lease=timedelta(minutes=1))
+        sqlite_store.claim_execution(
+            request_id, args_digest=decided_digest(sqlite_store, request_id), lease=timedelta(minutes=1)
+        )
     assert not isinstance(raised.value, StoreUnavailable)
     assert isinstance(raised.value.__cause__, sqlite3.Error)
     with pytest.raises(StoreError, match="the read failed: no such table: executions"):

@@ -15,6 +15,7 @@ from .errors import (
     AlreadyDecided,
     AlreadyExists,
     ApprovalRequiredUnattended,
+    ArgsMismatch,
     AuditBroken,
     AutoResumeExceeded,
     ConfigError,
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from .client import AsyncClient, Client
     from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
     from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond, parse_decision
-    from .execution import idempotency_key
+    from .execution import args_digest, idempotency_key
     from .gate import Gate
     from .outcome import Outcome, Reply
     from .pending import Pending, Suspended
@@ -123,6 +124,7 @@ _LAZY: dict[str, str] = {
     "WhenInput": "rules",
     "default_db_path": "store",
     "idempotency_key": "execution",
+    "args_digest": "execution",
     "open_backend": "backends",
     "open_store": "store",
     "parse_decision": "decisions",
@@ -155,6 +157,7 @@ __all__ = [
     "AppEntry",
     "ApprovalRequiredUnattended",
     "Approve",
+    "ArgsMismatch",
     "AskOnce",
     "AskOncePerTool",
     "AsyncClient",
@@ -225,6 +228,7 @@ __all__ = [
     "UnattendedError",
     "WhenInput",
     "__version__",
+    "args_digest",
     "default_db_path",
     "idempotency_key",
     "open_backend",

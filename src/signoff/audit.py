@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._util import canonical_json
+from .execution import args_digest
 from .requests import STATUS_FOR_DECISION, RequestStatus
 from .templates import redact_args
 
@@ -243,7 +244,8 @@ OPEN_STATUSES = frozenset({RequestStatus.DRAFTING.value, RequestStatus.PENDING.v
 
 def check_request(row: Mapping[str, Any], trail: Sequence[Mapping[str, Any]], report: AuditReport) -> None:
     """Compare a request's row (`id`, `status`, `args`, `rule`, `decision`, `final_args`) with its
-    entries in `trail` (`seq`, `action`, `audit_actor`, `data`; args and endings only, in order).
+    entries in `trail` (`seq`, `action`, `audit_actor`, `data`; args, endings and the runs'
+    starts, in order). Each run's `args_digest` must be that of the decided args.
 
     The log keeps redacted args, so a redacted argument is compared as the log shows it: a
     change to its value cannot be seen, a change to any other argument can.
@@ -294,6 +296,7 @@ def check_request(row: Mapping[str, Any], trail: Sequence[Mapping[str, Any]], re
             request_id,
         )
         return
+    _check_runs(row, [entry for entry in trail if entry["action"] == RUN_STARTED], report)
     decision = row.get("decision")
     said_by = decision.get("actor") if isinstance(decision, dict) else None
     if ending["action"] != "request.expired" and said_by != ending["audit_actor"]:
@@ -318,6 +321,26 @@ def check_request(row: Mapping[str, Any], trail: Sequence[Mapping[str, Any]], re
 
 
 _TERMINAL = frozenset(status.value for status in RequestStatus) - OPEN_STATUSES
+RUN_STARTED = "execution.started"
+
+
+def _check_runs(row: Mapping[str, Any], runs: Sequence[Mapping[str, Any]], report: AuditReport) -> None:
+    """Every run started with the args it was approved for (runs recorded before claims carried
+    a digest say nothing, and are not checked)."""
+    final_args, args = row.get("final_args"), row.get("args")
+    decided = final_args if final_args is not None else args
+    if not isinstance(decided, dict):
+        return
+    expected = args_digest(decided)
+    for run in runs:
+        claimed = _data(run).get("args_digest")
+        if claimed is not None and claimed != expected:
+            report.add(
+                run["seq"],
+                f"request {row['id']}: this run started with args (digest {claimed}) other than those "
+                f"decided ({expected})",
+                str(row["id"]),
+            )
 
 
 def _data(entry: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -88,6 +88,7 @@ class Backend(Protocol):
         request_id: str,
         *,
         lease: timedelta,
+        args_digest: str,
         idempotent: bool = ...,
         owner: dict[str, Any] | None = ...,
     ) -> Claim: ...

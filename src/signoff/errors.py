@@ -118,6 +118,10 @@ class RequestConflict(RequestError):
     status_code = 409
 
 
+class ArgsMismatch(RequestConflict):
+    """An execution claim would run the call with other args than were decided (DESIGN §14)."""
+
+
 class AlreadyDecided(RequestConflict):
     """The request has already been decided."""
 

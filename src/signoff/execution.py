@@ -8,18 +8,41 @@ gone (or the pid now belongs to another process), or, from another host, its lea
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import os
 import socket
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
 from typing import Any, Literal
 
-from ._util import utcnow
-from .requests import Execution
+from ._util import canonical_json, utcnow
+from .requests import Execution, Request, RequestStatus
 
 DEFAULT_LEASE = timedelta(seconds=60)
+DIGEST_PREFIX = "sha256:"
+
+
+def args_digest(args: Mapping[str, Any]) -> str:
+    """What an execution claim says it will run: sha256 of the args' canonical JSON. The store
+    refuses a claim whose digest is not that of the decided args (`decided_args`)."""
+    return DIGEST_PREFIX + hashlib.sha256(canonical_json(dict(args)).encode()).hexdigest()
+
+
+def may_run(request: Request) -> bool:
+    """Whether the request's call may run now: approved or edited, or expired under a rule that
+    approves at expiry."""
+    if request.status is RequestStatus.EXPIRED:
+        return request.rule.on_expire == "approve"
+    return request.status in (RequestStatus.APPROVED, RequestStatus.EDITED)
+
+
+def decided_args(request: Request) -> dict[str, Any]:
+    """The args a decided request runs with: the approver's edit, else those asked about."""
+    return request.final_args if request.final_args is not None else request.args
+
 
 _idempotency_key: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "signoff_idempotency_key", default=None

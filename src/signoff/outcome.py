@@ -8,6 +8,7 @@ from typing import Any
 from ._util import as_text
 from .changes import changes
 from .decisions import Edit, Reject, Respond
+from .execution import decided_args
 from .requests import Request, RequestStatus
 from .templates import fill, modification_text, rejection_text
 
@@ -104,7 +105,7 @@ def outcome_for(request: Request) -> Outcome:
         return Outcome(
             **base,
             execute=True,
-            final_tool_params=request.final_args or request.args,
+            final_tool_params=decided_args(request),
             decision="approve",
             status=status,
             actor=actor,

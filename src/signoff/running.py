@@ -23,7 +23,7 @@ from typing import Any
 from ._util import utcnow
 from .backend import Backend
 from .errors import ExecutionInDoubt, ExecutionInProgress, SignoffError, ToolFailed
-from .execution import Claim, _idempotency_key, current_owner
+from .execution import Claim, _idempotency_key, args_digest, current_owner
 from .outcome import Outcome, Reply
 from .waiting import patience
 
@@ -61,7 +61,9 @@ def run_once(
         return Reply(outcome=outcome, value=fn(**args), executed=True)
     request_id = outcome.request_id
     with for_a_lease(lease):
-        claim = store.claim_execution(request_id, lease=lease, idempotent=idempotent)
+        claim = store.claim_execution(
+            request_id, lease=lease, args_digest=args_digest(args), idempotent=idempotent
+        )
     if claim.kind != "claimed":
         return claimed_elsewhere(outcome, claim)
     token = claim.token
@@ -94,7 +96,9 @@ async def arun_once(
     request_id = outcome.request_id
     with for_a_lease(lease):
         claim = await asyncio.to_thread(
-            lambda: store.claim_execution(request_id, lease=lease, idempotent=idempotent)
+            lambda: store.claim_execution(
+                request_id, lease=lease, args_digest=args_digest(args), idempotent=idempotent
+            )
         )
     if claim.kind != "claimed":
         return claimed_elsewhere(outcome, claim)

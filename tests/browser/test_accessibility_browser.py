@@ -19,6 +19,7 @@ import pytest
 from signoff import Approve, Reject
 from signoff.server.serve import login_link
 from signoff.store import SQLiteStore
+from tests.helpers import decided_digest
 
 from ..live import LiveServer
 from .conftest import CHROMIUM
@@ -118,7 +119,9 @@ def site(browser: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dic
             ask("drafting", drafting=True)
             ask("pending", args={"to": "bob@example.com", "subject": "Invoice", "body": "Attached."})
             store.decide(ran, Approve(), actor="alice")
-            claim = store.claim_execution(ran, lease=timedelta(minutes=1))
+            claim = store.claim_execution(
+                ran, args_digest=decided_digest(store, ran), lease=timedelta(minutes=1)
+            )
             assert claim is not None
             store.finish_execution(ran, claim.token, succeeded=True, result={"sent": 312})
             store.decide(rejected, Reject(message="Not now."), actor="alice")

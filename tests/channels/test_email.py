@@ -22,6 +22,7 @@ from signoff.errors import ConfigError
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.store import Store
+from tests.helpers import decided_digest
 
 from .mailserver import MailServer, make_certificates
 
@@ -162,7 +163,9 @@ def test_the_final_state_and_the_result_are_threaded_under_the_first_mail(sqlite
 def test_the_execution_result_follows_in_the_thread(sqlite_store: Store) -> None:
     request_id = request(sqlite_store)
     approved = sqlite_store.decide(request_id, Approve(), actor="alice")
-    claim = sqlite_store.claim_execution(request_id, lease=timedelta(minutes=1))
+    claim = sqlite_store.claim_execution(
+        request_id, args_digest=decided_digest(sqlite_store, request_id), lease=timedelta(minutes=1)
+    )
     assert claim.token is not None
     finished = sqlite_store.finish_execution(request_id, claim.token, succeeded=False, error="SMTP 550")
     message = build_follow_up(approved, finished, "en")

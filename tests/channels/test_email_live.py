@@ -18,6 +18,7 @@ from signoff.channels import ChannelRegistry, parse_config
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.store import Store
+from tests.helpers import decided_digest
 
 from ..live import LiveServer
 from ..test_outbox import QUICK, wait_until
@@ -116,7 +117,9 @@ def test_a_get_on_the_link_decides_nothing_and_the_post_decides_once(
     closing_plain, closing_html = parts(closing)
     assert closing_plain.startswith("✅ Approved by alice\n")
     assert "/h/" not in closing_plain and "/h/" not in closing_html
-    claim = store.claim_execution(request_id, lease=timedelta(minutes=1))
+    claim = store.claim_execution(
+        request_id, args_digest=decided_digest(store, request_id), lease=timedelta(minutes=1)
+    )
     assert claim.token is not None
     store.finish_execution(request_id, claim.token, succeeded=True, result={"sent": True})
     result = smtp.handler.wait_for(3)[2].mail

@@ -23,6 +23,7 @@ from signoff.channels.feishu import FeishuChannel
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.store import Store
+from tests.helpers import decided_digest
 
 from ..live import LiveServer
 from ..test_outbox import QUICK, wait_until
@@ -122,7 +123,9 @@ def test_a_click_approves_the_card_is_patched_once_and_the_result_follows(
     assert final["header"]["template"] == "green"
     assert final["body"]["elements"][-1]["text"]["content"] == "✅ Approved by alice"
     assert click(server, "ou_alice", approve).json()["toast"]["type"] == "error"  # already decided
-    claim = store.claim_execution(request_id, lease=timedelta(minutes=1))
+    claim = store.claim_execution(
+        request_id, args_digest=decided_digest(store, request_id), lease=timedelta(minutes=1)
+    )
     assert claim.token is not None
     store.finish_execution(request_id, claim.token, succeeded=True, result={"removed": 3})
     wait_until(lambda: api.called("POST", f"{MESSAGES}/om_2/reply"))

@@ -30,6 +30,7 @@ from signoff.destinations import Destinations
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.store import Store
+from tests.helpers import decided_digest
 
 from ..receivers import Receiver
 from . import platforms
@@ -88,7 +89,9 @@ def assert_visible(sent: str, *, expect: tuple[str, ...] = ("\\u202e",)) -> None
 
 def finish(store: Store, request_id: str, *, succeeded: bool = True, **kw: Any) -> FollowUp:
     decided = store.decide(request_id, Approve(), actor="alice")
-    claim = store.claim_execution(request_id, lease=timedelta(minutes=1))
+    claim = store.claim_execution(
+        request_id, args_digest=decided_digest(store, request_id), lease=timedelta(minutes=1)
+    )
     assert claim.token is not None
     finished = store.finish_execution(request_id, claim.token, succeeded=succeeded, **kw)
     return build_follow_up(decided, finished, "en")

@@ -18,6 +18,7 @@ from signoff._util import utcnow
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.store import Store
+from tests.helpers import decided_digest
 
 from .slack_live import SlackSetup, slack_server, wait_until
 from .slack_signing import click, input_blocks, submission
@@ -247,7 +248,9 @@ def test_the_executions_result_is_a_reply_in_the_thread(slack: SlackSetup) -> No
     slack.sent_to("U-ALICE")
     slack.post(click(request_id, "approve", "U-ALICE"))
     slack.fake.wait_for("chat.update")
-    claim = slack.store.claim_execution(request_id, lease=timedelta(seconds=30))
+    claim = slack.store.claim_execution(
+        request_id, args_digest=decided_digest(slack.store, request_id), lease=timedelta(seconds=30)
+    )
     assert claim.token is not None
     slack.store.finish_execution(request_id, claim.token, succeeded=True, result={"id": 1})
     wait_until(lambda: len(slack.fake.of("chat.postMessage")) == 2)

@@ -24,6 +24,7 @@ from signoff.destinations import Destinations
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
 from signoff.store import Store
+from tests.helpers import decided_digest
 
 from ..live import LiveServer
 from ..receivers import Receiver
@@ -167,7 +168,9 @@ def test_a_reply_decides_and_the_final_state_and_result_follow(server: LiveServe
     update = messages(bridge, 2)[1]
     assert update["message"] == "update"
     assert update["text"] == f"✅ 已批准（alice） · {code}\n📋 操作：删除旧用户"
-    claim = store.claim_execution(request_id, lease=timedelta(minutes=1))
+    claim = store.claim_execution(
+        request_id, args_digest=decided_digest(store, request_id), lease=timedelta(minutes=1)
+    )
     assert claim.token is not None
     store.finish_execution(request_id, claim.token, succeeded=True, result={"rows": 3})
     follow_up = messages(bridge, 3)[2]

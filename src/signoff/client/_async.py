@@ -198,13 +198,17 @@ class AsyncClient:
         request_id: str,
         *,
         lease: timedelta,
+        args_digest: str,
         idempotent: bool = False,
         owner: dict[str, Any] | None = None,
     ) -> Claim:
-        """Claim for this process: the server judges its liveness by this host, pid and lease."""
+        """Claim for this process: the server judges its liveness by this host, pid and lease,
+        and refuses the claim if `args_digest` is not that of the decided args."""
         owner = owner if owner is not None else current_owner()
         return await self._send(
-            calls.claim_execution(request_id, lease=lease, idempotent=idempotent, owner=owner)
+            calls.claim_execution(
+                request_id, lease=lease, args_digest=args_digest, idempotent=idempotent, owner=owner
+            )
         )
 
     async def renew_lease(self, request_id: str, token: str, *, lease: timedelta) -> bool:

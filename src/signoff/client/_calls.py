@@ -223,7 +223,7 @@ def request_audit(request_id: str) -> Call[list[AuditEntry]]:
 
 
 def claim_execution(
-    request_id: str, *, lease: timedelta, idempotent: bool, owner: dict[str, Any]
+    request_id: str, *, lease: timedelta, args_digest: str, idempotent: bool, owner: dict[str, Any]
 ) -> Call[Claim]:
     def read(answer: Answer) -> Claim:
         data = answer.data
@@ -232,6 +232,7 @@ def claim_execution(
     body = {
         "action": "claim",
         "lease_seconds": lease.total_seconds(),
+        "args_digest": args_digest,
         "idempotent": idempotent,
         "owner": owner,
     }

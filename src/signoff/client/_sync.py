@@ -262,12 +262,18 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
         request_id: str,
         *,
         lease: timedelta,
+        args_digest: str,
         idempotent: bool = False,
         owner: dict[str, Any] | None = None,
     ) -> Claim:
-        """Claim for this process: the server judges its liveness by this host, pid and lease."""
+        """Claim for this process: the server judges its liveness by this host, pid and lease,
+        and refuses the claim if `args_digest` is not that of the decided args."""
         owner = owner if owner is not None else current_owner()
-        return self._send(calls.claim_execution(request_id, lease=lease, idempotent=idempotent, owner=owner))
+        return self._send(
+            calls.claim_execution(
+                request_id, lease=lease, args_digest=args_digest, idempotent=idempotent, owner=owner
+            )
+        )
 
     def renew_lease(self, request_id: str, token: str, *, lease: timedelta) -> bool:
         return self._send(calls.renew_lease(request_id, token, lease=lease))

@@ -13,13 +13,23 @@ the in-doubt ones.
 
 from __future__ import annotations
 
+import hmac
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from .._util import from_iso, to_iso, utcnow
-from ..errors import RequestConflict, RequestNotFound
-from ..execution import DEFAULT_LEASE, Claim, current_owner, owner_is_alive, why_dead, why_unclaimed
+from ..errors import ArgsMismatch, RequestConflict, RequestNotFound
+from ..execution import (
+    DEFAULT_LEASE,
+    Claim,
+    args_digest,
+    current_owner,
+    decided_args,
+    owner_is_alive,
+    why_dead,
+    why_unclaimed,
+)
 from ..requests import Execution, ExecutionStatus, RequestStatus
 from .core import Json, Tx
 from .outbox_ops import OutboxOps
@@ -36,11 +46,15 @@ class ExecutionOps(OutboxOps):
         request_id: str,
         *,
         lease: timedelta,
+        args_digest: str,
         idempotent: bool = False,
         owner: dict[str, Any] | None = None,
     ) -> Claim:
         """Compare-and-set the execution to `running` for this process, if it may run.
 
+        `args_digest` (`signoff.execution.args_digest`) says what the call will run with: a
+        claim whose digest is not that of the decided args is refused (`ArgsMismatch`,
+        audited as `execution.refused`), so an approval cannot be spent on other args.
         Not started or abandoned (approved, never run) → claimed. Succeeded → the stored result.
         Running by a live process → busy.
         Running by a dead process → marked in_doubt (audited). In doubt or failed → claimed
@@ -49,9 +63,40 @@ class ExecutionOps(OutboxOps):
         """
         owner = {**owner, "token": current_owner()["token"]} if owner is not None else current_owner()
         now = utcnow()
+        claim = self._claim(request_id, lease, args_digest, idempotent, owner, now)
+        if isinstance(claim, Claim):
+            return claim
+        with self._transaction() as (tx, _):
+            self._audit(
+                tx,
+                "execution.refused",
+                actor="agent",
+                channel="gate",
+                request_id=request_id,
+                data={"args_digest": args_digest, "decided_args_digest": claim, "host": owner.get("host")},
+            )
+        raise ArgsMismatch(
+            f"request {request_id} was decided with other args than this claim would run "
+            f"(claimed {args_digest}, decided {claim}); nothing ran"
+        )
+
+    def _claim(
+        self,
+        request_id: str,
+        lease: timedelta,
+        digest: str,
+        idempotent: bool,
+        owner: dict[str, Any],
+        now: datetime,
+    ) -> Claim | str:
+        """The claim, or the decided args' digest when `digest` is not it (nothing changed)."""
         with self._transaction() as (tx, changes):
-            if tx.one("lock_request", id=request_id) is None:
+            request_row = tx.one("lock_request", id=request_id)
+            if request_row is None:
                 raise RequestNotFound(f"no request with id {request_id!r}")
+            decided = args_digest(decided_args(self._request(request_row)))
+            if not hmac.compare_digest(decided, digest):
+                return decided
             row = tx.one("get_execution", request_id=request_id)
             params = {
                 "request_id": request_id,
@@ -62,7 +107,7 @@ class ExecutionOps(OutboxOps):
             }
             if row is None:
                 tx.run("insert_execution", **params)
-                return self._claimed(tx, request_id, owner, attempt=1)
+                return self._claimed(tx, request_id, owner, attempt=1, digest=digest)
             execution = _execution(row)
             if execution.status is ExecutionStatus.SUCCEEDED:
                 return Claim("succeeded", execution)
@@ -80,7 +125,7 @@ class ExecutionOps(OutboxOps):
                 idempotent and execution.status in (ExecutionStatus.IN_DOUBT, ExecutionStatus.FAILED)
             ):
                 tx.run("reclaim_execution", from_status=execution.status, **params)
-                return self._claimed(tx, request_id, owner, attempt=execution.attempts + 1)
+                return self._claimed(tx, request_id, owner, attempt=execution.attempts + 1, digest=digest)
             return Claim("in_doubt" if execution.status is ExecutionStatus.IN_DOUBT else "failed", execution)
 
     def mark_dead_executions(self, *, limit: int = 500) -> list[Execution]:
@@ -178,14 +223,14 @@ class ExecutionOps(OutboxOps):
             rows = tx.all("list_executions", status=status.value, cursor=cursor, limit=limit)
         return [_execution(row) for row in rows]
 
-    def _claimed(self, tx: Tx, request_id: str, owner: dict[str, Any], *, attempt: int) -> Claim:
+    def _claimed(self, tx: Tx, request_id: str, owner: dict[str, Any], *, attempt: int, digest: str) -> Claim:
         self._audit(
             tx,
             "execution.started",
             actor="agent",
             channel="gate",
             request_id=request_id,
-            data={"attempt": attempt, "host": owner["host"], "pid": owner["pid"]},
+            data={"attempt": attempt, "host": owner["host"], "pid": owner["pid"], "args_digest": digest},
         )
         self._enqueue_event(tx, request_id, "execution.started", None)
         row = tx.one("get_execution", request_id=request_id)

@@ -11,7 +11,8 @@ from fastapi import Request as HttpRequest
 from fastapi.responses import Response
 
 from ...errors import InvalidInput, RequestConflict
-from ...requests import ExecutionStatus, Request, RequestStatus
+from ...execution import may_run
+from ...requests import ExecutionStatus
 from ...store import Store
 from ..access import Caller, CurrentCaller, CurrentUser, managed_request, request_view, visible_request
 from ..context import server_of
@@ -96,12 +97,23 @@ def _execution(store: Store, request_id: str, body: ExecutionBody, caller: Calle
     managed_request(store, request_id, user, what="run", channel=caller.channel)
     if body.action == "claim":
         request = store.get_request(request_id)
-        if not _may_run(request):
+        if not may_run(request):
             raise RequestConflict(
                 f"request {request_id} is {request.status}; only approved or edited calls run "
                 "(or expired ones whose rule approves at expiry)"
             )
-        claim = store.claim_execution(request_id, lease=lease, idempotent=body.idempotent, owner=body.owner)
+        if not body.args_digest:
+            raise InvalidInput(
+                "claim needs args_digest: the sha256 of the args the call will run with "
+                "(signoff.args_digest), so that an approval runs only the args it was given for"
+            )
+        claim = store.claim_execution(
+            request_id,
+            lease=lease,
+            args_digest=body.args_digest,
+            idempotent=body.idempotent,
+            owner=body.owner,
+        )
         return {"kind": claim.kind, "token": claim.token, "execution": _execution_record(claim.execution)}
     if not body.token:
         raise InvalidInput(f"{body.action} needs the claim's token")
@@ -113,12 +125,6 @@ def _execution(store: Store, request_id: str, body: ExecutionBody, caller: Calle
         request_id, body.token, succeeded=body.succeeded, result=body.result, error=body.error
     )
     return {"execution": _execution_record(finished)}
-
-
-def _may_run(request: Request) -> bool:
-    if request.status is RequestStatus.EXPIRED:
-        return request.rule.on_expire == "approve"
-    return request.status in (RequestStatus.APPROVED, RequestStatus.EDITED)
 
 
 def _execution_record(execution: Any) -> dict[str, Any]:

@@ -101,6 +101,12 @@ class DraftBody(Body):
 class ExecutionBody(Body):
     action: Literal["claim", "renew", "finish", "reset"]
     lease_seconds: float = Field(default=60.0, gt=0, le=86400)
+    args_digest: str | None = Field(
+        default=None,
+        max_length=100,
+        description="claim: `sha256:` and the hex sha256 of the canonical JSON of the args the call will "
+        "run with (signoff.args_digest); a claim whose digest is not the decided args' is refused (409)",
+    )
     idempotent: bool = False
     owner: dict[str, Any] | None = None
     token: str | None = None

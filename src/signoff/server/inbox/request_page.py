@@ -14,6 +14,7 @@ from starlette.responses import HTMLResponse
 from ...audit import AuditEntry
 from ...changes import Change, changes, changes_from_data
 from ...errors import SignoffError
+from ...execution import args_digest, decided_args, may_run
 from ...requests import Execution, Request
 from ...store import Store
 from ...store.report_ops import Delivery
@@ -55,6 +56,7 @@ def render_request_page(
         record=request.to_dict(),
         votes=votes,
         execution=execution,
+        run_digest=_run_digest(request),
         result=_shown_result(request, execution),
         audit=[(entry, audit_changes(entry)) for entry in store.audit_entries(request_id=request.id)],
         deliveries=_deliveries(store, request.id),
@@ -65,6 +67,14 @@ def render_request_page(
         authority=authority_text(request.rule.origin),
     )
     return render(http, "request.html", context, status_code=status_code)
+
+
+def _run_digest(request: Request) -> str | None:
+    """The args digest a run of this request must claim with, once it may run; withheld when
+    the rule redacts args (a digest of a short secret can be guessed by trying values)."""
+    if not may_run(request) or request.rule.redact:
+        return None
+    return args_digest(decided_args(request))
 
 
 def _shown_result(request: Request, execution: Execution | None) -> str | None:

@@ -316,7 +316,7 @@ FROM (VALUES ('table', 'audit_log', 'audit_log'), ('table', 'audit_head', 'audit
              ('trigger', 'audit_seals_no_truncate', 'audit_seals')) AS e (kind, name, on_table);
 
 -- name: request_trails
--- a batch of requests with the entries that recorded their args or ended them, in one statement
+-- a batch of requests with the entries that recorded their args, ended them or started a run, in one statement
 -- (one snapshot: a request and its entries commit together)
 SELECT r.id, r.status, r.args, r.rule, r.decision, r.final_args,
        a.seq, a.action, a.actor AS audit_actor, a.data,
@@ -324,7 +324,7 @@ SELECT r.id, r.status, r.args, r.rule, r.decision, r.final_args,
 FROM (SELECT * FROM requests WHERE id > :after ORDER BY id LIMIT :limit) r
 LEFT JOIN audit_log a ON a.request_id = r.id
  AND a.action IN ('request.created', 'request.updated', 'request.ready',
-                  'request.decided', 'request.expired', 'request.cancelled')
+                  'request.decided', 'request.expired', 'request.cancelled', 'execution.started')
 ORDER BY r.id, a.seq;
 
 -- name: audit_orphans
