@@ -49,6 +49,10 @@ DECLARE
     sealed BIGINT[] := '{}';
     entry RECORD;
 BEGIN
+    -- Nothing queued: no lock taken, so a reader's look costs no write and no commit flush.
+    IF NOT EXISTS (SELECT 1 FROM audit_queue) THEN
+        RETURN 0;
+    END IF;
     IF wait THEN
         SELECT seq, hash INTO head_seq, head_hash FROM audit_head WHERE id = 1 FOR UPDATE;
     ELSE
