@@ -211,7 +211,8 @@ def test_the_server_seals_what_no_reader_asks_for(pg_store: Store) -> None:
         finally:
             writer.close()
         eventually(lambda: chain_length(pg_store) >= 5, timeout=20)
-        metrics = server.client().get("/metrics").text
+        with server.client() as client:
+            metrics = client.get("/metrics").text
     assert "signoff_audit_unsealed " in metrics and "signoff_audit_unsealed_age_seconds " in metrics
     assert pg_store.verify_audit(seal=False).ok
 
