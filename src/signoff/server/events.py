@@ -8,6 +8,11 @@ user may see that request. An event's SSE id is its audit sequence number, so a 
 reconnects with `Last-Event-ID` gets what it missed from the log itself; a stream names the
 point it starts from (an `id:` line without data) as soon as it opens.
 
+While no stream is open the feed reads nothing: a replica nobody follows does no work for the
+changes other replicas make (DESIGN §11). The first stream to open after such a pause moves the
+feed to the log's head (`start_point`): what happened meanwhile was wanted by nobody here, and a
+stream that resumes from before it gets it from the log.
+
 A stream ends, and its client resumes by `Last-Event-ID`, when its client reads too slowly for
 its queue (the feed never waits for one reader), and when its caller no longer holds: the token
 revoked, the session signed out, the user disabled. The caller is checked again at least every
@@ -97,14 +102,17 @@ class EventFeed:
         self,
         store: Store,
         *,
-        on_event: Callable[[Event], None] | None = None,
+        on_decided: Callable[[Request], None] | None = None,
         queue_limit: int = QUEUE_LIMIT,
     ) -> None:
         self.store = store
         self.queue_limit = queue_limit
         self.last_seq = 0
         self._subscriptions: set[Subscription] = set()
-        self._on_event = on_event
+        self._on_decided = on_decided
+        self._behind = False
+        """Changes came while nobody subscribed and were not read: `last_seq` is not the head."""
+        self._moving = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._known: dict[tuple[str, str], Request] = {}
         self._known_lock = threading.Lock()
@@ -133,7 +141,10 @@ class EventFeed:
     def remember(self, action: str, request: Request) -> None:
         """A change this server made itself (`request.created`, `request.decided`): when its log
         entry arrives, the event carries `request` rather than a copy read back from the store.
-        Only for actions that happen once per request, whose state right after is `request`."""
+        Only for actions that happen once per request, whose state right after is `request`.
+        `on_decided` hears of each decision here: the decisions made through this server."""
+        if action == "request.decided" and self._on_decided is not None:
+            self._on_decided(request)
         with self._known_lock:
             self._known[(request.id, action)] = request
             if len(self._known) > KNOWN_LIMIT:
@@ -148,10 +159,14 @@ class EventFeed:
         try:
             while True:
                 waiter.clear()
-                try:
-                    await self._catch_up()
-                except Exception:  # a failing read must not end the feed; try again shortly
-                    log.exception("the event feed could not read the audit log")
+                if not self._subscriptions:
+                    self._behind = True
+                else:
+                    try:
+                        await self.start_point()
+                        await self._catch_up()
+                    except Exception:  # a failing read must not end the feed; try again shortly
+                        log.exception("the event feed could not read the audit log")
                 await asyncio.sleep(BATCH_SECONDS)
                 await waiter.wait_async(RECHECK_SECONDS)
         finally:
@@ -194,9 +209,23 @@ class EventFeed:
                 events.append(Event(entry.seq, EVENT_OF_ACTION[entry.action], entry.action, request))
         return events, last
 
+    async def start_point(self) -> int:
+        """Where a stream that subscribed now starts: the feed's position, moved to the log's head
+        first if the feed skipped changes while nobody subscribed (call after subscribing)."""
+        async with self._moving:
+            if self._behind:
+                head = await asyncio.to_thread(self.store.audit_head_seq)
+                self.last_seq = max(self.last_seq, head)
+                self._behind = False
+        return self.last_seq
+
+    def position(self) -> int:
+        """The log position a page rendered now may follow from (a stream resumes after it)."""
+        if self._behind:
+            return max(self.last_seq, self.store.audit_head_seq())
+        return self.last_seq
+
     def _publish(self, event: Event) -> None:
-        if self._on_event is not None:
-            self._on_event(event)
         for subscription in list(self._subscriptions):
             if not can_see(event.request, subscription.user):
                 continue
@@ -220,8 +249,8 @@ class EventFeed:
         """The SSE text for one client: missed events since `after` (from the log), the point
         reached, then live ones, until the client falls behind or `check_caller` says it is gone."""
         subscription = self.subscribe(user, on_created=on_created)
-        start = self.last_seq
         try:
+            start = await self.start_point()
             yield "retry: 2000\n\n"
             if after is not None and after < start:
                 cursor = after

@@ -83,10 +83,23 @@ def _param(value: Any) -> Any:
 Connection = psycopg.Connection[dict[str, Any]]
 
 
+class RowCount:
+    """The rows a store's statements returned, counted (tests and benchmarks read `rows`)."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self._lock = threading.Lock()
+
+    def add(self, rows: int) -> None:
+        with self._lock:
+            self.rows += rows
+
+
 class _PostgresTx:
-    def __init__(self, connection: Connection, queries: dict[str, str]) -> None:
+    def __init__(self, connection: Connection, queries: dict[str, str], counted: RowCount) -> None:
         self._connection = connection
         self._queries = queries
+        self._counted = counted
 
     def _execute(self, query: str, params: dict[str, Any]) -> psycopg.Cursor[dict[str, Any]]:
         return self._connection.execute(
@@ -95,10 +108,14 @@ class _PostgresTx:
         )
 
     def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:
-        return self._execute(query, params).fetchone()
+        row = self._execute(query, params).fetchone()
+        self._counted.add(row is not None)
+        return row
 
     def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
-        return self._execute(query, params).fetchall()
+        rows = self._execute(query, params).fetchall()
+        self._counted.add(len(rows))
+        return rows
 
     def run(self, query: str, /, **params: Any) -> int:
         return self._execute(query, params).rowcount
@@ -111,9 +128,10 @@ class _PostgresReads(_PostgresTx):
     """Reads, each statement on its own (autocommit), on a connection taken from the pool at the
     first; a statement whose connection is lost runs again on another one."""
 
-    def __init__(self, pool: ConnectionPool[Connection], queries: dict[str, str]) -> None:
+    def __init__(self, pool: ConnectionPool[Connection], queries: dict[str, str], counted: RowCount) -> None:
         self._pool = pool
         self._queries = queries
+        self._counted = counted
         self._held: Connection | None = None
 
     def _execute(self, query: str, params: dict[str, Any]) -> psycopg.Cursor[dict[str, Any]]:
@@ -156,6 +174,8 @@ class PostgresStore(Store):
         self.url = dsn
         self.schema = schema
         self.hub = WakeupHub()
+        self.rows_read = RowCount()
+        """Rows this store's statements returned: what a replica reads, counted."""
         self._queries = load_queries("postgres")
         self._kwargs: dict[str, Any] = {"row_factory": dict_row, "autocommit": True}
         if schema:
@@ -215,7 +235,7 @@ class PostgresStore(Store):
         committing = False
         try:
             with self._pool.connection() as connection, connection.transaction():
-                yield _PostgresTx(connection, self._queries)
+                yield _PostgresTx(connection, self._queries, self.rows_read)
                 committing = True
         except psycopg.Error as exc:
             raise postgres_error(exc, "the write failed", commit_unknown=committing) from exc
@@ -223,7 +243,7 @@ class PostgresStore(Store):
     @contextmanager
     def _read(self) -> Iterator[_PostgresTx]:
         self._ensure_open()
-        reads = _PostgresReads(self._pool, self._queries)
+        reads = _PostgresReads(self._pool, self._queries, self.rows_read)
         try:
             yield reads
         except psycopg.Error as exc:
@@ -252,7 +272,7 @@ class PostgresStore(Store):
         try:
             with self._pool.connection() as connection:
                 try:
-                    return _PostgresTx(connection, self._queries).one(query, **params)
+                    return _PostgresTx(connection, self._queries, self.rows_read).one(query, **params)
                 except psycopg.Error as exc:
                     # An error the server sent back means the statement failed; a lost connection
                     # leaves its commit unknown.
@@ -334,6 +354,7 @@ class PostgresStore(Store):
                 watched = self.hub.watched()
                 if watched:
                     rows = connection.execute(DECIDED_AMONG, (watched,)).fetchall()
+                    self.rows_read.add(len(rows))
                     self.hub.fire(row["id"] for row in rows)
 
     def close(self) -> None:
