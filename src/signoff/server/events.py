@@ -37,6 +37,7 @@ from ..requests import Request
 from ..store import Store
 from ..store.wakeup import ANY
 from .access import can_see, request_view
+from .followers import Followers
 from .limits import MAX_INTEGER
 
 log = logging.getLogger("signoff.server")
@@ -63,6 +64,8 @@ CALLER_CHECK_SECONDS = 2.0
 RECHECK_SECONDS = 1.0
 BATCH_SECONDS = 0.005
 """After each read of the log, let changes gather this long, so a burst is read at once."""
+BATCH = 500
+"""Log entries read at once."""
 KNOWN_LIMIT = 4096
 """At most this many requests changed by this server wait for their log entries."""
 
@@ -159,40 +162,58 @@ class EventFeed:
         try:
             while True:
                 waiter.clear()
-                if not self._subscriptions:
-                    self._behind = True
-                else:
-                    try:
-                        await self.start_point()
-                        await self._catch_up()
-                    except Exception:  # a failing read must not end the feed; try again shortly
-                        log.exception("the event feed could not read the audit log")
+                try:
+                    await self._catch_up()
+                except Exception:  # a failing read must not end the feed; try again shortly
+                    log.exception("the event feed could not read the audit log")
                 await asyncio.sleep(BATCH_SECONDS)
                 await waiter.wait_async(RECHECK_SECONDS)
         finally:
             self.store.unsubscribe(waiter)
 
     async def _catch_up(self) -> None:
-        while True:
-            events, last = await asyncio.to_thread(self.read_events, self.last_seq, None)
-            self.last_seq = max(self.last_seq, last)
-            for event in events:
-                self._publish(event)
-            if len(events) < 500:
+        """Read the log past `last_seq` for what the followers may see. Streams take their start
+        point under the same lock, so one that subscribes while a read runs starts where it ended."""
+        async with self._moving:
+            followers = Followers.of(subscription.user for subscription in self._subscriptions)
+            if followers.nobody:
+                self._behind = True
                 return
+            await self._move_to_head_if_behind()
+            while True:
+                events, last, full = await asyncio.to_thread(self._read_followed, self.last_seq, followers)
+                self.last_seq = max(self.last_seq, last)
+                for event in events:
+                    self._publish(event)
+                if not full:
+                    return
+
+    def _read_followed(self, after: int, followers: Followers) -> tuple[list[Event], int, bool]:
+        """The events after `after` that `followers` may see, how far the log was read, and
+        whether there may be more."""
+        entries, last = self.store.audit_events(
+            after=after, actions=EVENT_OF_ACTION, creators=followers.creators_filter(), limit=BATCH
+        )
+        return self._events_of(entries), last, len(entries) == BATCH
 
     def read_events(self, after: int, upto: int | None) -> tuple[list[Event], int]:
         """Events after `after` (up to `upto`), and the last sequence number read."""
         entries: list[AuditEntry] = []
         last = after
-        for entry in self.store.audit_entries(after=after, batch=500):
+        for entry in self.store.audit_entries(after=after, batch=BATCH):
             if upto is not None and entry.seq > upto:
                 break
             last = entry.seq
             if entry.action in EVENT_OF_ACTION and entry.request_id is not None:
                 entries.append(entry)
-            if len(entries) >= 500:
+            if len(entries) >= BATCH:
                 break
+        return self._events_of(entries), last
+
+    def _events_of(self, entries: list[AuditEntry]) -> list[Event]:
+        """The entries as events, each with its request: the one this server remembered, or
+        read (in one read for all)."""
+        entries = [entry for entry in entries if entry.request_id is not None]
         known = [self._take_known(entry) for entry in entries]
         requests = self.store.get_requests(
             [
@@ -207,16 +228,21 @@ class EventFeed:
                 request = requests.get(entry.request_id or "")
             if request is not None:
                 events.append(Event(entry.seq, EVENT_OF_ACTION[entry.action], entry.action, request))
-        return events, last
+        return events
+
+    async def _move_to_head_if_behind(self) -> None:
+        """After a pause with nobody following, start from the log's end: nobody here wanted
+        what happened meanwhile (hold `_moving`)."""
+        if self._behind:
+            head = await asyncio.to_thread(self.store.audit_head_seq)
+            self.last_seq = max(self.last_seq, head)
+            self._behind = False
 
     async def start_point(self) -> int:
         """Where a stream that subscribed now starts: the feed's position, moved to the log's head
         first if the feed skipped changes while nobody subscribed (call after subscribing)."""
         async with self._moving:
-            if self._behind:
-                head = await asyncio.to_thread(self.store.audit_head_seq)
-                self.last_seq = max(self.last_seq, head)
-                self._behind = False
+            await self._move_to_head_if_behind()
         return self.last_seq
 
     def position(self) -> int:
