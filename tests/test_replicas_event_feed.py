@@ -19,14 +19,17 @@ import pytest
 
 from signoff import Approve
 from signoff.identity import User
+from signoff.server import events
 from signoff.server.events import EventFeed
 from signoff.store import Store, postgres
 from signoff.store.postgres import PostgresStore
+from signoff.store.wakeup import ANY, Changes
 
 from .conftest import POSTGRES_DSN
 from .test_store_requests import new_request
 
 ADMIN = User(name="root", role="admin")
+AGENT = User(name="followed-agent", role="agent")
 Seen = list[tuple[int, str, str]]
 """(seq, event type, request id) in the order a stream gave them."""
 
@@ -103,13 +106,17 @@ def feed_of(store: Store) -> Iterator[FeedThread]:
         running.close()
 
 
-def write(writers: list[PostgresStore], each: int) -> list[str]:
-    """Every writer creates and decides `each` requests, all at once; the ids, in no order."""
+def write(writers: list[PostgresStore], each: int, *, agent: str | None = None) -> list[str]:
+    """Every writer creates and decides `each` requests, all at once (as `agent`, or an agent
+    of its own); the ids, in no order."""
 
     def one_writer(store: PostgresStore) -> list[str]:
         ids = []
+        actor = agent or f"agent-{id(store)}"
         for _ in range(each):
-            request, _ = store.create_request(new_request(tool_call_id=f"call-{uuid.uuid4().hex}"))
+            request, _ = store.create_request(
+                new_request(tool_call_id=f"call-{uuid.uuid4().hex}", actor=actor)
+            )
             store.decide(request.id, Approve(), actor="alice")
             ids.append(request.id)
         return ids
@@ -138,6 +145,15 @@ def assert_once_in_order(seen: Seen, ids: list[str]) -> None:
     assert {rid: by_request.get(rid) for rid in ids} == {rid: ["created", "decided"] for rid in ids}
     seqs = [seq for seq, _, _ in seen]
     assert seqs == sorted(set(seqs))
+
+
+LOOKS = ("seal_audit", "audit_last_seq")
+"""A look at the log's end: a row from each statement, however much is read after it. Other runs
+on the same database send NOTIFYs on the same channel, naming no creator: each costs a look."""
+
+
+def rows_beyond_looks(store: PostgresStore) -> int:
+    return store.rows_read.rows - store.rows_read.of(*LOOKS)
 
 
 def settled(store: PostgresStore, replicas: Callable[[], PostgresStore]) -> None:
@@ -188,6 +204,33 @@ def test_a_replica_nobody_follows_reads_nothing_for_other_replicas_writes(
             reader.unsubscribe(waiter)
     marks = 1  # `settled` creates one request on the reader: its insert returns a row
     assert read == [marks, marks]
+
+
+def test_an_agents_stream_costs_its_replica_no_reads_of_other_agents_requests(
+    pg_store: Store, replicas: Callable[[], PostgresStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reader's only stream is an agent's: the NOTIFYs of other agents' requests name their
+    creators, and the reader reads no entry and no request for them, with one writer or three;
+    its own agent's requests still arrive, once each. (The feed's periodic look at the log is put
+    off here: it reads once a second however many replicas write.)"""
+    monkeypatch.setattr(events, "RECHECK_SECONDS", 3600.0)
+    reader = replicas()
+    writers = [replicas() for _ in range(3)]
+    with feed_of(reader) as running:
+        seen, _ = running.follow(AGENT)
+        settled(reader, replicas)
+        read = []
+        for count in (1, 3):
+            before = rows_beyond_looks(reader)
+            write(writers[:count], 6)
+            settled(reader, replicas)
+            read.append(rows_beyond_looks(reader) - before)
+        own = write(writers[:2], 2, agent=AGENT.name)
+        wait_for(arrived(seen, own), "the agent's own requests arrived")
+        settled(reader, replicas)
+    marks = 1  # `settled` creates one request on the reader: its insert returns a row
+    assert read == [marks, marks]
+    assert_once_in_order(seen, own)
 
 
 def test_a_stream_opened_after_a_pause_starts_at_the_head_and_resumes_from_the_log(
@@ -256,3 +299,39 @@ def test_a_feed_whose_listener_was_cut_off_catches_up_from_its_cursor(
         wait_for(arrived(seen, ids), "every event arrived")
         settled(reader, replicas)
     assert_once_in_order([item for item in seen if item[2] in ids], ids)
+
+
+def test_the_feed_looks_at_the_log_only_for_changes_its_followers_may_see(
+    sqlite_store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the NOTIFYs named decides whether the feed reads at all: not for another agent's
+    request; for its follower's own, for one whose creator was not named, and when anything may
+    have changed (a listener that reconnected)."""
+    looks: list[dict[str, Any]] = []
+
+    def audit_events(**where: Any) -> tuple[list[Any], int]:
+        looks.append(where)
+        return [], where["after"]
+
+    monkeypatch.setattr(sqlite_store, "audit_events", audit_events)
+    feed = EventFeed(sqlite_store)
+    changes = Changes()
+
+    async def follow() -> list[int]:
+        feed.subscribe(AGENT)
+        await feed.start_point()
+        feed._last_read = time.monotonic()  # the periodic look is not due
+        counted = []
+        for request_ids, creators in (
+            (["r1", "r2"], {"r1": "another-agent", "r2": "a-third"}),
+            (["r3"], {"r3": AGENT.name}),
+            (["r4"], {}),
+            ([ANY], {}),
+        ):
+            changes.note(request_ids, creators)
+            await feed._catch_up(changes)
+            counted.append(len(looks))
+        return counted
+
+    assert asyncio.run(follow()) == [0, 1, 2, 3]
+    assert {where["creators"] for where in looks} == {frozenset({AGENT.name})}

@@ -27,6 +27,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,7 @@ from ..audit import AuditEntry
 from ..identity import User
 from ..requests import Request
 from ..store import Store
-from ..store.wakeup import ANY
+from ..store.wakeup import ANY, Changes
 from .access import can_see, request_view
 from .followers import Followers
 from .limits import MAX_INTEGER
@@ -116,6 +117,11 @@ class EventFeed:
         self._behind = False
         """Changes came while nobody subscribed and were not read: `last_seq` is not the head."""
         self._moving = asyncio.Lock()
+        self._last_read = 0.0
+        """When the feed last read the log (monotonic clock)."""
+        self._skipped = False
+        """Changes nobody here may see were left unread: the log's head may be past `last_seq`."""
+        """When the feed last read the log (monotonic clock)."""
         self._task: asyncio.Task[None] | None = None
         self._known: dict[tuple[str, str], Request] = {}
         self._known_lock = threading.Lock()
@@ -163,7 +169,7 @@ class EventFeed:
             while True:
                 waiter.clear()
                 try:
-                    await self._catch_up()
+                    await self._catch_up(waiter.changes)
                 except Exception:  # a failing read must not end the feed; try again shortly
                     log.exception("the event feed could not read the audit log")
                 await asyncio.sleep(BATCH_SECONDS)
@@ -171,15 +177,24 @@ class EventFeed:
         finally:
             self.store.unsubscribe(waiter)
 
-    async def _catch_up(self) -> None:
-        """Read the log past `last_seq` for what the followers may see. Streams take their start
-        point under the same lock, so one that subscribes while a read runs starts where it ended."""
+    async def _catch_up(self, changes: Changes | None) -> None:
+        """Read the log past `last_seq` for what the followers may see: when a change they may
+        see was noted, and at least every `RECHECK_SECONDS` (for changes nobody was told of).
+        Streams take their start point under the same lock, so one that subscribes while a read
+        runs starts where it ended."""
+        everything, changed = changes.take() if changes is not None else (True, {})
         async with self._moving:
             followers = Followers.of(subscription.user for subscription in self._subscriptions)
             if followers.nobody:
                 self._behind = True
                 return
+            due = time.monotonic() - self._last_read >= RECHECK_SECONDS
+            if not (everything or due or any(followers.want(creator) for creator in changed.values())):
+                self._skipped = True  # nobody here may see these: they stay unread past `last_seq`
+                return
             await self._move_to_head_if_behind()
+            self._last_read = time.monotonic()
+            self._skipped = False
             while True:
                 events, last, full = await asyncio.to_thread(self._read_followed, self.last_seq, followers)
                 self.last_seq = max(self.last_seq, last)
@@ -239,15 +254,18 @@ class EventFeed:
             self._behind = False
 
     async def start_point(self) -> int:
-        """Where a stream that subscribed now starts: the feed's position, moved to the log's head
-        first if the feed skipped changes while nobody subscribed (call after subscribing)."""
+        """Where a stream that subscribed now starts (call after subscribing): the log's head
+        when the feed has left changes unread (nobody following, or none they may see), else
+        the feed's position. Either way the feed publishes every later change the stream may see."""
         async with self._moving:
             await self._move_to_head_if_behind()
-        return self.last_seq
+            if self._skipped:
+                return max(self.last_seq, await asyncio.to_thread(self.store.audit_head_seq))
+            return self.last_seq
 
     def position(self) -> int:
         """The log position a page rendered now may follow from (a stream resumes after it)."""
-        if self._behind:
+        if self._behind or self._skipped:
             return max(self.last_seq, self.store.audit_head_seq())
         return self.last_seq
 

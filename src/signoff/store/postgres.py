@@ -1,7 +1,8 @@
 """The PostgreSQL store: psycopg 3 with a connection pool; for several replicas sharing the work.
 
-A change to a request sends `NOTIFY signoff_requests, '<id>'` from a trigger (delivered on
-commit); one listening connection per process wakes the local waiters. NOTIFY is only a hint,
+A change to a request sends `NOTIFY signoff_requests, '<id>\t<creator>'` from a trigger
+(delivered on commit); one listening connection per process wakes the local waiters, and tells
+the event feed whose request changed (it reads only what its followers may see). NOTIFY is only a hint,
 so waiters' requests are also re-read every `FALLBACK_POLL` seconds, in one query. When the
 listening connection is lost (its backend terminated, the server restarted) it is opened again,
 and every waiter looks again: notifications sent meanwhile reached nobody.
@@ -34,6 +35,7 @@ import select
 import threading
 import time
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -68,7 +70,9 @@ FALLBACK_POLL = 2.0
 RECONNECT_SECONDS = 1.0
 """Wait between attempts to open the listening connection while PostgreSQL refuses it."""
 log = logging.getLogger("signoff.store")
-DECIDED_AMONG = "SELECT id FROM requests WHERE id = ANY(%s) AND status NOT IN ('pending', 'drafting')"
+DECIDED_AMONG = (
+    "SELECT id, created_by FROM requests WHERE id = ANY(%s) AND status NOT IN ('pending', 'drafting')"
+)
 _MIGRATION_LOCK = zlib.crc32(b"signoff-migrations")
 
 
@@ -84,15 +88,24 @@ Connection = psycopg.Connection[dict[str, Any]]
 
 
 class RowCount:
-    """The rows a store's statements returned, counted (tests and benchmarks read `rows`)."""
+    """The rows a store's statements returned, by query (tests and benchmarks read them)."""
 
     def __init__(self) -> None:
-        self.rows = 0
+        self.by_query: Counter[str] = Counter()
         self._lock = threading.Lock()
 
-    def add(self, rows: int) -> None:
+    def add(self, query: str, rows: int) -> None:
         with self._lock:
-            self.rows += rows
+            self.by_query[query] += rows
+
+    @property
+    def rows(self) -> int:
+        with self._lock:
+            return self.by_query.total()
+
+    def of(self, *queries: str) -> int:
+        with self._lock:
+            return sum(self.by_query[query] for query in queries)
 
 
 class _PostgresTx:
@@ -109,12 +122,12 @@ class _PostgresTx:
 
     def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:
         row = self._execute(query, params).fetchone()
-        self._counted.add(row is not None)
+        self._counted.add(query, row is not None)
         return row
 
     def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
         rows = self._execute(query, params).fetchall()
-        self._counted.add(len(rows))
+        self._counted.add(query, len(rows))
         return rows
 
     def run(self, query: str, /, **params: Any) -> int:
@@ -256,13 +269,13 @@ class PostgresStore(Store):
     ) -> dict[str, Any] | None:
         row = self._fused("insert_request_audited", {**params, "approvers": approvers, **note.params()})
         if row is not None:
-            self.hub.fire((row["id"],))
+            self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
         return row
 
     def _finish_request_audited(self, params: dict[str, Any], note: AuditNote) -> dict[str, Any] | None:
         row = self._fused("finish_request_audited", {**params, **note.params()})
         if row is not None:
-            self.hub.fire((row["id"],))
+            self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
         return row
 
     def _fused(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
@@ -348,14 +361,15 @@ class PostgresStore(Store):
         last_poll = time.monotonic()
         while not stop.is_set():
             for notify in connection.notifies(timeout=0.5):
-                self.hub.fire((notify.payload,))
+                request_id, _, creator = notify.payload.partition("\t")
+                self.hub.fire((request_id,), {request_id: creator} if creator else None)
             if time.monotonic() - last_poll >= FALLBACK_POLL:
                 last_poll = time.monotonic()
                 watched = self.hub.watched()
                 if watched:
                     rows = connection.execute(DECIDED_AMONG, (watched,)).fetchall()
-                    self.rows_read.add(len(rows))
-                    self.hub.fire(row["id"] for row in rows)
+                    self.rows_read.add("decided_among", len(rows))
+                    self.hub.fire([row["id"] for row in rows], {row["id"]: row["created_by"] for row in rows})
 
     def close(self) -> None:
         if self._closed:

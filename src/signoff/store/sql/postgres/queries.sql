@@ -381,7 +381,7 @@ WITH inserted AS (
     FROM inserted, webhooks w
     WHERE inserted.status = 'pending' AND NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
 )
-SELECT id FROM inserted;
+SELECT id, created_by FROM inserted;
 
 -- name: finish_request_audited
 WITH finished AS (
@@ -402,7 +402,7 @@ WITH finished AS (
     FROM finished, webhooks w
     WHERE NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
 )
-SELECT id FROM finished;
+SELECT id, created_by FROM finished;
 
 -- name: changes_after
 -- what changed since a source of wake-ups last looked: the log's entries after :after, by its key
