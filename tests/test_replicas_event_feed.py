@@ -256,6 +256,25 @@ def test_a_stream_opened_after_a_pause_starts_at_the_head_and_resumes_from_the_l
     assert_once_in_order([item for item in resumed if item[2] in missed + live], missed + live)
 
 
+def test_an_agent_resuming_its_stream_reads_only_its_own_requests_entries(
+    pg_store: Store, replicas: Callable[[], PostgresStore]
+) -> None:
+    """An agent that comes back with `Last-Event-ID` after other agents' work gets its own
+    events from the log; the reader reads its entries alone, not the others'."""
+    reader = replicas()
+    writers = [replicas() for _ in range(2)]
+    with feed_of(reader) as running:
+        before = reader.audit_head_seq()
+        write(writers, 5)
+        own = write(writers[:1], 2, agent=AGENT.name)
+        settled(reader, replicas)
+        entries_read = reader.rows_read.of("audit_events_upto")
+        seen, _ = running.follow(AGENT, after=before)
+        entries_read = reader.rows_read.of("audit_events_upto") - entries_read
+    assert_once_in_order(seen, own)
+    assert entries_read == 2 * len(own)
+
+
 def test_a_feed_whose_listener_was_cut_off_catches_up_from_its_cursor(
     pg_store: Store, replicas: Callable[[], PostgresStore], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -196,34 +196,22 @@ class EventFeed:
             self._last_read = time.monotonic()
             self._skipped = False
             while True:
-                events, last, full = await asyncio.to_thread(self._read_followed, self.last_seq, followers)
+                events, last, full = await asyncio.to_thread(self.read_events, self.last_seq, followers)
                 self.last_seq = max(self.last_seq, last)
                 for event in events:
                     self._publish(event)
                 if not full:
                     return
 
-    def _read_followed(self, after: int, followers: Followers) -> tuple[list[Event], int, bool]:
-        """The events after `after` that `followers` may see, how far the log was read, and
-        whether there may be more."""
+    def read_events(
+        self, after: int, followers: Followers, upto: int | None = None
+    ) -> tuple[list[Event], int, bool]:
+        """The events after `after` (up to `upto`) that `followers` may see, how far the log was
+        read, and whether there may be more."""
         entries, last = self.store.audit_events(
-            after=after, actions=EVENT_OF_ACTION, creators=followers.creators_filter(), limit=BATCH
+            after=after, actions=EVENT_OF_ACTION, creators=followers.creators_filter(), limit=BATCH, upto=upto
         )
         return self._events_of(entries), last, len(entries) == BATCH
-
-    def read_events(self, after: int, upto: int | None) -> tuple[list[Event], int]:
-        """Events after `after` (up to `upto`), and the last sequence number read."""
-        entries: list[AuditEntry] = []
-        last = after
-        for entry in self.store.audit_entries(after=after, batch=BATCH):
-            if upto is not None and entry.seq > upto:
-                break
-            last = entry.seq
-            if entry.action in EVENT_OF_ACTION and entry.request_id is not None:
-                entries.append(entry)
-            if len(entries) >= BATCH:
-                break
-        return self._events_of(entries), last
 
     def _events_of(self, entries: list[AuditEntry]) -> list[Event]:
         """The entries as events, each with its request: the one this server remembered, or
@@ -297,9 +285,9 @@ class EventFeed:
             start = await self.start_point()
             yield "retry: 2000\n\n"
             if after is not None and after < start:
-                cursor = after
+                cursor, caller = after, Followers.of([user])
                 while cursor < start:
-                    events, last = await asyncio.to_thread(self.read_events, cursor, start)
+                    events, last, _ = await asyncio.to_thread(self.read_events, cursor, caller, start)
                     for event in events:
                         if can_see(event.request, user):
                             yield event.encode(user)
