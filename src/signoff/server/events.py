@@ -8,10 +8,11 @@ user may see that request. An event's SSE id is its audit sequence number, so a 
 reconnects with `Last-Event-ID` gets what it missed from the log itself; a stream names the
 point it starts from (an `id:` line without data) as soon as it opens.
 
-While no stream is open the feed reads nothing: a replica nobody follows does no work for the
-changes other replicas make (DESIGN §11). The first stream to open after such a pause moves the
-feed to the log's head (`start_point`): what happened meanwhile was wanted by nobody here, and a
-stream that resumes from before it gets it from the log.
+The feed reads only what its followers may see (DESIGN §11): with an admin's or a person's
+stream open, every request's changes; with agents' streams only, the changes to their own
+requests (the NOTIFY names each request's creator, so the others' cost no read at all); with no
+stream open, nothing. What it leaves unread lies past `last_seq`, so a stream that opens then
+starts at the log's head (`start_point`), and one that resumes from before gets it from the log.
 
 A stream ends, and its client resumes by `Last-Event-ID`, when its client reads too slowly for
 its queue (the feed never waits for one reader), and when its caller no longer holds: the token
@@ -121,7 +122,6 @@ class EventFeed:
         """When the feed last read the log (monotonic clock)."""
         self._skipped = False
         """Changes nobody here may see were left unread: the log's head may be past `last_seq`."""
-        """When the feed last read the log (monotonic clock)."""
         self._task: asyncio.Task[None] | None = None
         self._known: dict[tuple[str, str], Request] = {}
         self._known_lock = threading.Lock()
