@@ -61,7 +61,7 @@ def create_app(
 ) -> FastAPI:
     settings = settings or ServerSettings()
     metrics = Metrics(store)
-    feed = EventFeed(store, on_event=metrics.observe)
+    feed = EventFeed(store, on_decided=metrics.observe_decision)
     server = Server(
         store=store,
         settings=settings,

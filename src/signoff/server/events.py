@@ -8,6 +8,12 @@ user may see that request. An event's SSE id is its audit sequence number, so a 
 reconnects with `Last-Event-ID` gets what it missed from the log itself; a stream names the
 point it starts from (an `id:` line without data) as soon as it opens.
 
+The feed reads only what its followers may see (DESIGN §11): with an admin's or a person's
+stream open, every request's changes; with agents' streams only, the changes to their own
+requests (the NOTIFY names each request's creator, so the others' cost no read at all); with no
+stream open, nothing. What it leaves unread lies past `last_seq`, so a stream that opens then
+starts at the log's head (`start_point`), and one that resumes from before gets it from the log.
+
 A stream ends, and its client resumes by `Last-Event-ID`, when its client reads too slowly for
 its queue (the feed never waits for one reader), and when its caller no longer holds: the token
 revoked, the session signed out, the user disabled. The caller is checked again at least every
@@ -22,6 +28,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,8 +37,9 @@ from ..audit import AuditEntry
 from ..identity import User
 from ..requests import Request
 from ..store import Store
-from ..store.wakeup import ANY
+from ..store.wakeup import ANY, Changes
 from .access import can_see, request_view
+from .followers import Followers
 from .limits import MAX_INTEGER
 
 log = logging.getLogger("signoff.server")
@@ -58,6 +66,8 @@ CALLER_CHECK_SECONDS = 2.0
 RECHECK_SECONDS = 1.0
 BATCH_SECONDS = 0.005
 """After each read of the log, let changes gather this long, so a burst is read at once."""
+BATCH = 500
+"""Log entries read at once."""
 KNOWN_LIMIT = 4096
 """At most this many requests changed by this server wait for their log entries."""
 
@@ -97,14 +107,21 @@ class EventFeed:
         self,
         store: Store,
         *,
-        on_event: Callable[[Event], None] | None = None,
+        on_decided: Callable[[Request], None] | None = None,
         queue_limit: int = QUEUE_LIMIT,
     ) -> None:
         self.store = store
         self.queue_limit = queue_limit
         self.last_seq = 0
         self._subscriptions: set[Subscription] = set()
-        self._on_event = on_event
+        self._on_decided = on_decided
+        self._behind = False
+        """Changes came while nobody subscribed and were not read: `last_seq` is not the head."""
+        self._moving = asyncio.Lock()
+        self._last_read = 0.0
+        """When the feed last read the log (monotonic clock)."""
+        self._skipped = False
+        """Changes nobody here may see were left unread: the log's head may be past `last_seq`."""
         self._task: asyncio.Task[None] | None = None
         self._known: dict[tuple[str, str], Request] = {}
         self._known_lock = threading.Lock()
@@ -133,7 +150,10 @@ class EventFeed:
     def remember(self, action: str, request: Request) -> None:
         """A change this server made itself (`request.created`, `request.decided`): when its log
         entry arrives, the event carries `request` rather than a copy read back from the store.
-        Only for actions that happen once per request, whose state right after is `request`."""
+        Only for actions that happen once per request, whose state right after is `request`.
+        `on_decided` hears of each decision here: the decisions made through this server."""
+        if action == "request.decided" and self._on_decided is not None:
+            self._on_decided(request)
         with self._known_lock:
             self._known[(request.id, action)] = request
             if len(self._known) > KNOWN_LIMIT:
@@ -149,7 +169,7 @@ class EventFeed:
             while True:
                 waiter.clear()
                 try:
-                    await self._catch_up()
+                    await self._catch_up(waiter.changes)
                 except Exception:  # a failing read must not end the feed; try again shortly
                     log.exception("the event feed could not read the audit log")
                 await asyncio.sleep(BATCH_SECONDS)
@@ -157,27 +177,46 @@ class EventFeed:
         finally:
             self.store.unsubscribe(waiter)
 
-    async def _catch_up(self) -> None:
-        while True:
-            events, last = await asyncio.to_thread(self.read_events, self.last_seq, None)
-            self.last_seq = max(self.last_seq, last)
-            for event in events:
-                self._publish(event)
-            if len(events) < 500:
+    async def _catch_up(self, changes: Changes | None) -> None:
+        """Read the log past `last_seq` for what the followers may see: when a change they may
+        see was noted, and at least every `RECHECK_SECONDS` (for changes nobody was told of).
+        Streams take their start point under the same lock, so one that subscribes while a read
+        runs starts where it ended."""
+        everything, changed = changes.take() if changes is not None else (True, {})
+        async with self._moving:
+            followers = Followers.of(subscription.user for subscription in self._subscriptions)
+            if followers.nobody:
+                self._behind = True
                 return
+            due = time.monotonic() - self._last_read >= RECHECK_SECONDS
+            if not (everything or due or any(followers.want(creator) for creator in changed.values())):
+                self._skipped = True  # nobody here may see these: they stay unread past `last_seq`
+                return
+            await self._move_to_head_if_behind()
+            self._last_read = time.monotonic()
+            self._skipped = False
+            while True:
+                events, last, full = await asyncio.to_thread(self.read_events, self.last_seq, followers)
+                self.last_seq = max(self.last_seq, last)
+                for event in events:
+                    self._publish(event)
+                if not full:
+                    return
 
-    def read_events(self, after: int, upto: int | None) -> tuple[list[Event], int]:
-        """Events after `after` (up to `upto`), and the last sequence number read."""
-        entries: list[AuditEntry] = []
-        last = after
-        for entry in self.store.audit_entries(after=after, batch=500):
-            if upto is not None and entry.seq > upto:
-                break
-            last = entry.seq
-            if entry.action in EVENT_OF_ACTION and entry.request_id is not None:
-                entries.append(entry)
-            if len(entries) >= 500:
-                break
+    def read_events(
+        self, after: int, followers: Followers, upto: int | None = None
+    ) -> tuple[list[Event], int, bool]:
+        """The events after `after` (up to `upto`) that `followers` may see, how far the log was
+        read, and whether there may be more."""
+        entries, last = self.store.audit_events(
+            after=after, actions=EVENT_OF_ACTION, creators=followers.creators_filter(), limit=BATCH, upto=upto
+        )
+        return self._events_of(entries), last, len(entries) == BATCH
+
+    def _events_of(self, entries: list[AuditEntry]) -> list[Event]:
+        """The entries as events, each with its request: the one this server remembered, or
+        read (in one read for all)."""
+        entries = [entry for entry in entries if entry.request_id is not None]
         known = [self._take_known(entry) for entry in entries]
         requests = self.store.get_requests(
             [
@@ -192,11 +231,33 @@ class EventFeed:
                 request = requests.get(entry.request_id or "")
             if request is not None:
                 events.append(Event(entry.seq, EVENT_OF_ACTION[entry.action], entry.action, request))
-        return events, last
+        return events
+
+    async def _move_to_head_if_behind(self) -> None:
+        """After a pause with nobody following, start from the log's end: nobody here wanted
+        what happened meanwhile (hold `_moving`)."""
+        if self._behind:
+            head = await asyncio.to_thread(self.store.audit_head_seq)
+            self.last_seq = max(self.last_seq, head)
+            self._behind = False
+
+    async def start_point(self) -> int:
+        """Where a stream that subscribed now starts (call after subscribing): the log's head
+        when the feed has left changes unread (nobody following, or none they may see), else
+        the feed's position. Either way the feed publishes every later change the stream may see."""
+        async with self._moving:
+            await self._move_to_head_if_behind()
+            if self._skipped:
+                return max(self.last_seq, await asyncio.to_thread(self.store.audit_head_seq))
+            return self.last_seq
+
+    def position(self) -> int:
+        """The log position a page rendered now may follow from (a stream resumes after it)."""
+        if self._behind or self._skipped:
+            return max(self.last_seq, self.store.audit_head_seq())
+        return self.last_seq
 
     def _publish(self, event: Event) -> None:
-        if self._on_event is not None:
-            self._on_event(event)
         for subscription in list(self._subscriptions):
             if not can_see(event.request, subscription.user):
                 continue
@@ -220,13 +281,13 @@ class EventFeed:
         """The SSE text for one client: missed events since `after` (from the log), the point
         reached, then live ones, until the client falls behind or `check_caller` says it is gone."""
         subscription = self.subscribe(user, on_created=on_created)
-        start = self.last_seq
         try:
+            start = await self.start_point()
             yield "retry: 2000\n\n"
             if after is not None and after < start:
-                cursor = after
+                cursor, caller = after, Followers.of([user])
                 while cursor < start:
-                    events, last = await asyncio.to_thread(self.read_events, cursor, start)
+                    events, last, _ = await asyncio.to_thread(self.read_events, cursor, caller, start)
                     for event in events:
                         if can_see(event.request, user):
                             yield event.encode(user)

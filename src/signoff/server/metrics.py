@@ -2,7 +2,8 @@
 
 Counts of requests by status, the pending gauge and deliveries by result are read from the
 store at scrape time, so they are right across restarts and replicas. The time-to-decision
-histogram is observed by this server's event feed as decisions appear in the log.
+histogram counts the decisions made through this server (its API, inbox and channels), so the
+replicas' histograms add up to every decision once.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from .._util import from_iso, utcnow
-from ..requests import RequestStatus
+from ..requests import Request, RequestStatus
 from ..store import Store
-from .events import Event
 
 EXECUTION_STATES_COUNTED = ("running", "in_doubt", "abandoned")
 DECISION_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 900, 1800, 3600, 4 * 3600, 12 * 3600, 24 * 3600, 72 * 3600)
@@ -91,15 +91,14 @@ class Metrics:
         self.registry.register(StoreCollector(store))
         self.time_to_decision = Histogram(
             "signoff_time_to_decision_seconds",
-            "From a request's creation to its decision, as seen by this server.",
+            "From a request's creation to its decision, for decisions made through this server.",
             labelnames=["status"],
             buckets=DECISION_BUCKETS,
             registry=self.registry,
         )
 
-    def observe(self, event: Event) -> None:
-        request = event.request
-        if event.type == "decided" and request.decided_at is not None:
+    def observe_decision(self, request: Request) -> None:
+        if request.decided_at is not None:
             seconds = (request.decided_at - request.created_at).total_seconds()
             self.time_to_decision.labels(request.status.value).observe(max(0.0, seconds))
 

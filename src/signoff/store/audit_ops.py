@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -109,6 +109,36 @@ class AuditOps(StoreCore):
             if len(rows) < batch:
                 return
             cursor = int(rows[-1]["seq"])
+
+    def audit_events(
+        self,
+        *,
+        after: int,
+        actions: Collection[str],
+        creators: Collection[str] | None,
+        limit: int,
+        upto: int | None = None,
+    ) -> tuple[list[AuditEntry], int]:
+        """Entries with one of `actions` after `after` (up to `upto`), oldest first, at most
+        `limit`; only those of requests created by one of `creators` unless it is None. With
+        them, how far the log was read: the last entry given when `limit` were, else the log's
+        end as it was then (or `upto`). What is queued is sealed first."""
+        self._seal_before_reading()
+        with self._read() as tx:
+            last = tx.one("audit_last_seq")
+            end = int(last["seq"]) if last else 0
+            if upto is not None:
+                end = min(end, upto)
+            rows = tx.all(
+                "audit_events_upto",
+                after=after,
+                upto=end,
+                actions=sorted(actions),
+                creators=None if creators is None else sorted(creators),
+                limit=limit,
+            )
+        entries = [AuditEntry(**row) for row in rows]
+        return entries, entries[-1].seq if len(entries) == limit else max(end, after)
 
     def audit_entry(self, seq: int) -> AuditEntry | None:
         """One entry by its sequence number."""

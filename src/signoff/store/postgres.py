@@ -1,7 +1,8 @@
 """The PostgreSQL store: psycopg 3 with a connection pool; for several replicas sharing the work.
 
-A change to a request sends `NOTIFY signoff_requests, '<id>'` from a trigger (delivered on
-commit); one listening connection per process wakes the local waiters. NOTIFY is only a hint,
+A change to a request sends `NOTIFY signoff_requests, '<id>\t<creator>'` from a trigger
+(delivered on commit); one listening connection per process wakes the local waiters, and tells
+the event feed whose request changed (it reads only what its followers may see). NOTIFY is only a hint,
 so waiters' requests are also re-read every `FALLBACK_POLL` seconds, in one query. When the
 listening connection is lost (its backend terminated, the server restarted) it is opened again,
 and every waiter looks again: notifications sent meanwhile reached nobody.
@@ -34,6 +35,7 @@ import select
 import threading
 import time
 import zlib
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -68,7 +70,9 @@ FALLBACK_POLL = 2.0
 RECONNECT_SECONDS = 1.0
 """Wait between attempts to open the listening connection while PostgreSQL refuses it."""
 log = logging.getLogger("signoff.store")
-DECIDED_AMONG = "SELECT id FROM requests WHERE id = ANY(%s) AND status NOT IN ('pending', 'drafting')"
+DECIDED_AMONG = (
+    "SELECT id, created_by FROM requests WHERE id = ANY(%s) AND status NOT IN ('pending', 'drafting')"
+)
 _MIGRATION_LOCK = zlib.crc32(b"signoff-migrations")
 
 
@@ -83,10 +87,32 @@ def _param(value: Any) -> Any:
 Connection = psycopg.Connection[dict[str, Any]]
 
 
+class RowCount:
+    """The rows a store's statements returned, by query (tests and benchmarks read them)."""
+
+    def __init__(self) -> None:
+        self.by_query: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def add(self, query: str, rows: int) -> None:
+        with self._lock:
+            self.by_query[query] += rows
+
+    @property
+    def rows(self) -> int:
+        with self._lock:
+            return self.by_query.total()
+
+    def of(self, *queries: str) -> int:
+        with self._lock:
+            return sum(self.by_query[query] for query in queries)
+
+
 class _PostgresTx:
-    def __init__(self, connection: Connection, queries: dict[str, str]) -> None:
+    def __init__(self, connection: Connection, queries: dict[str, str], counted: RowCount) -> None:
         self._connection = connection
         self._queries = queries
+        self._counted = counted
 
     def _execute(self, query: str, params: dict[str, Any]) -> psycopg.Cursor[dict[str, Any]]:
         return self._connection.execute(
@@ -95,10 +121,14 @@ class _PostgresTx:
         )
 
     def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:
-        return self._execute(query, params).fetchone()
+        row = self._execute(query, params).fetchone()
+        self._counted.add(query, row is not None)
+        return row
 
     def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
-        return self._execute(query, params).fetchall()
+        rows = self._execute(query, params).fetchall()
+        self._counted.add(query, len(rows))
+        return rows
 
     def run(self, query: str, /, **params: Any) -> int:
         return self._execute(query, params).rowcount
@@ -111,9 +141,10 @@ class _PostgresReads(_PostgresTx):
     """Reads, each statement on its own (autocommit), on a connection taken from the pool at the
     first; a statement whose connection is lost runs again on another one."""
 
-    def __init__(self, pool: ConnectionPool[Connection], queries: dict[str, str]) -> None:
+    def __init__(self, pool: ConnectionPool[Connection], queries: dict[str, str], counted: RowCount) -> None:
         self._pool = pool
         self._queries = queries
+        self._counted = counted
         self._held: Connection | None = None
 
     def _execute(self, query: str, params: dict[str, Any]) -> psycopg.Cursor[dict[str, Any]]:
@@ -156,6 +187,8 @@ class PostgresStore(Store):
         self.url = dsn
         self.schema = schema
         self.hub = WakeupHub()
+        self.rows_read = RowCount()
+        """Rows this store's statements returned: what a replica reads, counted."""
         self._queries = load_queries("postgres")
         self._kwargs: dict[str, Any] = {"row_factory": dict_row, "autocommit": True}
         if schema:
@@ -215,7 +248,7 @@ class PostgresStore(Store):
         committing = False
         try:
             with self._pool.connection() as connection, connection.transaction():
-                yield _PostgresTx(connection, self._queries)
+                yield _PostgresTx(connection, self._queries, self.rows_read)
                 committing = True
         except psycopg.Error as exc:
             raise postgres_error(exc, "the write failed", commit_unknown=committing) from exc
@@ -223,7 +256,7 @@ class PostgresStore(Store):
     @contextmanager
     def _read(self) -> Iterator[_PostgresTx]:
         self._ensure_open()
-        reads = _PostgresReads(self._pool, self._queries)
+        reads = _PostgresReads(self._pool, self._queries, self.rows_read)
         try:
             yield reads
         except psycopg.Error as exc:
@@ -236,13 +269,13 @@ class PostgresStore(Store):
     ) -> dict[str, Any] | None:
         row = self._fused("insert_request_audited", {**params, "approvers": approvers, **note.params()})
         if row is not None:
-            self.hub.fire((row["id"],))
+            self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
         return row
 
     def _finish_request_audited(self, params: dict[str, Any], note: AuditNote) -> dict[str, Any] | None:
         row = self._fused("finish_request_audited", {**params, **note.params()})
         if row is not None:
-            self.hub.fire((row["id"],))
+            self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
         return row
 
     def _fused(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
@@ -252,7 +285,7 @@ class PostgresStore(Store):
         try:
             with self._pool.connection() as connection:
                 try:
-                    return _PostgresTx(connection, self._queries).one(query, **params)
+                    return _PostgresTx(connection, self._queries, self.rows_read).one(query, **params)
                 except psycopg.Error as exc:
                     # An error the server sent back means the statement failed; a lost connection
                     # leaves its commit unknown.
@@ -328,13 +361,15 @@ class PostgresStore(Store):
         last_poll = time.monotonic()
         while not stop.is_set():
             for notify in connection.notifies(timeout=0.5):
-                self.hub.fire((notify.payload,))
+                request_id, _, creator = notify.payload.partition("\t")
+                self.hub.fire((request_id,), {request_id: creator} if creator else None)
             if time.monotonic() - last_poll >= FALLBACK_POLL:
                 last_poll = time.monotonic()
                 watched = self.hub.watched()
                 if watched:
                     rows = connection.execute(DECIDED_AMONG, (watched,)).fetchall()
-                    self.hub.fire(row["id"] for row in rows)
+                    self.rows_read.add("decided_among", len(rows))
+                    self.hub.fire([row["id"] for row in rows], {row["id"]: row["created_by"] for row in rows})
 
     def close(self) -> None:
         if self._closed:

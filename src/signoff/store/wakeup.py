@@ -12,10 +12,39 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 ANY = "*"
 """Subscribe to this id to be woken by every change (the server's event feed does)."""
+NOTED_LIMIT = 10_000
+"""Past this many changed requests noted for one `ANY` waiter, it is told "everything" instead."""
+
+
+class Changes:
+    """What an `ANY` waiter was woken for since it last looked: the requests that changed, each
+    with its creator when the source said (None: not said), or everything (a source that cannot
+    say which, or that may have missed some)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: dict[str, str | None] = {}
+        self._everything = False
+
+    def note(self, request_ids: list[str], creators: Mapping[str, str]) -> None:
+        with self._lock:
+            if ANY in request_ids or len(self._requests) + len(request_ids) > NOTED_LIMIT:
+                self._everything = True
+                self._requests.clear()
+            elif not self._everything:
+                for request_id in request_ids:
+                    self._requests[request_id] = creators.get(request_id) or self._requests.get(request_id)
+
+    def take(self) -> tuple[bool, dict[str, str | None]]:
+        """(everything, {request id: creator or None}) noted so far; noting starts over."""
+        with self._lock:
+            taken = self._everything, self._requests
+            self._everything, self._requests = False, {}
+        return taken
 
 
 class Waiter:
@@ -26,6 +55,8 @@ class Waiter:
         self._event = threading.Event()
         self._loop = loop
         self._async_event = asyncio.Event() if loop is not None else None
+        self.changes = Changes() if request_id == ANY else None
+        """For an `ANY` waiter: which requests changed."""
 
     def fire(self) -> None:
         self._event.set()
@@ -75,7 +106,9 @@ class WakeupHub:
                 if not waiters:
                     del self._waiters[waiter.request_id]
 
-    def fire(self, request_ids: Iterable[str]) -> None:
+    def fire(self, request_ids: Iterable[str], creators: Mapping[str, str] | None = None) -> None:
+        """Wake the waiters of `request_ids` and every `ANY` waiter (`ANY` among the ids tells
+        them anything may have changed). `creators` names some requests' creators, when known."""
         ids = list(request_ids)
         if not ids:
             return
@@ -84,6 +117,8 @@ class WakeupHub:
             if ANY not in ids:
                 targets.extend(self._waiters.get(ANY, ()))
         for waiter in targets:
+            if waiter.changes is not None:
+                waiter.changes.note(ids, creators or {})
             waiter.fire()
 
     def watched(self) -> list[str]:

@@ -98,6 +98,7 @@ class AguiRun:
         )
         subscription = self.server.feed.subscribe(self.user)
         try:
+            await self.server.feed.start_point()  # before its first read: a change after it is an event
             async for text in self._body(subscription):
                 yield text
         except SignoffError as exc:

@@ -178,5 +178,5 @@ def page_context(
         "active": active,
         "waiting": waiting,
         "live": caller is not None,
-        "events_after": server_of(http).feed.last_seq,
+        "events_after": server_of(http).feed.position(),
     }

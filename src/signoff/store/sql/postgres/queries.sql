@@ -283,6 +283,19 @@ WHERE seq > :after AND (CAST(:request_id AS text) IS NULL OR request_id = :reque
        OR EXISTS (SELECT 1 FROM requests r WHERE r.id = audit_log.request_id AND r.tool_name = :tool))
 ORDER BY seq LIMIT :limit;
 
+-- name: audit_last_seq
+-- the log's last sequence number (audit_head may lag it: it is not read here)
+SELECT coalesce(max(seq), 0) AS seq FROM audit_log;
+
+-- name: audit_events_upto
+-- entries with :actions after :after up to :upto, oldest first; of requests created by one of
+-- :creators only, unless it is NULL (an event feed reads what its followers may see)
+SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM audit_log a
+WHERE seq > :after AND seq <= :upto AND action = ANY(CAST(:actions AS text[]))
+  AND (CAST(:creators AS text[]) IS NULL
+       OR EXISTS (SELECT 1 FROM requests r WHERE r.id = a.request_id AND r.created_by = ANY(CAST(:creators AS text[]))))
+ORDER BY seq LIMIT :limit;
+
 -- name: audit_rows_newest
 -- the same, newest first before a sequence number
 SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM audit_log
@@ -368,7 +381,7 @@ WITH inserted AS (
     FROM inserted, webhooks w
     WHERE inserted.status = 'pending' AND NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
 )
-SELECT id FROM inserted;
+SELECT id, created_by FROM inserted;
 
 -- name: finish_request_audited
 WITH finished AS (
@@ -389,7 +402,7 @@ WITH finished AS (
     FROM finished, webhooks w
     WHERE NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
 )
-SELECT id FROM finished;
+SELECT id, created_by FROM finished;
 
 -- name: changes_after
 -- what changed since a source of wake-ups last looked: the log's entries after :after, by its key

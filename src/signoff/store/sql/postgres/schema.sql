@@ -247,10 +247,15 @@ BEGIN
 END;
 $$;
 
--- Waiters in other processes LISTEN on this channel; the payload is only the request id.
+-- Waiters and event feeds in other processes LISTEN on this channel; the payload is the request
+-- id, a tab and its creator (the id alone when the name would not fit NOTIFY's 8000 bytes).
 CREATE FUNCTION requests_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    PERFORM pg_notify('signoff_requests', NEW.id);
+    IF octet_length(NEW.created_by) <= 4000 THEN
+        PERFORM pg_notify('signoff_requests', NEW.id || E'\t' || NEW.created_by);
+    ELSE
+        PERFORM pg_notify('signoff_requests', NEW.id);
+    END IF;
     RETURN NEW;
 END;
 $$;

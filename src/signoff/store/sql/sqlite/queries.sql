@@ -276,6 +276,20 @@ WHERE seq > :after AND (:request_id IS NULL OR request_id = :request_id)
        OR EXISTS (SELECT 1 FROM requests r WHERE r.id = audit_log.request_id AND r.tool_name = :tool))
 ORDER BY seq LIMIT :limit;
 
+-- name: audit_last_seq
+-- the log's last sequence number (audit_head may lag it: it is not read here)
+SELECT coalesce(max(seq), 0) AS seq FROM audit_log;
+
+-- name: audit_events_upto
+-- entries with :actions after :after up to :upto, oldest first; of requests created by one of
+-- :creators only, unless it is NULL (an event feed reads what its followers may see)
+SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM audit_log a
+WHERE seq > :after AND seq <= :upto AND action IN (SELECT value FROM json_each(:actions))
+  AND (:creators IS NULL
+       OR EXISTS (SELECT 1 FROM requests r
+                  WHERE r.id = a.request_id AND r.created_by IN (SELECT value FROM json_each(:creators))))
+ORDER BY seq LIMIT :limit;
+
 -- name: audit_rows_newest
 -- the same, newest first before a sequence number
 SELECT seq, at, actor, channel, action, request_id, data, prev_hash, hash FROM audit_log
