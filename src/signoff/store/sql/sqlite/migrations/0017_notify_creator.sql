@@ -1,0 +1,3 @@
+-- PostgreSQL's NOTIFY now names the request's creator (its event feeds skip what none of their
+-- followers may see). SQLite has no NOTIFY: nothing changes here; the number keeps both
+-- dialects' migrations in step.
