@@ -16,6 +16,7 @@ from ..errors import StoreError
 from .core import StoreCore
 from .failures import sqlite_error
 from .sqlite_connection import connect, translated
+from .sqlite_subscribers import SubscribedEvents
 from .sqlite_tx import RowPlan, SQLiteTx
 
 log = logging.getLogger("signoff.store")
@@ -68,6 +69,7 @@ class SQLiteWrites(StoreCore):
     _waiting: int
     _waiting_lock: threading.Lock
     _closed: bool
+    _subscribed: SubscribedEvents
 
     @contextmanager
     def _write(self) -> Iterator[SQLiteTx]:
@@ -254,6 +256,12 @@ class SQLiteWrites(StoreCore):
             group.callbacks.append(callback)
         else:
             callback()
+
+    def _webhooks_may_want(self, event: str) -> bool:
+        return self._subscribed.wanted(self._connection, event)
+
+    def _webhooks_changed(self) -> None:
+        self._subscribed.forget()
 
     def _ensure_open(self) -> None:
         if self._closed:
