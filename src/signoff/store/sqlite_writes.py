@@ -128,15 +128,24 @@ class SQLiteWrites(StoreCore):
 
     @contextmanager
     def _savepoint(self, batch: _Batch) -> Iterator[SQLiteTx]:
-        """One writer's work inside the open transaction: undone alone if it fails."""
+        """One writer's work inside the open transaction: undone alone if it fails. The batch's
+        first writer needs no savepoint: its work is all the transaction holds, undone by
+        rolling the transaction back."""
         connection = self._connection
-        connection.execute("SAVEPOINT signoff_write")
+        first = batch.size == 0
+        if not first:
+            connection.execute("SAVEPOINT signoff_write")
         self._local.writing = True
         try:
             yield SQLiteTx(connection, self._queries, self._plans)
-            connection.execute("RELEASE signoff_write")
+            if not first:
+                connection.execute("RELEASE signoff_write")
         except BaseException as exc:
-            self._undo(batch, exc)
+            if first:
+                self._roll_back()
+                self._finish(batch)
+            else:
+                self._undo(batch, exc)
             raise
         finally:
             self._local.writing = False
