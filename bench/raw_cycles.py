@@ -3,9 +3,11 @@
 The same two transactions signoff's cycle makes, written by hand on the bare driver (sqlite3,
 psycopg): a request row inserted into a table of signoff's shape (its columns, its unique key and
 its three listing indexes), then compare-and-set from pending to approved; each transaction also
-appends its audit entry to a hash chain as signoff's log keeps it: the head row read (PostgreSQL:
-`FOR UPDATE`), the entry's hash = sha256(seq|prev_hash|payload) with the payload the entry's fields
-and data as canonical JSON, the entry inserted (indexed by request) and the head moved. What it
+appends its audit entry to a hash chain as signoff's log keeps it: the head row read, the entry's
+hash = sha256(seq|prev_hash|payload) with the payload the entry's fields and data as canonical
+JSON, the entry inserted (indexed by request) and the head moved. On PostgreSQL the hash is taken
+in SQL (from the head row, locked) and each transaction's statements are pipelined: one round trip,
+as signoff's fused statement is. What it
 leaves out is what signoff adds on top: the audit log's guard triggers, the outbox, savepoints for
 group commit, the approver rows' status trigger, and every check the library makes.
 
@@ -196,24 +198,46 @@ def create_postgres_tables(connection: psycopg.Connection[Any]) -> None:
             connection.execute(statement)
 
 
+PG_APPEND = """
+INSERT INTO raw_audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
+SELECT seq + 1, %(at)s, %(actor)s, %(channel)s, %(action)s, %(request_id)s, %(data)s, hash,
+       encode(sha256(convert_to((seq + 1) || '|' || hash || '|' || %(payload)s, 'UTF8')), 'hex')
+FROM raw_audit_head WHERE id = 1 FOR UPDATE"""
+PG_MOVE_HEAD = """
+UPDATE raw_audit_head h SET seq = a.seq, hash = a.hash
+FROM raw_audit_log a WHERE h.id = 1 AND a.seq = h.seq + 1"""
+"""PostgreSQL's append hashes in SQL, so that a transaction's statements are pipelined in one round
+trip (as signoff's one fused statement is), the head row locked by the first."""
+
+
+def postgres_entry(action: str, actor: str, request_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    at = to_iso(utcnow())
+    data_text = canonical(data)
+    payload = canonical([at, actor, "bench", action, request_id])[:-1] + "," + data_text + "]"
+    return {
+        "at": at,
+        "actor": actor,
+        "channel": "bench",
+        "action": action,
+        "request_id": request_id,
+        "data": data_text,
+        "payload": payload,
+    }
+
+
 def raw_postgres_cycle(connection: psycopg.Connection[Any]) -> Callable[[int], None]:
     insert, approve = to_psycopg(INSERT), to_psycopg(APPROVE)
-    append_sql, move_head = to_psycopg(APPEND), to_psycopg(MOVE_HEAD)
-    head_sql = HEAD + " FOR UPDATE"
 
     def append(action: str, actor: str, request_id: str, data: dict[str, Any]) -> None:
-        head = connection.execute(head_sql).fetchone()
-        assert head is not None
-        added = entry((head[0], head[1]), action, actor, request_id, data)
-        connection.execute(append_sql, added)
-        connection.execute(move_head, added)
+        connection.execute(PG_APPEND, postgres_entry(action, actor, request_id, data))
+        connection.execute(PG_MOVE_HEAD)
 
     def cycle(index: int) -> None:
         params = request_params(index)
-        with connection.transaction():
+        with connection.pipeline(), connection.transaction():
             connection.execute(insert, params)
             append("request.created", "local", params["id"], created_data(params))
-        with connection.transaction():
+        with connection.pipeline(), connection.transaction():
             connection.execute(approve, approve_params(params["id"]))
             append("request.decided", "alice", params["id"], DECIDED_DATA)
 
