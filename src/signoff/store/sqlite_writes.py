@@ -29,9 +29,18 @@ class _Batch:
 
     def __init__(self) -> None:
         self.size = 0
-        self.done = threading.Event()
+        self._open = threading.Lock()
+        self._open.acquire()  # released once, when its commit is over (a lock is cheaper than an Event)
         self.error: StoreError | None = None
         """Why its commit failed: none of its writers' work was kept."""
+
+    def finish(self) -> None:
+        self._open.release()
+
+    def wait(self) -> None:
+        """Until its commit is over: at once if it is."""
+        with self._open:
+            pass
 
 
 def _again(error: StoreError) -> StoreError:
@@ -110,7 +119,7 @@ class SQLiteWrites(StoreCore):
                 self._commit_if_last()
             finally:
                 self._lock.release()
-        batch.done.wait()
+        batch.wait()
         if batch.error is not None:
             raise _again(batch.error)
 
@@ -204,7 +213,7 @@ class SQLiteWrites(StoreCore):
     def _finish(self, batch: _Batch) -> None:
         if self._batch is batch:
             self._batch = None
-        batch.done.set()
+        batch.finish()
 
     def _roll_back(self) -> None:
         """End whatever transaction is open on the writer connection. If even that fails, the
