@@ -127,8 +127,8 @@ def measure_store(workdir: Path, sizes: Sizes, dsn: str | None) -> Section:
         "request row in a table of signoff's shape (its columns, unique key and listing indexes), and "
         "in each transaction its audit entry appended to a hash chain as signoff's (head row read, "
         "sha256(seq|prev_hash|payload), entry inserted, head moved); without signoff's guard "
-        "triggers, outbox, savepoints or checks. (Runs before 2026-12-03 20:45 UTC had the raw side "
-        "write the request row only, no audit entry: those ratios are not comparable.) "
+        "triggers, outbox, savepoints or checks. (Results from before 3 December 2026 had the raw side "
+        "write the request row only, no audit entry: their ratios are not comparable with these.) "
         "CPU µs per cycle: this thread's CPU time over every cycle of the side (warm-up included), what "
         "the side costs beside waiting on the disk or the server."
     )
