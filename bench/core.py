@@ -6,8 +6,9 @@ Prints one table (measurement, value, target, met) and writes bench/results/core
 
 1. Fast path: a guarded call that needs no approval against the bare function, same loop, same
    run, alternating repetitions; medians of the per-call time.
-2. Store cycles/s: create_request + decide(approve) against the raw driver doing one INSERT
-   transaction and one UPDATE transaction on a table of the same shape (SQLite: WAL,
+2. Store cycles/s: create_request + decide(approve) against the raw driver doing the same two
+   transactions with the same rows (bench/raw_cycles.py: the request and each transaction's audit
+   entry in a hash chain) on tables of the same shape (SQLite: WAL,
    synchronous=FULL, file on disk; PostgreSQL: one connection). Rounds alternate the two sides
    (A B, B A, ...) so machine noise hits both; medians per side.
 3. Wake-up latency: a waiter blocked in `gate.review`, the decision made by another thread
@@ -28,7 +29,6 @@ import json
 import multiprocessing
 import os
 import platform
-import re
 import sqlite3
 import statistics
 import subprocess
@@ -44,16 +44,13 @@ from datetime import UTC, datetime, timedelta
 from importlib import metadata
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
+from raw_cycles import create_postgres_tables, open_raw_sqlite, raw_postgres_cycle, raw_sqlite_cycle
 from signoff import Approve, Gate, Outcome, Pending, RuleSet, Scope, ToolCall
 from signoff._util import utcnow
 from signoff.requests import NewRequest
-from signoff.rules.model import RequestRule
 from signoff.store import SQLiteStore, Store
-
-if TYPE_CHECKING:
-    import psycopg
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "core.json"
 LOCAL_DSN = "postgresql://postgres@127.0.0.1:5432/test"
@@ -253,103 +250,6 @@ def signoff_cycle(store: Store) -> Callable[[int], None]:
     return cycle
 
 
-RAW_COLUMNS = (
-    "id",
-    "thread_id",
-    "tool_call_id",
-    "tool_name",
-    "args",
-    "status",
-    "description",
-    "rule",
-    "created_at",
-    "updated_at",
-    "deadline",
-)
-RAW_SQLITE_TABLE = """
-CREATE TABLE raw_requests (
-    id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, tool_name TEXT NOT NULL,
-    args TEXT NOT NULL, status TEXT NOT NULL, description TEXT NOT NULL, rule TEXT NOT NULL,
-    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, deadline TEXT NOT NULL,
-    decided_at TEXT, decision TEXT, final_args TEXT, UNIQUE (thread_id, tool_call_id)
-)"""
-RAW_POSTGRES_TABLE = """
-CREATE TABLE raw_requests (
-    id TEXT PRIMARY KEY, thread_id TEXT NOT NULL, tool_call_id TEXT NOT NULL, tool_name TEXT NOT NULL,
-    args JSON NOT NULL, status TEXT NOT NULL, description TEXT NOT NULL, rule JSON NOT NULL,
-    created_at TIMESTAMPTZ NOT NULL, updated_at TIMESTAMPTZ NOT NULL, deadline TIMESTAMPTZ NOT NULL,
-    decided_at TIMESTAMPTZ, decision JSON, final_args JSON, UNIQUE (thread_id, tool_call_id)
-)"""
-RAW_INDEXES = ("CREATE INDEX raw_requests_open_by_deadline ON raw_requests (status, deadline)",)
-"""The same indexes as signoff's `requests` table, so both sides maintain the same table shape."""
-RAW_INSERT = "INSERT INTO raw_requests ({}) VALUES ({})".format(
-    ", ".join(RAW_COLUMNS), ", ".join(f":{name}" for name in RAW_COLUMNS)
-)
-RAW_UPDATE = (
-    "UPDATE raw_requests SET status = 'approved', decided_at = :now, updated_at = :now, "
-    "decision = :decision, final_args = :final_args WHERE id = :id AND status = 'pending'"
-)
-RULE_SNAPSHOT = RequestRule().snapshot()
-
-
-def raw_insert_params(index: int) -> dict[str, Any]:
-    """What an application writing requests by hand would insert: the same columns as signoff."""
-    now = utcnow()
-    return {
-        "id": f"raw-{index}",
-        "thread_id": "bench-cycles",
-        "tool_call_id": f"call-{index}",
-        "tool_name": "send_email",
-        "args": EMAIL_ARGS,
-        "status": "pending",
-        "description": "Send an email to bob@example.com",
-        "rule": RULE_SNAPSHOT,
-        "created_at": now,
-        "updated_at": now,
-        "deadline": now + timedelta(hours=1),
-    }
-
-
-def raw_update_params(request_id: str) -> dict[str, Any]:
-    now = utcnow()
-    decision = {"type": "approve", "actor": "alice", "channel": "bench", "at": now.isoformat()}
-    return {"id": request_id, "now": now, "decision": decision, "final_args": EMAIL_ARGS}
-
-
-def sqlite_params(params: dict[str, Any]) -> dict[str, Any]:
-    return {key: sqlite_value(value) for key, value in params.items()}
-
-
-def sqlite_value(value: Any) -> Any:
-    if isinstance(value, dict):
-        return json.dumps(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
-
-
-def raw_sqlite_cycle(connection: sqlite3.Connection) -> Callable[[int], None]:
-    def cycle(index: int) -> None:
-        inserted = raw_insert_params(index)
-        connection.execute("BEGIN IMMEDIATE")
-        connection.execute(RAW_INSERT, sqlite_params(inserted))
-        connection.execute("COMMIT")
-        connection.execute("BEGIN IMMEDIATE")
-        connection.execute(RAW_UPDATE, sqlite_params(raw_update_params(inserted["id"])))
-        connection.execute("COMMIT")
-
-    return cycle
-
-
-def open_raw_sqlite(path: Path) -> sqlite3.Connection:
-    connection = sqlite3.connect(path, isolation_level=None)
-    connection.execute("PRAGMA journal_mode = WAL")
-    connection.execute("PRAGMA synchronous = FULL")
-    for statement in (RAW_SQLITE_TABLE, *RAW_INDEXES):
-        connection.execute(statement)
-    return connection
-
-
 def cycles_per_second(cycle: Callable[[int], None], numbers: Iterator[int], cycles: int) -> float:
     start = time.perf_counter()
     for _ in range(cycles):
@@ -420,30 +320,6 @@ def measure_sqlite_cycles(report: Report, workdir: Path, sizes: Sizes) -> None:
     report_cycles(report, "sqlite", "SQLite (synchronous=FULL, WAL)", rates)
 
 
-def raw_postgres_cycle(connection: psycopg.Connection[Any]) -> Callable[[int], None]:
-    from psycopg.types.json import Json
-
-    def postgres_params(params: dict[str, Any]) -> dict[str, Any]:
-        return {key: Json(value) if isinstance(value, dict) else value for key, value in params.items()}
-
-    insert = to_psycopg(RAW_INSERT)
-    update = to_psycopg(RAW_UPDATE)
-
-    def cycle(index: int) -> None:
-        inserted = raw_insert_params(index)
-        with connection.transaction():
-            connection.execute(insert, postgres_params(inserted))
-        with connection.transaction():
-            connection.execute(update, postgres_params(raw_update_params(inserted["id"])))
-
-    return cycle
-
-
-def to_psycopg(query: str) -> str:
-    """`:name` parameters as psycopg's `%(name)s`."""
-    return re.sub(r":(\w+)", r"%(\1)s", query)
-
-
 @contextmanager
 def postgres_cycles(dsn: str, schema: str) -> Iterator[dict[str, Callable[[int], None]]]:
     """signoff's cycle and the raw psycopg one, each on its own connection to `schema`."""
@@ -454,9 +330,7 @@ def postgres_cycles(dsn: str, schema: str) -> Iterator[dict[str, Callable[[int],
     store = PostgresStore(dsn, schema=schema, max_size=4)
     raw = psycopg.connect(dsn, options=f"-c search_path={schema}")
     try:
-        with raw.transaction():
-            for statement in (RAW_POSTGRES_TABLE, *RAW_INDEXES):
-                raw.execute(statement)
+        create_postgres_tables(raw)
         yield {"signoff": signoff_cycle(store), "raw": raw_postgres_cycle(raw)}
     finally:
         store.close()

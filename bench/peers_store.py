@@ -1,8 +1,9 @@
 """Store against the peers: create + decide cycles/s. signoff on SQLite at `synchronous=FULL` (its
 setting) and `NORMAL` (holdpoint's, so the two are compared at equal durability), holdpoint (a
 guarded call queued, then approved without running: the agent runs it, as with signoff), and the
-raw driver doing the same two transactions on a table of the same shape (the ceiling: bench/core.py's
-loops). All sides run in turns (A B C, C B A, ...), each ratio is taken round by round."""
+raw driver doing the same two transactions with the same rows, the request and each transaction's
+audit entry in a hash chain (the ceiling: bench/raw_cycles.py). All sides run in turns (A B C,
+C B A, ...), each ratio is taken round by round."""
 
 from __future__ import annotations
 
@@ -12,19 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core import (
-    EMAIL_ARGS,
-    Target,
-    alternate,
-    drop_schema,
-    open_raw_sqlite,
-    postgres_cycles,
-    progress,
-    raw_sqlite_cycle,
-    signoff_cycle,
-)
+from core import EMAIL_ARGS, Target, alternate, drop_schema, postgres_cycles, progress, signoff_cycle
 from peers_common import Row, Section, Sizes, Spread, ratio
 from peers_deciders import open_holdpoint
+from raw_cycles import open_raw_sqlite, raw_sqlite_cycle
 from signoff.store import SQLiteStore
 
 SIGNOFF_FULL = "signoff SQLite (synchronous=FULL)"
@@ -131,8 +123,12 @@ def measure_store(workdir: Path, sizes: Sizes, dsn: str | None) -> Section:
         f"{sizes.store_rounds} rounds of {sizes.store_cycles} cycles per side, in turns, after a warm-up; "
         "files on this machine's disk, WAL. signoff's cycle is create_request + decide(approve), each its "
         "own transaction with its audit entries; holdpoint's is a guarded call queued + approve(execute="
-        "False); the raw driver's is one INSERT and one UPDATE transaction on a table with signoff's "
-        "columns. "
+        "False); the raw driver's is the same two transactions written by hand (bench/raw_cycles.py): the "
+        "request row in a table of signoff's shape (its columns, unique key and listing indexes), and "
+        "in each transaction its audit entry appended to a hash chain as signoff's (head row read, "
+        "sha256(seq|prev_hash|payload), entry inserted, head moved); without signoff's guard "
+        "triggers, outbox, savepoints or checks. (Results from before 3 December 2026 had the raw side "
+        "write the request row only, no audit entry: their ratios are not comparable with these.) "
         "CPU µs per cycle: this thread's CPU time over every cycle of the side (warm-up included), what "
         "the side costs beside waiting on the disk or the server."
     )

@@ -132,3 +132,27 @@ def test_other_backends_commit_each_write_on_its_own(store: Store) -> None:
         if not store.groups_writes:
             assert called == [RequestStatus.APPROVED]
     assert called == [RequestStatus.APPROVED]
+
+
+@pytest.mark.parametrize("first_in_its_transaction", [True, False])
+def test_a_write_that_fails_partway_is_undone_alone(
+    sqlite_store: SQLiteStore, first_in_its_transaction: bool
+) -> None:
+    """The transaction's first write has no savepoint (rolling back undoes it), a later one has:
+    either way its own changes go, and the group's other writes land."""
+    doomed, other = pending(sqlite_store, 2)
+    with sqlite3.connect(sqlite_store.path) as outside:  # its decision is written, then its entry refused
+        outside.execute(
+            "CREATE TRIGGER refuse_one BEFORE INSERT ON audit_log WHEN NEW.action = 'request.decided' "
+            f"AND NEW.request_id = '{doomed}' BEGIN SELECT RAISE(ABORT, 'refused on purpose'); END"
+        )
+    with sqlite_store.grouped():
+        if not first_in_its_transaction:
+            sqlite_store.decide(other, Approve(), actor="alice")
+        with pytest.raises(StoreError, match="refused on purpose"):
+            sqlite_store.decide(doomed, Approve(), actor="alice")
+        if first_in_its_transaction:
+            sqlite_store.decide(other, Approve(), actor="alice")
+    assert status_outside(sqlite_store, doomed) == "pending"
+    assert status_outside(sqlite_store, other) == "approved"
+    assert sqlite_store.verify_audit().ok

@@ -72,9 +72,13 @@ def format_span(seconds: float) -> str:
     return f"{days}d {hours}h" if hours else f"{days}d"
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+"""What `json.dumps` would build anew on each call with these options."""
+
+
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no spaces: the same value always gives the same text."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return _CANONICAL.encode(value)
 
 
 def display_json(value: Any) -> str:

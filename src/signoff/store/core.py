@@ -180,6 +180,7 @@ class StoreCore(ABC):
         """Insert a request with its approvers, audit entry, outbox rows (`params["notices"]`,
         and its webhooks' `request.created`, when it is pending) and, when a process waits to run
         it (`params["runner"]`), its execution record; None if its key already exists."""
+        now = params["now"]
         with self._transaction() as (tx, changes):
             row = tx.one("insert_request", **params)
             if row is None:
@@ -188,32 +189,40 @@ class StoreCore(ABC):
                 tx.send("insert_approver", request_id=row["id"], principal=principal)
             tx.send("queue_audit", **note.params())
             if params["runner"] is not None:
-                tx.send("expect_execution", request_id=row["id"], runner=params["runner"], now=params["now"])
+                tx.send("expect_execution", request_id=row["id"], runner=params["runner"], now=now)
             if params["status"] == "pending":
                 for notice in params["notices"].value:
-                    tx.send(
-                        "enqueue_notice", request_id=row["id"], event=note.action, now=params["now"], **notice
-                    )
-                tx.send(
-                    "enqueue_event", request_id=row["id"], event=note.action, message=None, now=params["now"]
-                )
+                    tx.send("enqueue_notice", request_id=row["id"], event=note.action, now=now, **notice)
+                if self._webhooks_may_want(note.action):
+                    tx.send("enqueue_event", request_id=row["id"], event=note.action, message=None, now=now)
             changes.request_ids.add(row["id"])
             return row
 
-    def _finish_request_audited(self, params: dict[str, Any], note: AuditNote) -> dict[str, Any] | None:
+    def _finish_request_audited(
+        self, params: dict[str, Any], note: AuditNote, *, notified: bool = True
+    ) -> dict[str, Any] | None:
         """Compare-and-set a pending request (before its deadline) to its decision, with the audit
         entry and the outbox rows it causes (each notice's update, the webhooks' event); None if
-        it was no longer pending."""
+        it was no longer pending. `notified`: the request may have had notices (False only when
+        its rule routes to no channel but the inbox)."""
+        now = params["now"]
         with self._transaction() as (tx, changes):
             row = tx.one("finish_request", **params)
             if row is None:
                 return None
             tx.send("queue_audit", **note.params())
-            tx.send(
-                "enqueue_event", request_id=row["id"], event=note.action, message="update", now=params["now"]
-            )
+            if notified or self._webhooks_may_want(note.action):
+                tx.send("enqueue_event", request_id=row["id"], event=note.action, message="update", now=now)
             changes.request_ids.add(row["id"])
             return row
+
+    def _webhooks_may_want(self, event: str) -> bool:
+        """Whether some webhook may want `event`, asked inside a write transaction: the outbox's
+        event statement is skipped when none does. A backend that cannot tell cheaply says yes."""
+        return True
+
+    def _webhooks_changed(self) -> None:  # noqa: B027 - a backend that remembers nothing does nothing
+        """Called inside each transaction that adds, changes or removes a webhook."""
 
     def check_writable(self) -> None:
         """Make a small real write (a counter bumped, committed to disk like every write).

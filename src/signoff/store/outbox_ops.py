@@ -144,6 +144,12 @@ def _refuse_if_disabled(tx: Tx, row: dict[str, Any]) -> None:
         raise Conflict(f"{what} is disabled: enable it first, then send this again")
 
 
+def routes_notices(channels: tuple[str, ...]) -> bool:
+    """Whether a rule with these channels sends notices (the inbox needs none): a request whose
+    rule does not has no notice rows to update."""
+    return any(channel != INBOX_CHANNEL for channel in channels)
+
+
 def _int(value: Any) -> int | None:
     return int(value) if value is not None else None
 
@@ -154,9 +160,9 @@ class OutboxOps(StoreCore):
     def _notices(self, channels: tuple[str, ...], approvers: tuple[str, ...]) -> list[dict[str, str]]:
         """The notice rows of a request that becomes pending: (channel, person) for each of the
         rule's channels but the inbox, and each approver (groups as their members)."""
-        routed = [channel for channel in channels if channel != INBOX_CHANNEL]
-        if not routed:
+        if not routes_notices(channels):
             return []
+        routed = [channel for channel in channels if channel != INBOX_CHANNEL]
         people: list[str] = []
         for principal in approvers:
             if principal == REQUESTER_UNKNOWN:

@@ -272,7 +272,10 @@ class PostgresStore(Store):
             self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
         return row
 
-    def _finish_request_audited(self, params: dict[str, Any], note: AuditNote) -> dict[str, Any] | None:
+    def _finish_request_audited(
+        self, params: dict[str, Any], note: AuditNote, *, notified: bool = True
+    ) -> dict[str, Any] | None:
+        # the fused statement writes the outbox's rows in the same round trip, whoever they are for
         row = self._fused("finish_request_audited", {**params, **note.params()})
         if row is not None:
             self.hub.fire((row["id"],), {row["id"]: row["created_by"]})

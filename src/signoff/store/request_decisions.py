@@ -16,6 +16,7 @@ from ..errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpi
 from ..requests import STATUS_FOR_DECISION, Request
 from ..templates import redact_args
 from .core import AuditNote, Json
+from .outbox_ops import routes_notices
 from .request_closing import RequestClosing
 
 
@@ -72,6 +73,7 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
                 request_id=request_id,
                 data=_decision_audit(request, decision, given=given),
             ),
+            notified=routes_notices(request.rule.channels),
         )
         if row is not None:
             return _decided(request, decision, finish)

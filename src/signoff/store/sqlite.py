@@ -23,6 +23,7 @@ from .queries import load_queries
 from .sqlite_changes import ChangeWatcher
 from .sqlite_connection import connect, translated
 from .sqlite_migrations import apply_migrations
+from .sqlite_subscribers import SubscribedEvents
 from .sqlite_tx import RowPlan, SQLiteTx
 from .sqlite_writes import SQLiteWrites
 from .wakeup import WakeupHub
@@ -58,6 +59,7 @@ class SQLiteStore(SQLiteWrites, Store):
         """Commits made so far; concurrent writers share them (group commit)."""
         self._waiting = 0
         self._waiting_lock = threading.Lock()
+        self._subscribed = SubscribedEvents()
         self._source: BackgroundThread | None = None
         self._source_lock = threading.Lock()
         self._closed = False

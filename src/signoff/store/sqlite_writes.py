@@ -16,6 +16,7 @@ from ..errors import StoreError
 from .core import StoreCore
 from .failures import sqlite_error
 from .sqlite_connection import connect, translated
+from .sqlite_subscribers import SubscribedEvents
 from .sqlite_tx import RowPlan, SQLiteTx
 
 log = logging.getLogger("signoff.store")
@@ -28,9 +29,18 @@ class _Batch:
 
     def __init__(self) -> None:
         self.size = 0
-        self.done = threading.Event()
+        self._open = threading.Lock()
+        self._open.acquire()  # released once, when its commit is over (a lock is cheaper than an Event)
         self.error: StoreError | None = None
         """Why its commit failed: none of its writers' work was kept."""
+
+    def finish(self) -> None:
+        self._open.release()
+
+    def wait(self) -> None:
+        """Until its commit is over: at once if it is."""
+        with self._open:
+            pass
 
 
 def _again(error: StoreError) -> StoreError:
@@ -68,6 +78,7 @@ class SQLiteWrites(StoreCore):
     _waiting: int
     _waiting_lock: threading.Lock
     _closed: bool
+    _subscribed: SubscribedEvents
 
     @contextmanager
     def _write(self) -> Iterator[SQLiteTx]:
@@ -108,7 +119,7 @@ class SQLiteWrites(StoreCore):
                 self._commit_if_last()
             finally:
                 self._lock.release()
-        batch.done.wait()
+        batch.wait()
         if batch.error is not None:
             raise _again(batch.error)
 
@@ -126,15 +137,24 @@ class SQLiteWrites(StoreCore):
 
     @contextmanager
     def _savepoint(self, batch: _Batch) -> Iterator[SQLiteTx]:
-        """One writer's work inside the open transaction: undone alone if it fails."""
+        """One writer's work inside the open transaction: undone alone if it fails. The batch's
+        first writer needs no savepoint: its work is all the transaction holds, undone by
+        rolling the transaction back."""
         connection = self._connection
-        connection.execute("SAVEPOINT signoff_write")
+        first = batch.size == 0
+        if not first:
+            connection.execute("SAVEPOINT signoff_write")
         self._local.writing = True
         try:
             yield SQLiteTx(connection, self._queries, self._plans)
-            connection.execute("RELEASE signoff_write")
+            if not first:
+                connection.execute("RELEASE signoff_write")
         except BaseException as exc:
-            self._undo(batch, exc)
+            if first:
+                self._roll_back()
+                self._finish(batch)
+            else:
+                self._undo(batch, exc)
             raise
         finally:
             self._local.writing = False
@@ -193,7 +213,7 @@ class SQLiteWrites(StoreCore):
     def _finish(self, batch: _Batch) -> None:
         if self._batch is batch:
             self._batch = None
-        batch.done.set()
+        batch.finish()
 
     def _roll_back(self) -> None:
         """End whatever transaction is open on the writer connection. If even that fails, the
@@ -254,6 +274,12 @@ class SQLiteWrites(StoreCore):
             group.callbacks.append(callback)
         else:
             callback()
+
+    def _webhooks_may_want(self, event: str) -> bool:
+        return self._subscribed.wanted(self._connection, event)
+
+    def _webhooks_changed(self) -> None:
+        self._subscribed.forget()
 
     def _ensure_open(self) -> None:
         if self._closed:

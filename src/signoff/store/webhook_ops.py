@@ -153,6 +153,7 @@ class WebhookOps(StoreCore):
                 "before": None,
                 "after": audited_webhook(added),
             }
+            self._webhooks_changed()
             self._audit(tx, "webhook.added", actor=actor, channel=channel, data=data)
         return added, secret
 
@@ -198,6 +199,7 @@ class WebhookOps(StoreCore):
             )
             after = _webhook_in(tx, webhook_id)
             data = {"id": webhook_id, "before": audited_webhook(before), "after": audited_webhook(after)}
+            self._webhooks_changed()
             self._audit(tx, "webhook.changed", actor=actor, channel=channel, data=data)
         return after
 
@@ -219,6 +221,7 @@ class WebhookOps(StoreCore):
             after = _webhook_in(tx, webhook_id)
             data.update(before=audited_webhook(before), after=audited_webhook(after))
             action = "webhook.disabled" if disabled else "webhook.enabled"
+            self._webhooks_changed()
             self._audit(tx, action, actor=actor, channel=channel, data=data)
         return after
 
@@ -227,6 +230,7 @@ class WebhookOps(StoreCore):
             before = _webhook_in(tx, webhook_id)
             tx.run("delete_webhook", id=webhook_id)
             data = {"id": webhook_id, "before": audited_webhook(before), "after": None}
+            self._webhooks_changed()
             self._audit(tx, "webhook.removed", actor=actor, channel=channel, data=data)
 
     def rotate_webhook_secret(
