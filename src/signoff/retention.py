@@ -14,7 +14,7 @@ import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -188,3 +188,22 @@ def check_export(
     for problem in found.problems:
         report.add(problem.seq, f"export {name}: {problem.problem}")
     return report, in_range
+
+
+PURGE_OLDER_THAN_ENV = "SIGNOFF_PURGE_OLDER_THAN"
+"""`signoff serve --purge-older-than DAYS`."""
+PURGE_EXPORT_DIR_ENV = "SIGNOFF_PURGE_EXPORT_DIR"
+"""`signoff serve --purge-export-dir DIR`."""
+
+
+@dataclass(frozen=True)
+class DailyPurge:
+    """A server's daily purge (`signoff serve --purge-older-than DAYS --purge-export-dir DIR`):
+    once a day, on one replica, what closed more than `older_than` ago goes, and the audit
+    entries it drops are exported to a new file in `export_dir`."""
+
+    older_than: timedelta
+    export_dir: Path
+
+    def export_for(self, now: datetime) -> Path:
+        return self.export_dir / f"signoff-audit-purged-{now.astimezone(UTC):%Y%m%dT%H%M%SZ}.jsonl"
