@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ from typer.testing import CliRunner, Result
 
 from signoff._util import utcnow
 from signoff.cli import app
-from signoff.retention import DailyPurge
+from signoff.retention import DailyPurge, PurgeReport
 from signoff.server.daily_purge import run_daily_purge
 from signoff.store import Store, open_store
 from tests.conftest import url_for
@@ -140,3 +140,38 @@ def test_serve_wants_an_export_dir_for_its_daily_purge(store: Store, tmp_path: P
     runner = CliRunner(env={"SIGNOFF_PURGE_EXPORT_DIR": str(tmp_path / "nowhere"), "SIGNOFF_URL": None})
     result = runner.invoke(app, ["--db", url_for(store), "serve", "--purge-older-than", "30"])
     assert result.exit_code == 2 and "is not a directory" in result.output
+
+
+def test_two_serving_replicas_purge_once(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each replica's sweeper asks for the day's purge; one runs it."""
+    from signoff.server import ServerSettings
+    from signoff.server import app as server_app
+    from tests.live import LiveServer
+    from tests.served import eventually
+
+    asked: list[bool] = []
+
+    def counted(one: Store, daily: DailyPurge, now: datetime) -> PurgeReport | None:
+        report = run_daily_purge(one, daily, now)
+        asked.append(report is not None)
+        return report
+
+    monkeypatch.setattr(server_app, "run_daily_purge", counted)
+    ids = closed(store, 2)
+    exports = tmp_path / "exports"
+    exports.mkdir()
+    settings = ServerSettings(
+        sweep_interval=0.05, purge=DailyPurge(older_than=timedelta(0), export_dir=exports)
+    )
+    replica = open_store(url_for(store))
+    try:
+        with LiveServer(store, settings), LiveServer(replica, settings):
+            eventually(lambda: len(asked) == 2)
+        assert sorted(asked) == [False, True]
+        assert not any(exists(store, r) for r in ids)
+        assert len(store.audit_purges()) == 1 and len(list(exports.iterdir())) == 1
+        assert store.verify_audit().ok
+    finally:
+        replica.close()

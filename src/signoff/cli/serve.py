@@ -279,7 +279,8 @@ def serve(
     if key is not None:
         typer.echo(f"Secrets of channels kept in the database: sealed with key {key.id}")
     if purge is not None:
-        typer.echo(f"Daily purge: what closed over {purge.older_than.days} days ago (audit to {purge.export_dir})")
+        days, folder = purge.older_than.days, purge.export_dir
+        typer.echo(f"Daily purge: what closed over {days} days ago (the audit entries it drops to {folder})")
     first = first_start(store, settings)
     announce(store, settings)
     many = f", {workers} workers" if workers > 1 else ""
