@@ -438,8 +438,9 @@ def test_the_retention_commands_run(tmp_path: Path, signoff_on_path: dict[str, s
     finally:
         store.close()
     now = "import datetime as d; print(d.datetime.now(d.UTC).isoformat())"
-    (tmp_path / "bin" / "date").write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "{now}"\n', encoding="utf-8")
-    (tmp_path / "bin" / "date").chmod(0o755)
+    clock = tmp_path / "bin" / "date"
+    clock.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "{now}"\n', encoding="utf-8")
+    clock.chmod(0o755)
     done = run_bash(readme_block("bash", "signoff purge"), tmp_path, signoff_on_path, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "Would drop" in done.stdout and "       2  closed requests" in done.stdout
