@@ -546,3 +546,8 @@ $$;
 
 CREATE TRIGGER audit_log_no_delete BEFORE DELETE ON audit_log
 FOR EACH ROW EXECUTE FUNCTION audit_log_delete_purged_only();
+
+-- A purge drops delivered outbox rows with their attempts, found by their outbox row; and
+-- deleting an outbox row sets its attempts' outbox_id to NULL, which without this index reads
+-- every attempt.
+CREATE INDEX delivery_attempts_by_outbox ON delivery_attempts (outbox_id) WHERE outbox_id IS NOT NULL;

@@ -432,3 +432,8 @@ WHEN OLD.seq > (SELECT coalesce(max(through_seq), 0) FROM audit_purges)
 BEGIN
     SELECT RAISE(ABORT, 'audit_log is append-only (a purge may drop only the entries it recorded in audit_purges)');
 END;
+
+-- A purge drops delivered outbox rows with their attempts, found by their outbox row; and
+-- deleting an outbox row sets its attempts' outbox_id to NULL, which without this index reads
+-- every attempt.
+CREATE INDEX delivery_attempts_by_outbox ON delivery_attempts (outbox_id) WHERE outbox_id IS NOT NULL;
