@@ -38,7 +38,7 @@ from tests.conftest import url_for
 
 RULES = RuleSet.from_yaml("tools: {refund: {requires_approval: true, redact: [card]}}")
 Statement = str | tuple[str, dict[str, Any]]
-PG_AUDIT_TABLES = ("audit_log", "audit_head", "audit_seals")
+PG_AUDIT_TABLES = ("audit_log", "audit_head", "audit_seals", "audit_purges")
 
 
 def fill_log(store: Store, calls: int = 3, thread: str = "a") -> list[str]:
@@ -71,7 +71,7 @@ def tamper(store: Store, *statements: Statement, guards_back: bool = True) -> No
         connection = sqlite3.connect(store.path, isolation_level=None)
         triggers = connection.execute(
             "SELECT name, sql FROM sqlite_master "
-            "WHERE type = 'trigger' AND tbl_name IN ('audit_log', 'audit_head')"
+            "WHERE type = 'trigger' AND tbl_name IN ('audit_log', 'audit_head', 'audit_purges')"
         ).fetchall()
         for name, _ in triggers:
             connection.execute(f"DROP TRIGGER {name}")

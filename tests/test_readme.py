@@ -61,6 +61,7 @@ CHECKED = {
     ("yaml", "unless_read_only"): "test_the_mcp_gateway_example_runs_as_written",
     ("bash", "signoff mcp-proxy"): "test_the_mcp_gateway_example_runs_as_written",
     ("bash", "--oidc-issuer"): "test_the_identity_provider_example_signs_people_in",
+    ("bash", "signoff purge"): "test_the_retention_commands_run",
 }
 """Each block, by its language and a text only it contains, and the test that runs or checks it."""
 
@@ -423,6 +424,33 @@ def test_the_channel_admin_commands_run(tmp_path: Path, signoff_on_path: dict[st
         assert "xoxb-1234" not in str(stored.secrets)  # sealed with the key in secrets.key
         key = SecretsKey.from_file(tmp_path / "secrets.key")
         assert stored.config(key).secret("bot_token") == "xoxb-1234-5678-example"
+    finally:
+        store.close()
+
+
+def test_the_retention_commands_run(tmp_path: Path, signoff_on_path: dict[str, str]) -> None:
+    """The block's `date` is a test clock: '90 days ago' is now, so what was just closed goes."""
+    from tests.test_purge import closed
+
+    store = SQLiteStore(tmp_path / "signoff.db")
+    try:
+        ids = closed(store, 2)
+    finally:
+        store.close()
+    now = "import datetime as d; print(d.datetime.now(d.UTC).isoformat())"
+    clock = tmp_path / "bin" / "date"
+    clock.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "{now}"\n', encoding="utf-8")
+    clock.chmod(0o755)
+    done = run_bash(readme_block("bash", "signoff purge"), tmp_path, signoff_on_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "Would drop" in done.stdout and "       2  closed requests" in done.stdout
+    assert (tmp_path / "audit-purged.jsonl").exists()
+    assert done.stdout.splitlines()[-1].startswith("ok, ")
+    store = SQLiteStore(tmp_path / "signoff.db")
+    try:
+        assert store.get_requests(ids) == {}
+        [record] = store.audit_purges()
+        assert record.export_name == "audit-purged.jsonl" and record.exported == 4
     finally:
         store.close()
 

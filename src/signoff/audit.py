@@ -131,6 +131,10 @@ class AuditReport:
     """When the oldest of them was written."""
     requests_unsealed: int = 0
     """Requests left out of the cross-check because an entry of theirs is not sealed yet."""
+    purged_through: int = 0
+    """The live log starts after this entry: a purge dropped those before it (0: none did)."""
+    exported: int = 0
+    """Entries checked in purges' exports."""
 
     @property
     def ok(self) -> bool:
@@ -154,6 +158,8 @@ class AuditReport:
             "unsealed": self.unsealed,
             "unsealed_since": self.unsealed_since,
             "requests_unsealed": self.requests_unsealed,
+            "purged_through": self.purged_through,
+            "exported": self.exported,
         }
 
     @classmethod
@@ -172,6 +178,8 @@ class AuditReport:
             unsealed=int(data.get("unsealed") or 0),
             unsealed_since=data.get("unsealed_since"),
             requests_unsealed=int(data.get("requests_unsealed") or 0),
+            purged_through=int(data.get("purged_through") or 0),
+            exported=int(data.get("exported") or 0),
         )
 
 
@@ -182,15 +190,18 @@ def verify_chain(
     head_hash: str | None,
     anchor: AuditAnchor | None = None,
     report: AuditReport | None = None,
+    start_seq: int = 0,
+    start_hash: str = "",
 ) -> AuditReport:
     """Walk `entries` (the log in order, up to the head): every hash, every link, the head, and
-    the anchor when given. `head_seq` None: the head row is gone; the walk checks the rest."""
+    the anchor when given. `head_seq` None: the head row is gone; the walk checks the rest. The
+    chain starts after entry `start_seq` with hash `start_hash` (where a purge dropped it through)."""
     report = report if report is not None else AuditReport()
     report.head_seq = head_seq or 0
     report.anchor = anchor
     anchor_seen = anchor is None or anchor.seq == 0
-    expected_seq = 1
-    prev_hash = ""
+    expected_seq = start_seq + 1
+    prev_hash = start_hash
     for entry in entries:
         report.entries += 1
         if entry.seq != expected_seq:

@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Iterator
 
 from .audit import AuditEntry
+from .errors import InvalidInput
 
 JSON_LINES = "application/x-ndjson"
 CSV = "text/csv"
@@ -21,6 +22,31 @@ def json_lines(entries: Iterable[AuditEntry]) -> Iterator[str]:
     """One entry per line, as `GET /v1/audit` gives it."""
     for entry in entries:
         yield json.dumps(entry.to_dict(), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def read_json_lines(lines: Iterable[str], source: str) -> Iterator[AuditEntry]:
+    """The entries of a JSON Lines export (`source` names it in errors); InvalidInput at the
+    first line that is not an entry as `json_lines` writes it."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+            yield AuditEntry(
+                seq=int(data["seq"]),
+                at=str(data["at"]),
+                actor=str(data["actor"]),
+                channel=str(data["channel"]),
+                action=str(data["action"]),
+                request_id=data.get("request_id"),
+                data=dict(data.get("data") or {}),
+                prev_hash=str(data["prev_hash"]),
+                hash=str(data["hash"]),
+            )
+        except (ValueError, KeyError, TypeError) as exc:
+            raise InvalidInput(
+                f"{source}, line {number}: not an audit entry as `signoff audit export` writes it ({exc})"
+            ) from None
 
 
 def csv_lines(entries: Iterable[AuditEntry]) -> Iterator[str]:

@@ -103,13 +103,30 @@ def audit_verify(
             help="Check this export of the whole log (`audit export`, JSON Lines) instead of the database.",
         ),
     ] = None,
+    exports: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--export",
+            help="A purge's export (`signoff purge --export`): checked against what the purge "
+            "recorded, and an --anchor older than the purge is checked in it. Repeat for several.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Check the hash chain, the triggers guarding it, and every request against its entries (or,
     with --file, an export's hashes and links); exit code 1 if anything was edited, deleted, cut
-    off or rewound."""
+    off or rewound. After a purge the live log is checked from where the purge ended."""
+    if file is not None and exports:
+        raise CliInputError("give either --file or --export, not both")
     if file is not None:
         report = audit_log.verify_file(file, _anchor(anchor))
+    elif exports:
+        try:
+            report = local_store_of(ctx, "audit verify --export").verify_audit(
+                anchor=_anchor(anchor), exports=exports
+            )
+        except InvalidInput as exc:
+            raise CliInputError(f"--export: {exc.message}") from None
     else:
         report = store_of(ctx).verify_audit(anchor=_anchor(anchor))
     if as_json:
@@ -119,6 +136,10 @@ def audit_verify(
         checked = f"{report.requests} request{'' if report.requests == 1 else 's'}"
         if file is not None:
             checked = f"every hash and link in {file}"
+        if report.purged_through:
+            checked += f"; the live log from entry {report.purged_through + 1} (purged before it)"
+        if report.exported:
+            checked += f"; {report.exported} exported entries"
         render.console().print(f"ok, {report.entries} entries, {checked}{against}", markup=False)
     else:
         out = render.console()

@@ -135,6 +135,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "executions": ("requests", "executions"),
     "rerun": ("requests", "rerun"),
     "sweep": ("requests", "sweep"),
+    "purge": ("purge", "purge"),
     "explain": ("explain", "explain"),
     "demo": ("demo", "demo"),
     "serve": ("serve", "serve"),

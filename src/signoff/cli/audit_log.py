@@ -3,7 +3,6 @@ and action, locally or through a server; and the check of an exported log (`veri
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Annotated, Literal
@@ -11,7 +10,7 @@ from typing import Annotated, Literal
 import typer
 
 from ..audit import AuditAnchor, AuditEntry, AuditReport, verify_chain
-from ..audit_export import EXPORTS
+from ..audit_export import EXPORTS, read_json_lines
 from ..audit_filter import AuditFilter
 from ..errors import InvalidInput
 from . import render
@@ -144,23 +143,7 @@ def verify_file(path: Path, anchor: AuditAnchor | None) -> AuditReport:
 
 
 def _read_entries(lines: Iterable[str], path: Path) -> Iterator[AuditEntry]:
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-            yield AuditEntry(
-                seq=int(data["seq"]),
-                at=str(data["at"]),
-                actor=str(data["actor"]),
-                channel=str(data["channel"]),
-                action=str(data["action"]),
-                request_id=data.get("request_id"),
-                data=dict(data.get("data") or {}),
-                prev_hash=str(data["prev_hash"]),
-                hash=str(data["hash"]),
-            )
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CliInputError(
-                f"{path}, line {number}: not an audit entry as `signoff audit export` writes it ({exc})"
-            ) from None
+    try:
+        yield from read_json_lines(lines, str(path))
+    except InvalidInput as exc:
+        raise CliInputError(exc.message) from None

@@ -42,6 +42,7 @@ from .oidc_options import (
     oidc_settings,
 )
 from .options import AllowPrivate, SecretsKeyFile, secrets_key
+from .purge_options import PurgeExportDir, PurgeOlderThan, daily_purge
 from .state import CliError, local_store_of, state_of
 from .workers import run_workers, sqlite_refusal
 
@@ -197,6 +198,8 @@ def serve(
     oidc_admin_group: OidcAdminGroup = None,
     oidc_admin: OidcAdmin = None,
     oidc_only: OidcOnly = False,
+    purge_older_than: PurgeOlderThan = None,
+    purge_export_dir: PurgeExportDir = None,
 ) -> None:
     """Run the server: REST API (/docs), live web inbox, metrics, and the expiry sweeper."""
     import uvicorn
@@ -234,6 +237,7 @@ def serve(
         tokens = TokenLifetimes.parse(token_ttl, token_max_ttl)
     except ConfigError as exc:
         raise typer.BadParameter(exc.message, param_hint="--token-ttl / --token-max-ttl") from None
+    purge = daily_purge(purge_older_than, purge_export_dir)
     state = state_of(ctx)
     if db is not None:
         state.db_url = db
@@ -264,6 +268,7 @@ def serve(
         secrets_key=key,
         session_ttl=session_ttl,
         oidc=oidc,
+        purge=purge,
     )
     show_channel_logs()
     if config is not None:
@@ -273,6 +278,9 @@ def serve(
         typer.echo(f"Channels: {', '.join(registry.names())}")
     if key is not None:
         typer.echo(f"Secrets of channels kept in the database: sealed with key {key.id}")
+    if purge is not None:
+        days, folder = purge.older_than.days, purge.export_dir
+        typer.echo(f"Daily purge: what closed over {days} days ago (the audit entries it drops to {folder})")
     first = first_start(store, settings)
     announce(store, settings)
     many = f", {workers} workers" if workers > 1 else ""

@@ -26,6 +26,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.responses import Response
 
 from .. import __version__
+from .._util import utcnow
 from ..channels import wecom_route
 from ..channels.registry import ChannelRegistry
 from ..errors import StoreUnavailable
@@ -37,6 +38,7 @@ from .api import agents, audit, channel_admin, executions, identity, people, req
 from .api import channels as channel_api
 from .api.rule_history import router as rule_history_router
 from .context import Server, ServerSettings
+from .daily_purge import day_of, purge_failed, run_daily_purge
 from .docs import install_docs
 from .errors import install_error_handlers
 from .events import EventFeed
@@ -162,6 +164,10 @@ def create_app(
 async def _sweep(server: Server) -> None:
     store = server.store
     next_purge = 0.0
+    daily_purge_asked = -1
+    """The day this replica last asked to run the daily purge."""
+    purging: asyncio.Task[object] | None = None
+    """The daily purge, while it runs (beside the sweep, which it must not hold up)."""
     loop = asyncio.get_running_loop()
     unavailable: str | None = None
     """Why the store could not be used at the last sweep: said once, not every interval."""
@@ -190,6 +196,13 @@ async def _sweep(server: Server) -> None:
                 await asyncio.to_thread(store.purge_credentials)
                 await asyncio.to_thread(store.purge_kept_answers, ttl=server.settings.idempotency_ttl)
                 next_purge = loop.time() + PURGE_EVERY.total_seconds()
+            daily = server.settings.purge
+            if daily is not None and day_of(now := utcnow()) != daily_purge_asked and purging is None:
+                daily_purge_asked = day_of(now)
+                purging = asyncio.create_task(asyncio.to_thread(run_daily_purge, store, daily, now))
+            if purging is not None and purging.done():
+                purge_failed(purging)
+                purging = None
             await asyncio.to_thread(server.follow_channels)
             await server.follower.close_retired()
         except StoreUnavailable as exc:

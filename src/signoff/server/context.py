@@ -17,6 +17,7 @@ from ..channels.registry import ChannelRegistry
 from ..channels.sealing import SecretsKey
 from ..destinations import Destinations
 from ..outbox.settings import OutboxSettings
+from ..retention import DailyPurge
 from ..rules.resolve import Resolver
 from ..store import Store
 from ..token_lifetimes import TokenLifetimes
@@ -79,6 +80,8 @@ class ServerSettings:
     `channels.sealing`): without one, such a channel with secrets cannot be added or used."""
     oidc: OidcSettings | None = None
     """Sign people in through this OpenID Connect provider too (`--oidc-issuer`; see `server.oidc`)."""
+    purge: DailyPurge | None = None
+    """Purge daily what closed long enough ago (`--purge-older-than`; see `signoff.retention`)."""
 
 
 @dataclass(kw_only=True)

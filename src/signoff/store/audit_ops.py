@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from .._util import to_iso
 from ..audit import AuditAnchor, AuditEntry, AuditReport, check_request, verify_chain
 from ..errors import AuditBroken, StoreError
+from ..retention import ExportCheck, PurgeRecord, check_export, purge_record, read_export
 from .core import SEAL_BATCH, StoreCore
 
 log = logging.getLogger("signoff.store")
@@ -174,11 +176,20 @@ class AuditOps(StoreCore):
         raise AuditBroken(f"cannot anchor the audit log: {problem}; `signoff audit verify` says more")
 
     def verify_audit(
-        self, *, anchor: AuditAnchor | None = None, requests: bool = True, seal: bool = True
+        self,
+        *,
+        anchor: AuditAnchor | None = None,
+        requests: bool = True,
+        seal: bool = True,
+        exports: Sequence[Path] = (),
     ) -> AuditReport:
         """Check the log (and, with `anchor`, that it still extends it); with `requests`, every
         request's status, args and final args against the log. With `seal`, what is queued is
-        sealed first (best effort); whatever still waits is counted in the report, unchecked."""
+        sealed first (best effort); whatever still waits is counted in the report, unchecked.
+        After a purge the live log's chain starts at the entry it was recorded through; an anchor
+        older than that is checked in the purge's export (`exports`: each must be a purge's
+        export as it wrote it, and link)."""
+        checks = [read_export(path) for path in exports]
         if seal:
             self._seal_before_reading()
         report = AuditReport(anchor=anchor)
@@ -186,6 +197,19 @@ class AuditOps(StoreCore):
         if state.get("audit_log") != "ok":
             return report
         report.unsealed, report.unsealed_since = self.audit_unsealed()
+        purges: list[PurgeRecord] = []
+        if state.get("audit_purges") == "ok":
+            with self._read() as tx:
+                purges = [purge_record(row) for row in tx.all("audit_purge_records")]
+        latest = max(purges, key=lambda purge: (purge.through_seq, purge.id), default=None)
+        start_seq, start_hash = (latest.through_seq, latest.through_hash) if latest else (0, "")
+        report.purged_through = start_seq
+        live_anchor = anchor if anchor is None or anchor.seq > start_seq else None
+        if anchor is not None and live_anchor is None:
+            self._check_purged_anchor(report, anchor, purges, checks)
+        else:
+            for check in checks:
+                self._check_export(report, check, purges, None)
         head_seq: int | None = None
         head_hash: str | None = None
         if state.get("audit_head") == "ok":
@@ -195,19 +219,73 @@ class AuditOps(StoreCore):
                 report.add(0, "the audit_head row is gone: the log's end cannot be checked")
             else:
                 head_seq, head_hash = int(head["seq"]), str(head["hash"])
-        entries = self.audit_entries(seal=False)
+        entries = self.audit_entries(after=start_seq, seal=False)
         if head_seq is not None:
             limit = head_seq
             entries = itertools.takewhile(lambda entry: entry.seq <= limit, entries)
         try:
-            verify_chain(entries, head_seq=head_seq, head_hash=head_hash, anchor=anchor, report=report)
+            verify_chain(
+                entries,
+                head_seq=head_seq,
+                head_hash=head_hash,
+                anchor=live_anchor,
+                report=report,
+                start_seq=start_seq,
+                start_hash=start_hash,
+            )
         except ValueError as exc:
             report.add(report.entries + 1, f"the log cannot be read from here on: {exc}")
+        report.anchor = anchor
         if head_seq is not None:
             self._check_tail(report)
         if requests and state.get("requests") == "ok":
-            self._check_requests(report)
+            self._check_requests(report, max((purge.before for purge in purges), default=""))
         return report
+
+    def _check_purged_anchor(
+        self, report: AuditReport, anchor: AuditAnchor, purges: list[PurgeRecord], checks: list[ExportCheck]
+    ) -> None:
+        """An anchor a purge dropped: the entry a purge went through is recorded with its hash;
+        any other is checked in the export that holds it."""
+        covered = False
+        for check in checks:
+            covered = self._check_export(report, check, purges, anchor) or covered
+        recorded = next((purge for purge in purges if purge.through_seq == anchor.seq), None)
+        if recorded is not None:
+            if recorded.through_hash != anchor.hash:
+                report.add(
+                    anchor.seq,
+                    f"does not match the anchor {anchor}: the log was rewritten after it was anchored",
+                )
+            return
+        if covered:
+            return
+        dropped_by = min(
+            (purge for purge in purges if purge.exported and purge.through_seq >= anchor.seq),
+            key=lambda purge: purge.through_seq,
+            default=None,
+        )
+        where = (
+            f"the purge of {dropped_by.at} exported it to {dropped_by.export_name} "
+            f"(sha256 {dropped_by.export_sha256})"
+            if dropped_by is not None
+            else "no purge recorded an export holding it"
+        )
+        report.add(
+            anchor.seq,
+            f"the anchored entry {anchor.seq} was purged from the live log ({where}): give that export "
+            "to check the anchor (`signoff audit verify --anchor ... --export FILE`)",
+        )
+
+    @staticmethod
+    def _check_export(
+        report: AuditReport, check: ExportCheck, purges: list[PurgeRecord], anchor: AuditAnchor | None
+    ) -> bool:
+        found, in_range = check_export(check, purges, anchor)
+        report.exported += found.entries
+        for problem in found.problems:
+            report.add(problem.seq, problem.problem)
+        return in_range
 
     def _guards(self, report: AuditReport) -> dict[str, str]:
         """The guarding tables and triggers by name, each 'ok', 'missing' or 'disabled'."""
@@ -246,7 +324,7 @@ class AuditOps(StoreCore):
                 f"entries {head + 1}..{last} lie beyond the recorded head {head}: the head was moved back",
             )
 
-    def _check_requests(self, report: AuditReport) -> None:
+    def _check_requests(self, report: AuditReport, purged_before: str) -> None:
         after = ""
         try:
             while True:
@@ -263,7 +341,7 @@ class AuditOps(StoreCore):
                     report.requests += 1
                 after = str(rows[-1]["id"])
             with self._read() as tx:
-                orphans = tx.all("audit_orphans", limit=100)
+                orphans = tx.all("audit_orphans", limit=100, purged_before=purged_before)
         except ValueError as exc:
             report.add(0, f"the requests after {after or 'the first'} cannot be read: {exc}")
             return

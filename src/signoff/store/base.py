@@ -4,7 +4,7 @@ Requests (get-or-create by creator + thread_id + tool_call_id, drafts, decisions
 expiry, cancel), execution records (claim, renew, finish, reset), settings (rule layers, groups,
 AskOnce memory), users and their hashed credentials, the rules agents declared in code, the
 answers kept for idempotency keys, the channels admins add, sign-ins through an OpenID
-provider, and the hash-chained audit log.
+provider, the hash-chained audit log, and retention (purges).
 Every state change and its audit entry commit together; waiters are woken after the commit.
 """
 
@@ -20,6 +20,7 @@ from .idempotency_ops import IdempotencyOps
 from .identity_ops import IdentityOps
 from .oidc_ops import OidcOps
 from .people_ops import PeopleOps
+from .purge_ops import PurgeOps
 from .reply_code_ops import ReplyCodeOps
 from .report_ops import ReportOps
 from .request_ops import RequestOps
@@ -35,6 +36,7 @@ class Store(
     ExecutionOps,
     RuleHistoryOps,  # before the two it builds on
     SettingsOps,
+    PurgeOps,  # before the audit ops it builds on
     AuditOps,
     OidcOps,  # before the identity ops it builds on
     IdentityOps,

@@ -326,7 +326,9 @@ FROM (VALUES ('table', 'audit_log', 'audit_log'), ('table', 'audit_head', 'audit
              ('trigger', 'audit_log_no_truncate', 'audit_log'), ('trigger', 'audit_head_guard', 'audit_head'),
              ('trigger', 'audit_head_no_truncate', 'audit_head'), ('table', 'audit_queue', 'audit_queue'),
              ('table', 'audit_seals', 'audit_seals'), ('trigger', 'audit_seals_no_change', 'audit_seals'),
-             ('trigger', 'audit_seals_no_truncate', 'audit_seals')) AS e (kind, name, on_table);
+             ('trigger', 'audit_seals_no_truncate', 'audit_seals'), ('trigger', 'audit_log_no_delete', 'audit_log'),
+             ('table', 'audit_purges', 'audit_purges'), ('trigger', 'audit_purges_guard', 'audit_purges'),
+             ('trigger', 'audit_purges_no_truncate', 'audit_purges')) AS e (kind, name, on_table);
 
 -- name: request_trails
 -- a batch of requests with the entries that recorded their args, ended them or started a run, in one statement
@@ -341,9 +343,12 @@ LEFT JOIN audit_log a ON a.request_id = r.id
 ORDER BY r.id, a.seq;
 
 -- name: audit_orphans
--- requests the log saw created that the requests table no longer has
+-- requests the log saw created that the requests table no longer has (but for those a purge
+-- dropped: ended before its cutoff, :purged_before, '' when nothing was purged)
 SELECT a.request_id, min(a.seq) AS seq FROM audit_log a
 WHERE a.action = 'request.created' AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = a.request_id)
+  AND NOT EXISTS (SELECT 1 FROM audit_log e WHERE e.request_id = a.request_id AND e.at < :purged_before
+                  AND e.action IN ('request.decided', 'request.expired', 'request.cancelled'))
 GROUP BY a.request_id ORDER BY min(a.seq) LIMIT :limit;
 
 -- PostgreSQL fuses the two hot writes into one statement each, run in autocommit: one round trip
@@ -873,3 +878,125 @@ WHERE kind IN ('token', 'session') AND used_at IS NOT NULL GROUP BY user_name;
 
 -- name: count_enabled_admins
 SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND NOT disabled;
+
+-- Retention (`signoff purge`): what a purge may drop. A request goes once it closed before the
+-- cutoff and nothing about it is still under way: no execution to run or to check, no delivery
+-- still to make.
+
+-- name: purgeable_requests
+-- the next batch of requests a purge drops, by id, with what goes with them
+SELECT r.id,
+       (SELECT count(*) FROM executions e WHERE e.request_id = r.id) AS executions,
+       (SELECT count(*) FROM outbox o WHERE o.request_id = r.id) AS outbox,
+       (SELECT count(*) FROM delivery_attempts d WHERE d.request_id = r.id) AS attempts
+FROM requests r
+WHERE r.id > :after
+  AND r.status IN ('approved', 'edited', 'rejected', 'responded', 'expired', 'cancelled')
+  AND r.decided_at < :before
+  AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.request_id = r.id
+                  AND e.status IN ('not_started', 'running', 'in_doubt'))
+  AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = r.id AND o.state = 'pending')
+ORDER BY r.id LIMIT :limit;
+
+-- name: delete_purgeable_requests
+-- one batch (ids after :after through :through), checked again; cascades to their executions,
+-- outbox and attempt rows, deliveries, decisions, approvers and reply codes
+DELETE FROM requests
+WHERE id > :after AND id <= :through
+  AND status IN ('approved', 'edited', 'rejected', 'responded', 'expired', 'cancelled')
+  AND decided_at < :before
+  AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.request_id = requests.id
+                  AND e.status IN ('not_started', 'running', 'in_doubt'))
+  AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = requests.id AND o.state = 'pending');
+
+-- name: purgeable_outbox
+-- the next batch of delivered (or skipped) outbox rows older than the cutoff, of requests that
+-- stay and of no request (codes), with their attempts; none that a pending row follows up
+SELECT o.id, (SELECT count(*) FROM delivery_attempts d WHERE d.outbox_id = o.id) AS attempts
+FROM outbox o
+WHERE o.id > :after AND o.state IN ('sent', 'skipped') AND o.updated_at < :before
+  AND NOT EXISTS (SELECT 1 FROM outbox c WHERE c.parent_id = o.id AND c.state = 'pending')
+ORDER BY o.id LIMIT :limit;
+
+-- name: delete_purgeable_attempts
+DELETE FROM delivery_attempts
+WHERE outbox_id IN (SELECT o.id FROM outbox o
+                    WHERE o.id > :after AND o.id <= :through AND o.state IN ('sent', 'skipped')
+                      AND o.updated_at < :before
+                      AND NOT EXISTS (SELECT 1 FROM outbox c WHERE c.parent_id = o.id AND c.state = 'pending'));
+
+-- name: delete_purgeable_outbox
+DELETE FROM outbox
+WHERE id > :after AND id <= :through AND state IN ('sent', 'skipped') AND updated_at < :before
+  AND NOT EXISTS (SELECT 1 FROM outbox c WHERE c.parent_id = outbox.id AND c.state = 'pending');
+
+-- name: purge_old_kept_answers
+-- one batch of the answers kept for idempotency keys before the cutoff
+DELETE FROM idempotency_keys
+WHERE (user_name, idempotency_key) IN (SELECT user_name, idempotency_key FROM idempotency_keys
+                                       WHERE created_at < :before LIMIT :limit);
+
+-- name: count_purgeable
+-- what a purge before the cutoff would drop besides the log (a dry run)
+SELECT
+  (SELECT count(*) FROM requests r
+   WHERE r.status IN ('approved', 'edited', 'rejected', 'responded', 'expired', 'cancelled')
+     AND r.decided_at < :before
+     AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.request_id = r.id
+                     AND e.status IN ('not_started', 'running', 'in_doubt'))
+     AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = r.id AND o.state = 'pending'))
+  AS requests,
+  (SELECT count(*) FROM idempotency_keys WHERE created_at < :before) AS idempotency_keys;
+
+-- name: count_purgeable_outbox
+-- the delivered outbox rows a purge drops on their own (a dry run): those of no request, or of
+-- one that stays (a request that goes takes its rows with it), and their attempts
+SELECT count(*) AS outbox, coalesce(sum((SELECT count(*) FROM delivery_attempts d WHERE d.outbox_id = o.id)), 0)
+       AS attempts
+FROM outbox o
+WHERE o.state IN ('sent', 'skipped') AND o.updated_at < :before
+  AND NOT EXISTS (SELECT 1 FROM outbox c WHERE c.parent_id = o.id AND c.state = 'pending')
+  AND NOT EXISTS (SELECT 1 FROM requests r WHERE r.id = o.request_id
+      AND r.status IN ('approved', 'edited', 'rejected', 'responded', 'expired', 'cancelled')
+      AND r.decided_at < :before
+      AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.request_id = r.id
+                      AND e.status IN ('not_started', 'running', 'in_doubt'))
+      AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.request_id = r.id AND p.state = 'pending'));
+
+-- name: purge_through
+-- the newest sealed entry a purge before the cutoff may drop through: older than the cutoff,
+-- and before the first entry of any request that stays
+SELECT a.seq, a.hash FROM audit_log a
+WHERE a.seq <= (SELECT seq FROM audit_head WHERE id = 1) AND a.hash IS NOT NULL AND a.at < :before_text
+  AND a.seq < coalesce(
+    (SELECT min(s.seq) FROM requests r JOIN audit_log s ON s.request_id = r.id
+     WHERE NOT (r.status IN ('approved', 'edited', 'rejected', 'responded', 'expired', 'cancelled')
+                AND r.decided_at < :before
+                AND NOT EXISTS (SELECT 1 FROM executions e WHERE e.request_id = r.id
+                                AND e.status IN ('not_started', 'running', 'in_doubt'))
+                AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.request_id = r.id AND o.state = 'pending'))),
+    (SELECT seq FROM audit_head WHERE id = 1) + 1)
+ORDER BY a.seq DESC LIMIT 1;
+
+-- name: latest_audit_purge
+-- where the live log's chain starts: the latest purge (the one through the newest entry)
+SELECT id, before, through_seq, through_hash, exported, export_name, export_sha256, at, actor
+FROM audit_purges ORDER BY through_seq DESC, id DESC LIMIT 1;
+
+-- name: audit_purge_records
+SELECT id, before, through_seq, through_hash, exported, export_name, export_sha256, at, actor
+FROM audit_purges ORDER BY id;
+
+-- name: record_audit_purge
+INSERT INTO audit_purges (before, through_seq, through_hash, exported, export_name, export_sha256, at, actor)
+VALUES (:before_text, :through_seq, :through_hash, :exported, :export_name, :export_sha256, :at, :actor);
+
+-- name: delete_purged_entries
+-- one batch of the entries a recorded purge went through
+DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE seq <= :through ORDER BY seq LIMIT :limit);
+
+-- name: claim_daily_purge
+-- the day's purge is one replica's: the first to move the marker to today runs it
+INSERT INTO counters (name, value) VALUES ('daily_purge', :day)
+ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE counters.value < excluded.value
+RETURNING value;
