@@ -33,6 +33,7 @@ from .backend import Backend
 from .calls import Scope, ToolCall
 from .errors import RequestExpired
 from .execution import DEFAULT_LEASE
+from .fresh_answers import Answers
 from .gate_plan import Planner, same_call
 from .gate_rules import GateRules
 from .outcome import Outcome, Reply, not_required, outcome_for
@@ -105,7 +106,7 @@ class Gate:
     def _follow(self, gate_rules: GateRules, policy: Policy, max_auto_resume: int | None) -> None:
         self._gate_rules = gate_rules
         self._max_auto_resume = max_auto_resume
-        self.nowhere: Mapping[str, bool] = gate_rules.answers
+        self.nowhere: Answers = gate_rules.answers
         """`nowhere[tool]`: True when the rules in force ask about no call of `tool` (for any
         agent, app, args or requester): an adapter's first check, before it reads the run's
         context; else check the call (`may_ask`, `explain`). One dict lookup while the rules
