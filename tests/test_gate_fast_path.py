@@ -17,6 +17,7 @@ from signoff import (
     Reject,
     Scope,
     Store,
+    Suspended,
     ToolCall,
     ToolEntry,
     WhenInput,
@@ -126,3 +127,21 @@ def test_the_kept_answer_the_gate_reads_first_goes_when_the_rules_change(
         store.decide(pending.request_id, Reject(message="no"), actor="alice")
         assert not gate.review(call, scope).execute
         assert not asyncio.run(gate.areview(call, scope)).execute
+
+
+def test_a_guarded_tool_reads_the_kept_answer_first_and_asks_once_it_is_gone(backend: Backend) -> None:
+    gate = Gate(backend, rules_refresh=3600.0)
+    ran: list[str] = []
+
+    def search(query: str) -> str:
+        ran.append(query)
+        return query
+
+    guarded = gate.guard(search, requires_approval=False, suspend=True)
+    with gate.scope(thread_id="guarded", agent="bench"):
+        assert guarded("a").executed and guarded("b").executed
+        assert gate.nowhere.get("search") is True
+        gate.register_tool("search", ToolEntry(requires_approval=True))
+        with pytest.raises(Suspended):
+            guarded("c")
+    assert ran == ["a", "b"]
