@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
+import functools
 import os
 import select
 import struct
@@ -31,15 +31,19 @@ GONE = IN_MOVE_SELF | IN_DELETE_SELF | IN_IGNORED
 EVENT_HEADER = struct.Struct("iIII")
 NETWORK_FILESYSTEMS = frozenset(
     {"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "lustre", "gpfs", "ncpfs"}
+    | {"fuse.sshfs", "fuse.s3fs", "fuse.rclone", "fuse.glusterfs", "fuse.ceph", "davfs"}
 )
 """Filesystems whose files other machines write: their writes raise no event here."""
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
+    """The C library's inotify calls (the process's own symbols: no library search, which would
+    run a subprocess), once per process; None where there are none."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)
         libc.inotify_init1.argtypes = [ctypes.c_int]
         libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
     except (OSError, AttributeError):
