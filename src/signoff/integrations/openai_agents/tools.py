@@ -151,16 +151,18 @@ class RulesSetting:
         return False if approval is None else approval.setting_of(tool)
 
 
-def _set_attribute(tool: Any, name: str, value: Any) -> None:
-    """A `RulesApproval` set as `needs_approval` is kept aside for `RulesSetting`; any other
-    value set later is kept as is (and is no stand-in: no rule change removes it)."""
-    if name == "needs_approval":
-        tool.__dict__.pop(HELD, None)
-        if isinstance(value, RulesApproval):
-            tool.__dict__[APPROVAL] = value
-            tool.__dict__.pop("needs_approval", None)
-            return
-    object.__setattr__(tool, name, value)
+def _setting_kept(tool: Any, name: str, value: Any) -> bool:
+    """Setting `name` on a gated tool: a `RulesApproval` set as `needs_approval` is kept aside
+    for `RulesSetting` (True: done); any other value is set as usual (False), and one set as
+    `needs_approval` is kept as is (no stand-in: no rule change removes it)."""
+    if name != "needs_approval":
+        return False
+    tool.__dict__.pop(HELD, None)
+    if not isinstance(value, RulesApproval):
+        return False
+    tool.__dict__[APPROVAL] = value
+    tool.__dict__.pop("needs_approval", None)
+    return True
 
 
 def _without_stand_in(state: dict[str, Any]) -> dict[str, Any]:
@@ -187,9 +189,13 @@ def _gated_class(cls: type[FunctionTool]) -> type[FunctionTool]:
     def state(tool: Any) -> Any:
         return _without_stand_in(dict(tool.__dict__))
 
+    def set_attribute(tool: Any, name: str, value: Any) -> None:
+        if not _setting_kept(tool, name, value):
+            cls.__setattr__(tool, name, value)
+
     namespace: dict[str, Any] = {
         "needs_approval": RulesSetting(),
-        "__setattr__": _set_attribute,
+        "__setattr__": set_attribute,
         "__getstate__": state,
         "__module__": cls.__module__,
     }
