@@ -104,3 +104,20 @@ def test_a_forked_child_forgets_answers_its_parents_thread_would_have_forgotten(
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert stored._gate_rules.answers == {"search": True}, "the parent keeps its own"
+
+
+def test_an_effect_mirroring_an_answer_goes_with_it() -> None:
+    answers = fresh.Answers(lambda tool: True, timeless=True)
+    shown: dict[str, bool] = {}
+    apply, undo = (lambda: shown.update(search=False)), (lambda: shown.pop("search"))
+    assert not answers.mirror("search", True, apply, undo), "no answer kept: nothing applied"
+    answers.keep("search", True, still=lambda: True)
+    assert not answers.mirror("search", False, apply, undo), "another answer kept: nothing applied"
+    assert answers.mirror("search", True, apply, undo) and shown == {"search": False}
+    answers.forget(keep_after=True)
+    assert shown == {}, "forgetting the answer undid its effect"
+    answers.keep("search", True, still=lambda: True)
+    assert answers.mirror("search", True, apply, undo)
+    answers.forget_if(answers.token)
+    assert shown == {}
+    answers.forget_if(answers.token - 1)  # a stale deadline: nothing to undo twice

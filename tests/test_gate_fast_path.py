@@ -8,7 +8,20 @@ from typing import Any
 
 import pytest
 
-from signoff import Approve, Backend, Gate, Outcome, Pending, Scope, Store, ToolCall, ToolEntry, WhenInput
+from signoff import (
+    Approve,
+    Backend,
+    Gate,
+    Outcome,
+    Pending,
+    Reject,
+    Scope,
+    Store,
+    Suspended,
+    ToolCall,
+    ToolEntry,
+    WhenInput,
+)
 from signoff.outcome import not_required
 
 ARGS = {"query": "weather in Paris"}
@@ -91,3 +104,44 @@ def test_may_ask_is_the_rules_answer_before_any_when(backend: Backend, store: St
     assert gate.may_ask("search", "bank-bot") is True and gate.may_ask("search") is False
     store.set_layer("tool", "transfer", {"requires_approval": False}, actor="admin")
     assert gate.may_ask("transfer") is False, "the store's tool entry overrides the code's"
+
+
+def test_the_kept_answer_the_gate_reads_first_goes_when_the_rules_change(
+    backend: Backend, store: Store
+) -> None:
+    """`review` answers a tool the rules ask about nowhere from its kept answer (one lookup); a
+    declaration that gates the tool drops that answer, so the next call asks."""
+    gate = Gate(backend, rules_refresh=3600.0)
+    scope = Scope(thread_id="kept", agent="bench")
+    for index in range(2):
+        call = ToolCall(name="search", args=ARGS, id=f"k{index}")
+        assert gate.review(call, scope) == expected(f"k{index}")
+    assert gate.nowhere.get("search") is True, "the fast path kept its answer for the next call"
+
+    gate.register_tool("search", ToolEntry(requires_approval=True))
+    assert "search" not in gate.nowhere
+    for index in range(2):
+        call = ToolCall(name="search", args=ARGS, id=f"asked{index}")
+        pending = gate.submit(call, scope)
+        assert isinstance(pending, Pending), "a tool gated since is asked about"
+        store.decide(pending.request_id, Reject(message="no"), actor="alice")
+        assert not gate.review(call, scope).execute
+        assert not asyncio.run(gate.areview(call, scope)).execute
+
+
+def test_a_guarded_tool_reads_the_kept_answer_first_and_asks_once_it_is_gone(backend: Backend) -> None:
+    gate = Gate(backend, rules_refresh=3600.0)
+    ran: list[str] = []
+
+    def search(query: str) -> str:
+        ran.append(query)
+        return query
+
+    guarded = gate.guard(search, requires_approval=False, suspend=True)
+    with gate.scope(thread_id="guarded", agent="bench"):
+        assert guarded("a").executed and guarded("b").executed
+        assert gate.nowhere.get("search") is True
+        gate.register_tool("search", ToolEntry(requires_approval=True))
+        with pytest.raises(Suspended):
+            guarded("c")
+    assert ran == ["a", "b"]

@@ -38,6 +38,8 @@ class Answers(dict[str, bool]):
         """Bumped by `forget`: a deadline armed for an earlier token is past its use."""
         self.keeping = timeless
         """Whether answers may be stored: something will `forget` them when they may no longer hold."""
+        self._undo: list[Callable[[], None]] = []
+        """What undoes the effects that stand for kept answers (`mirror`), run when they go."""
         _every[id(self)] = self
 
     def __missing__(self, tool: str) -> bool:
@@ -49,14 +51,28 @@ class Answers(dict[str, bool]):
         with self.lock:
             if self.keeping and still():
                 if len(self) >= MAX_ANSWERS:
-                    self.clear()
+                    self._empty()
                 self[tool] = answer
+
+    def mirror(self, tool: str, answer: bool, apply: Callable[[], None], undo: Callable[[], None]) -> bool:
+        """If `answer` is kept for `tool`: `apply()` an effect that stands for it elsewhere (a
+        plain attribute an SDK reads), and `undo()` it when the answers are emptied. Both run
+        under the lock, so no effect outlives its answer. False (nothing applied) otherwise."""
+        with self.lock:
+            if not self.keeping or dict.get(self, tool) is not answer:
+                return False
+            if len(self._undo) >= MAX_ANSWERS:  # effects on objects long gone: start over
+                self._empty()
+                return False
+            apply()
+            self._undo.append(undo)
+            return True
 
     def forget(self, *, keep_after: bool = False) -> int:
         """Empty the answers (the rules changed or are due a refresh); `keep_after`: new answers
         may be stored at once (their own forgetting is arranged). Returns the new token."""
         with self.lock:
-            self.clear()
+            self._empty()
             self.token += 1
             self.keeping = keep_after
             return self.token
@@ -65,9 +81,16 @@ class Answers(dict[str, bool]):
         """A deadline armed for `token` fell due: forget, unless something forgot since."""
         with self.lock:
             if token == self.token:
-                self.clear()
+                self._empty()
                 self.token += 1
                 self.keeping = False
+
+    def _empty(self) -> None:
+        """Every answer goes, and every effect that stood for one (the lock is held)."""
+        self.clear()
+        undo, self._undo = self._undo, []
+        for step in undo:
+            step()
 
 
 class _Deadlines:
@@ -124,7 +147,7 @@ def _after_fork_in_child() -> None:
     for answers in list(_every.values()):
         answers.lock = threading.Lock()  # a parent's thread may have held it: gone here
         if not answers.timeless:  # their deadlines were the parent's thread's
-            answers.clear()
+            answers._empty()
             answers.token += 1
             answers.keeping = False
 

@@ -33,9 +33,10 @@ from .backend import Backend
 from .calls import Scope, ToolCall
 from .errors import RequestExpired
 from .execution import DEFAULT_LEASE
+from .fresh_answers import Answers
 from .gate_plan import Planner, same_call
 from .gate_rules import GateRules
-from .outcome import Outcome, Reply, outcome_for
+from .outcome import Outcome, Reply, not_required, outcome_for
 from .pending import Pending, Suspended, or_suspend
 from .policies import AlwaysAsk, Policy, learn_from
 from .requests import Request, RequestStatus
@@ -105,7 +106,7 @@ class Gate:
     def _follow(self, gate_rules: GateRules, policy: Policy, max_auto_resume: int | None) -> None:
         self._gate_rules = gate_rules
         self._max_auto_resume = max_auto_resume
-        self.nowhere: Mapping[str, bool] = gate_rules.answers
+        self.nowhere: Answers = gate_rules.answers
         """`nowhere[tool]`: True when the rules in force ask about no call of `tool` (for any
         agent, app, args or requester): an adapter's first check, before it reads the run's
         context; else check the call (`may_ask`, `explain`). One dict lookup while the rules
@@ -220,6 +221,8 @@ class Gate:
         before (a durable run resuming): its request is looked up even if the rules in force
         would not ask, so a decision made keeps whatever the rules say now (no fast path).
         """
+        if not resumed and call.id and self.nowhere.get(call.name):  # kept: no call of it is asked about
+            return not_required(call.name, call.id, call.args)
         if not resumed and (unasked := self._planner.unasked(call, scope, self.default_scope)) is not None:
             return unasked
         state = scope_state(scope, self.default_scope)
@@ -241,6 +244,8 @@ class Gate:
         resumed: bool = False,
     ) -> Outcome:
         """`review` as a coroutine: waiting holds no thread."""
+        if not resumed and call.id and self.nowhere.get(call.name):  # kept: no call of it is asked about
+            return not_required(call.name, call.id, call.args)
         if not resumed and (unasked := self._planner.unasked(call, scope, self.default_scope)) is not None:
             return unasked
         state = scope_state(scope, self.default_scope)
@@ -266,6 +271,8 @@ class Gate:
     ) -> Outcome | Pending:
         """The suspending mode: the outcome if there is one already, else `Pending` at once
         (`resumed`: as for `review`)."""
+        if not resumed and call.id and self.nowhere.get(call.name):  # kept: no call of it is asked about
+            return not_required(call.name, call.id, call.args)
         if not resumed and (unasked := self._planner.unasked(call, scope, self.default_scope)) is not None:
             return unasked
         state = scope_state(scope, self.default_scope)

@@ -46,6 +46,8 @@ class Planner:
         resolver = self.rules.current()
         if resolver is None or not call.id:
             return None
+        if call.name not in self.rules.answers and self.rules.asks_nowhere_under(resolver, call.name):
+            return not_required(call.name, call.id, call.args)  # and `answers` has it for next time
         scope = effective_scope(scope, default)
         if resolver.explain(
             call.name, scope.agent, scope.app, call.args, scope.requester, call.annotations

@@ -107,7 +107,11 @@ class GateRules:
     def _asks_nowhere_now(self, tool: str) -> bool:
         """An answer `answers` is missing: the resolver in force (refreshed if due) gives it, and
         it is kept while it holds (until the rules change or their refresh falls due)."""
-        resolver = self.resolver()
+        return self.asks_nowhere_under(self.resolver(), tool)
+
+    def asks_nowhere_under(self, resolver: Resolver, tool: str) -> bool:
+        """`resolver.asks_nowhere(tool)`, kept in `answers` if `resolver` is still the one in force
+        (no I/O: the gate's fast path fills `answers` this way for its next call of `tool`)."""
         found = resolver.nowhere.get(tool)
         if found is None:
             found = resolver.asks_nowhere(tool)

@@ -76,6 +76,8 @@ def make_guard(
         )
 
     def needs_review() -> bool:
+        if gate.asks_nowhere(tool_name):  # kept: one lookup while the rules ask about no call of it
+            return False
         state = current_scope.get()
         scope = state.scope if state is not None else gate.default_scope
         return gate.resolver().static(tool_name, scope.agent, scope.app).ask

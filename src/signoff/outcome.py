@@ -77,13 +77,12 @@ def not_required(tool_name: str, tool_call_id: str | None, args: dict[str, Any])
     directly: a frozen dataclass's `__init__` sets each field through `object.__setattr__`, and
     this is the outcome of every call nobody is asked about (the gate's fast path)."""
     outcome = object.__new__(Outcome)
-    outcome.__dict__.update(
-        _OUTCOME_DEFAULTS,
-        tool_name=tool_name,
-        execute=True,
-        tool_call_id=tool_call_id,
-        final_tool_params=args,
-    )
+    fields_now = _OUTCOME_DEFAULTS.copy()
+    fields_now["tool_name"] = tool_name
+    fields_now["execute"] = True
+    fields_now["tool_call_id"] = tool_call_id
+    fields_now["final_tool_params"] = args
+    object.__setattr__(outcome, "__dict__", fields_now)
     return outcome
 
 

@@ -16,7 +16,7 @@ pytest.importorskip("agents")
 
 from agents import RunContextWrapper
 
-from signoff import Decision, Edit, Gate, Reject, RuleSet
+from signoff import Decision, Edit, Gate, Reject, RuleSet, ToolEntry
 from signoff.integrations.openai_agents import SignoffApproval
 from signoff.integrations.openai_agents.context import bound_thread
 from signoff.integrations.openai_agents.tools import RulesApproval
@@ -142,3 +142,27 @@ def test_a_decision_outlives_its_rule_switched_off_before_the_resume(
     assert dict(outputs(model))["c1"] == output
     assert [row["args"] for row in ledger.runs("send_email")] == sent
     assert [row["key"] for row in ledger.runs("send_email")] == [waiting.request_id] * len(sent)
+
+
+def test_a_plain_false_stands_in_while_the_answer_holds_and_goes_with_it(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    """The SDK reads `needs_approval` twice per call: while the rules ask about no call of the
+    tool, that is a plain `False` in the tool's `__dict__`; a rule change removes it (from the
+    tool, never left behind in a copy), and the tool asks again."""
+    approval = SignoffApproval(Gate(sqlite_store, rules=RuleSet()))
+    send_email, lookup = gated_tools(approval, tmp_path)
+    assert send_email.needs_approval is False and lookup.needs_approval is False
+    assert send_email.__dict__["needs_approval"] is False, "the stand-in: a plain attribute"
+    copies = [copy.copy(send_email), copy.copy(copy.copy(send_email))]
+    assert all("needs_approval" not in each.__dict__ for each in copies)
+    lookup.needs_approval = False  # set by hand: kept as is, whatever the rules say later
+
+    approval.gate.register_tool("send_email", ToolEntry(requires_approval=True))
+    approval.gate.register_tool("lookup", ToolEntry(requires_approval=True))
+    assert "needs_approval" not in send_email.__dict__
+    for tool in [send_email, *copies]:
+        assert isinstance(tool.needs_approval, RulesApproval), "asked about now"
+        with bound_thread(approval.defaults, "t1", None):
+            assert isinstance(tool.needs_approval, RulesApproval)
+    assert lookup.needs_approval is False

@@ -2,8 +2,9 @@
 
 Waiters subscribe to a request id and sleep on an event; nobody polls per waiter. The store fires
 the hub after its own commits (in-process), and a backend source fires it for changes made by
-other processes: PostgreSQL LISTEN/NOTIFY, or SQLite's `PRAGMA data_version` checked at a short
-interval by one thread per store. An async waiter is woken through its loop, so a thousand
+other processes: PostgreSQL LISTEN/NOTIFY, or SQLite's `PRAGMA data_version` checked by one
+thread per store when the kernel says the database's WAL was written (or at a short interval where
+it cannot say). An async waiter is woken through its loop, so a thousand
 waiting coroutines need no thread each.
 """
 
@@ -13,6 +14,7 @@ import asyncio
 import contextlib
 import threading
 from collections.abc import Iterable, Mapping
+from typing import Protocol
 
 ANY = "*"
 """Subscribe to this id to be woken by every change (the server's event feed does)."""
@@ -83,6 +85,13 @@ class Waiter:
         return True
 
 
+class WakeSource(Protocol):
+    """A thread that fires the hub for other processes' changes, and may block outside it."""
+
+    def stop_waiting(self) -> None:
+        """The store closes: end any wait now and stop."""
+
+
 class WakeupHub:
     """Who waits for which request. Thread-safe."""
 
@@ -90,6 +99,8 @@ class WakeupHub:
         self._lock = threading.Lock()
         self._waiters: dict[str, set[Waiter]] = {}
         self._changed = threading.Condition(self._lock)
+        self.sources: list[WakeSource] = []
+        """The sources firing this hub (`attach`ed), told when the store closes."""
 
     def subscribe(self, request_id: str, *, loop: asyncio.AbstractEventLoop | None = None) -> Waiter:
         waiter = Waiter(request_id, loop)
@@ -142,6 +153,14 @@ class WakeupHub:
         with self._lock:
             self._changed.wait(timeout)
 
+    def attach(self, source: WakeSource) -> None:
+        with self._lock:
+            self.sources.append(source)
+
     def wake_sources(self) -> None:
+        """The store closes: every source stops waiting (in `pause`, `wait_for_watchers` or its own)."""
         with self._lock:
             self._changed.notify_all()
+            sources = list(self.sources)
+        for source in sources:
+            source.stop_waiting()

@@ -10,7 +10,8 @@ runs an approved call exactly once, with the args a person edited.
   override, as the LangChain adapter treats `interrupt_on`. The tool reads
   `needs_approval=False` while its rules ask about none of its calls, whatever the args (its
   class gets a `needs_approval` descriptor; copies keep it), so the SDK spends on it what it
-  spends on a plain `False`: for anyone's calls (`Gate.asks_nowhere`), and inside
+  spends on a plain `False` (for anyone's calls it is one: a stand-in in the tool's `__dict__`
+  while `Gate.asks_nowhere`'s answer is kept, removed with it), and inside
   `SignoffApproval.run` and `.resume` for the run's agent and app; otherwise (a tool that asks
   somebody, under `Runner.run` directly) the SDK gets the predicate.
 - `on_invoke_tool` is wrapped. A call the SDK runs after an approval is the call of a signoff
@@ -25,6 +26,7 @@ runs an approved call exactly once, with the args a person edited.
 from __future__ import annotations
 
 import json
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -108,27 +110,66 @@ class RulesApproval:
             return self
         return False
 
+    def setting_of(self, tool: Any) -> bool | RulesApproval:
+        """`setting()` for `tool`; while the rules in force ask about no call of it, a plain
+        `False` stands in `tool.__dict__` (what the SDK reads first), gone with that answer."""
+        if not self.nowhere[self.tool_name]:
+            return self.setting()
+        held = weakref.ref(tool)
+
+        def apply() -> None:
+            tool.__dict__.update({"needs_approval": False, HELD: True})
+
+        def undo() -> None:
+            if (still := held()) is not None and still.__dict__.pop(HELD, False):
+                still.__dict__.pop("needs_approval", None)
+
+        self.nowhere.mirror(self.tool_name, True, apply, undo)
+        return False
+
 
 def signoff_needs_approval(gate: Gate, tool_name: str, defaults: ScopeDefaults) -> RulesApproval:
     """A `needs_approval` predicate for `tool_name` that asks the gate's rules."""
     return RulesApproval(gate, tool_name, defaults)
 
 
-def _read_needs_approval(tool: Any) -> Any:
-    """`needs_approval` on a gated tool's class (the SDK reads it twice per call): a
-    `RulesApproval` stored on the tool is read through its `setting()`, whose first check is
-    inlined here; anything else set later is kept as is. A `property`: no `__get__` to look up."""
-    try:
-        value = tool.__dict__["needs_approval"]
-    except KeyError:
+APPROVAL = "_signoff_rules_approval"
+"""Where a gated tool keeps its `RulesApproval` (in its `__dict__`)."""
+HELD = "_signoff_needs_approval_held"
+"""Set while the tool's `needs_approval` in its `__dict__` is signoff's stand-in `False`."""
+
+
+class RulesSetting:
+    """`needs_approval` on a gated tool's class. Not a data descriptor: while the tool's
+    `__dict__` holds a value (signoff's stand-in `False`, or one set later), the SDK's two reads
+    per call are plain attribute reads; else the tool's `RulesApproval` says (`setting_of`)."""
+
+    def __get__(self, tool: Any, owner: type | None = None) -> Any:
+        if tool is None:
+            return self
+        approval = tool.__dict__.get(APPROVAL)
+        return False if approval is None else approval.setting_of(tool)
+
+
+def _setting_kept(tool: Any, name: str, value: Any) -> bool:
+    """Setting `name` on a gated tool: a `RulesApproval` set as `needs_approval` is kept aside
+    for `RulesSetting` (True: done); any other value is set as usual (False), and one set as
+    `needs_approval` is kept as is (no stand-in: no rule change removes it)."""
+    if name != "needs_approval":
         return False
-    if isinstance(value, RulesApproval):
-        return False if value.nowhere[value.tool_name] else value.setting()
-    return value
+    tool.__dict__.pop(HELD, None)
+    if not isinstance(value, RulesApproval):
+        return False
+    tool.__dict__[APPROVAL] = value
+    tool.__dict__.pop("needs_approval", None)
+    return True
 
 
-def _set_needs_approval(tool: Any, value: Any) -> None:
-    tool.__dict__["needs_approval"] = value
+def _without_stand_in(state: dict[str, Any]) -> dict[str, Any]:
+    """A copy's state: signoff's stand-in belongs to the original (only its answer removes it)."""
+    if state.pop(HELD, False):
+        state.pop("needs_approval", None)
+    return state
 
 
 _gated_classes: dict[type, type] = {}
@@ -137,10 +178,30 @@ _gated_classes: dict[type, type] = {}
 def _gated_class(cls: type[FunctionTool]) -> type[FunctionTool]:
     """`cls` with `needs_approval` read through the rules (one subclass per tool class; the SDK
     copies tools with `type(self)`, so copies stay gated)."""
-    if (gated := _gated_classes.get(cls)) is None:
-        needs_approval = property(_read_needs_approval, _set_needs_approval)
-        namespace = {"needs_approval": needs_approval, "__module__": cls.__module__}
-        gated = _gated_classes[cls] = type(cls.__name__, (cls,), namespace)
+    if (gated := _gated_classes.get(cls)) is not None:
+        return gated
+
+    def copied(tool: Any) -> Any:
+        duplicate = cls.__copy__(tool)
+        _without_stand_in(duplicate.__dict__)
+        return duplicate
+
+    def state(tool: Any) -> Any:
+        return _without_stand_in(dict(tool.__dict__))
+
+    def set_attribute(tool: Any, name: str, value: Any) -> None:
+        if not _setting_kept(tool, name, value):
+            cls.__setattr__(tool, name, value)
+
+    namespace: dict[str, Any] = {
+        "needs_approval": RulesSetting(),
+        "__setattr__": set_attribute,
+        "__getstate__": state,
+        "__module__": cls.__module__,
+    }
+    if hasattr(cls, "__copy__"):
+        namespace["__copy__"] = copied
+    gated = _gated_classes[cls] = type(cls.__name__, (cls,), namespace)
     return gated
 
 
