@@ -92,7 +92,7 @@ def create_app(
         sealer = (
             None
             if store.seals_at_commit
-            else asyncio.create_task(run_sealer(store, settings.seal_interval), name="signoff-sealer")
+            else asyncio.create_task(run_sealer(server, settings.seal_interval), name="signoff-sealer")
         )
         if settings.outbox.enabled:
             await worker.start()

@@ -11,17 +11,18 @@ import asyncio
 import logging
 
 from ..errors import StoreUnavailable
-from ..store import Store
+from .context import Server
 
 log = logging.getLogger("signoff.server")
 
 
-async def run_sealer(store: Store, interval: float) -> None:
-    """Seal every `interval` seconds until cancelled; a store that cannot be used is tried again."""
+async def run_sealer(server: Server, interval: float) -> None:
+    """Seal every `interval` seconds until cancelled, in the server's store threads; a store that
+    cannot be used is tried again."""
     unavailable: str | None = None
     while True:
         try:
-            await asyncio.to_thread(store.seal_audit, wait=False)
+            await server.run(server.store.seal_audit, wait=False)
         except StoreUnavailable as exc:
             if exc.message != unavailable:
                 log.warning("the sealer cannot use the store (%s); trying again until it can", exc.message)
