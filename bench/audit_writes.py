@@ -4,13 +4,14 @@ itself, which a 2-core machine running several replicas cannot.
 
     .venv/bin/python bench/audit_writes.py [--quick] [--dsn DSN] [--connections 16]
 
-Each write is one transaction: a row inserted into a table of its own and one audit entry, then
-COMMIT (synchronous_commit as the server has it). "head-row lock": the entry is appended to the
-hash chain under the audit_head row's lock, held until the commit (signoff before the sealed log;
-still how `record()` appends). "sealed": the entry is queued (`queue_audit`), and a sealer thread
-seals every 0.2 s as each server does; the lag of every batch it seals (sealed_at minus the
-oldest entry's time) is reported. Rounds alternate the two sides (A B, B A, ...); the ratio is
-taken round by round. Prints a table and writes bench/results/audit-writes.json.
+Each write is one statement in autocommit, as signoff's fused create and decide statements are: a
+row inserted into a table of its own and its audit entry, committed (synchronous_commit as the
+server has it). "head-row lock": the entry is appended to the hash chain under the audit_head row's
+lock, held until the commit (signoff's fused statements before the sealed log). "sealed": the
+entry is queued (as they do now), and a sealer thread seals every 0.2 s as each server does; the
+lag of every batch it seals (sealed_at minus the oldest entry's time) is reported. Rounds
+alternate the two sides (A B, B A, ...); the ratio is taken round by round. Prints a table and
+writes bench/results/audit-writes.json.
 """
 
 from __future__ import annotations
@@ -40,7 +41,6 @@ from core import (
 )
 from signoff.store.core import AuditNote
 from signoff.store.postgres import PostgresStore
-from signoff.store.queries import load_queries
 
 RESULTS = Path(__file__).resolve().parent / "results" / "audit-writes.json"
 HEAD_ROW = "head-row lock"
@@ -57,16 +57,32 @@ def default_dsn() -> str:
     )
 
 
+HEAD_ROW_WRITE = """
+WITH r AS (INSERT INTO bench_rows (id, slot) VALUES (%(id)s, %(slot)s) RETURNING id)
+INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
+SELECT head.seq + 1, %(at)s, %(actor)s, %(channel)s, %(action)s, r.id, %(data_json)s, head.hash,
+       encode(sha256(convert_to(CAST(head.seq + 1 AS text) || '|' || head.hash || '|' || %(payload)s,
+                                'UTF8')), 'hex')
+FROM r, (SELECT seq, hash FROM audit_head WHERE id = 1 FOR UPDATE) AS head
+"""
+"""One audited write as signoff's fused statements made it before the sealed log: the row and its
+entry in one statement (autocommit), the entry chained under the head row's lock until the commit."""
+SEALED_WRITE = """
+WITH r AS (INSERT INTO bench_rows (id, slot) VALUES (%(id)s, %(slot)s) RETURNING id)
+INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
+SELECT %(at)s, %(actor)s, %(channel)s, %(action)s, r.id, %(data_json)s, %(payload)s FROM r
+"""
+"""The same write as the fused statements make it now: the entry queued, nothing shared locked."""
+
+
 def writer(dsn: str, schema: str, query: str, stop: threading.Event, counts: list[int], slot: int) -> None:
-    with psycopg.connect(dsn, options=f"-csearch_path={schema}") as connection:
+    with psycopg.connect(dsn, options=f"-csearch_path={schema}", autocommit=True) as connection:
         while not stop.is_set():
-            params: dict[str, Any] = AuditNote("bench.write", "bench", "bench", None, {"slot": slot}).params()
-            params["data_json"] = params["data_json"].text
-            with connection.transaction():
-                connection.execute(
-                    "INSERT INTO bench_rows (id, slot) VALUES (%s, %s)", (uuid.uuid4().hex, slot)
-                )
-                connection.execute(query, params)
+            row_id = uuid.uuid4().hex
+            note = AuditNote("bench.write", "bench", "bench", row_id, {"slot": slot})
+            params: dict[str, Any] = note.params()
+            params.update(data_json=params["data_json"].text, id=row_id, slot=slot)
+            connection.execute(query, params)
             counts[slot] += 1
 
 
@@ -78,8 +94,7 @@ def sealer(dsn: str, schema: str, stop: threading.Event) -> None:
 
 
 def run_round(dsn: str, schema: str, side: str, connections: int, seconds: float) -> dict[str, Any]:
-    queries = load_queries("postgres")
-    query = queries["append_audit"] if side == HEAD_ROW else queries["queue_audit"]
+    query = HEAD_ROW_WRITE if side == HEAD_ROW else SEALED_WRITE
     stop = threading.Event()
     counts = [0] * connections
     threads = [
@@ -178,8 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         )
     )
     report.notes.append(
-        f"{rounds} rounds of {seconds:g} s per side, in turns; each write is a row and one audit entry "
-        "in one transaction. The sealer seals every 0.2 s, as each server does."
+        f"{rounds} rounds of {seconds:g} s per side, in turns; each write is a row and its audit entry "
+        "in one statement (autocommit), as signoff's fused writes. The sealer seals every 0.2 s, as each "
+        "server does."
     )
     write_results(report, machine_info(options.dsn), options.quick, options.output)
     print_report(report, "Audited writes: the sealed log against the head-row lock")
