@@ -139,21 +139,28 @@ FOR EACH ROW EXECUTE FUNCTION audit_log_append_only();
 
 CREATE FUNCTION audit_log_move_head() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    UPDATE audit_head SET seq = NEW.seq, hash = NEW.hash WHERE id = 1;
-    RETURN NEW;
+    UPDATE audit_head SET seq = last.seq, hash = last.hash
+    FROM (SELECT seq, hash FROM appended ORDER BY seq DESC LIMIT 1) AS last
+    WHERE audit_head.id = 1;
+    RETURN NULL;
 END;
 $$;
 
+-- The head moves once per statement that appends, to the statement's last entry (the sealer
+-- appends a whole batch in one).
 CREATE TRIGGER audit_log_moves_head AFTER INSERT ON audit_log
-FOR EACH ROW EXECUTE FUNCTION audit_log_move_head();
+REFERENCING NEW TABLE AS appended FOR EACH STATEMENT EXECUTE FUNCTION audit_log_move_head();
 
--- The head moves only as the log's own trigger moves it: one step forward, onto the entry
--- just appended. Neither table may be truncated (TRUNCATE skips row triggers).
+-- The head moves only as the log's own trigger moves it: forward, onto the last entry a statement
+-- appended, when every entry up to it is there and the first links to the old head. Neither
+-- table may be truncated (TRUNCATE skips row triggers).
 CREATE FUNCTION audit_head_moves_forward() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'UPDATE' THEN
-        IF NEW.id = OLD.id AND NEW.seq = OLD.seq + 1 AND EXISTS
-            (SELECT 1 FROM audit_log WHERE seq = NEW.seq AND hash = NEW.hash AND prev_hash = OLD.hash) THEN
+        IF NEW.id = OLD.id AND NEW.seq > OLD.seq
+           AND EXISTS (SELECT 1 FROM audit_log WHERE seq = NEW.seq AND hash = NEW.hash)
+           AND EXISTS (SELECT 1 FROM audit_log WHERE seq = OLD.seq + 1 AND prev_hash = OLD.hash)
+           AND (SELECT count(*) FROM audit_log WHERE seq > OLD.seq AND seq <= NEW.seq) = NEW.seq - OLD.seq THEN
             RETURN NEW;
         END IF;
     END IF;
@@ -208,7 +215,10 @@ DECLARE
     head_hash TEXT;
     first_seq BIGINT;
     oldest TEXT;
-    sealed BIGINT[] := '{}';
+    ids BIGINT[] := '{}';
+    seqs BIGINT[] := '{}';
+    links TEXT[] := '{}';
+    hashes TEXT[] := '{}';
     entry RECORD;
 BEGIN
     -- Nothing queued: no lock taken, so a reader's look costs no write and no commit flush.
@@ -224,26 +234,30 @@ BEGIN
         END IF;
     END IF;
     first_seq := head_seq + 1;
-    FOR entry IN SELECT * FROM audit_queue ORDER BY id LIMIT max_entries LOOP
+    FOR entry IN SELECT id, at, payload FROM audit_queue ORDER BY id LIMIT max_entries LOOP
+        links := links || head_hash;
         head_seq := head_seq + 1;
-        INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
-        VALUES (head_seq, entry.at, entry.actor, entry.channel, entry.action, entry.request_id, entry.data,
-                head_hash,
-                encode(sha256(convert_to(CAST(head_seq AS text) || '|' || head_hash || '|' || entry.payload,
-                                         'UTF8')), 'hex'))
-        RETURNING hash INTO head_hash;
-        sealed := sealed || entry.id;
+        head_hash := encode(sha256(convert_to(CAST(head_seq AS text) || '|' || head_hash || '|' || entry.payload,
+                                              'UTF8')), 'hex');
+        ids := ids || entry.id;
+        seqs := seqs || head_seq;
+        hashes := hashes || head_hash;
         IF oldest IS NULL OR entry.at < oldest THEN
             oldest := entry.at;
         END IF;
     END LOOP;
-    IF cardinality(sealed) = 0 THEN
+    IF cardinality(ids) = 0 THEN
         RETURN 0;
     END IF;
-    DELETE FROM audit_queue WHERE id = ANY (sealed);
+    -- One statement for the batch: the head moves once, to its last entry.
+    INSERT INTO audit_log (seq, at, actor, channel, action, request_id, data, prev_hash, hash)
+    SELECT s.seq, q.at, q.actor, q.channel, q.action, q.request_id, q.data, s.link, s.hash
+    FROM unnest(ids, seqs, links, hashes) AS s (id, seq, link, hash) JOIN audit_queue q ON q.id = s.id
+    ORDER BY s.seq;
+    DELETE FROM audit_queue WHERE id = ANY (ids);
     INSERT INTO audit_seals (head_seq, head_hash, first_seq, entries, oldest_at, sealed_at)
-    VALUES (head_seq, head_hash, first_seq, cardinality(sealed), oldest, now());
-    RETURN cardinality(sealed);
+    VALUES (head_seq, head_hash, first_seq, cardinality(ids), oldest, now());
+    RETURN cardinality(ids);
 END;
 $$;
 
