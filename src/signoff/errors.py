@@ -12,6 +12,7 @@ SignoffError
 │   ├── NotAnApprover            (403)
 │   ├── RequestConflict          (409)
 │   │   ├── AlreadyDecided
+│   │   ├── ArgsMismatch         an execution claim for other args than were decided
 │   │   └── RequestNotReady      still drafting
 │   ├── RequestExpired           (410)
 │   └── InvalidDecision          (422)
