@@ -27,6 +27,9 @@ Prints one table (measurement, value, target, met) and writes bench/results/adap
    `gate.review` / `gate.areview`), another thread decides; the time from `decide()` returning
    (committed) to the waiter returning, on CLOCK_MONOTONIC. The modes run in turns, the p50
    of each is compared with the gate's own (sync adapters with `review`, async with `areview`).
+   Modes that run the tool themselves (`gate.run`, the LangChain adapter: the execution's claim
+   is committed before the tool starts) are also timed to the tool starting, the moment the
+   agent resumes; their return comes after the result is recorded as well.
 """
 
 from __future__ import annotations
@@ -457,6 +460,14 @@ def measure_gate(report: Report, gate: Gate, sizes: Sizes) -> None:
 Waiter = Callable[[ToolCall], object]
 """Blocks in a waiting mode until the call's request is decided; returns what the mode returns."""
 
+TOOL_STARTED: list[int] = []
+"""When a mode that runs the tool (`gate.run`, the LangChain adapter) entered it, on
+CLOCK_MONOTONIC: the agent's resumption as its user sees it, before the result is recorded."""
+
+
+def tool_started() -> None:
+    TOOL_STARTED.append(time.monotonic_ns())
+
 
 def sync_waiters(gate: Gate) -> dict[str, Waiter]:
     from langchain.agents.middleware.types import ToolCallRequest
@@ -489,7 +500,12 @@ def sync_waiters(gate: Gate) -> dict[str, Waiter]:
             store=None,
         )
         request = ToolCallRequest(tool_call=lc_call, tool=send_email, state=state, runtime=runtime)
-        return middleware.wrap_tool_call(request, lambda _: ToolMessage("sent", tool_call_id=str(call.id)))
+
+        def send(_: object) -> ToolMessage:
+            tool_started()
+            return ToolMessage("sent", tool_call_id=str(call.id))
+
+        return middleware.wrap_tool_call(request, send)
 
     def haystack(call: ToolCall) -> object:
         return strategy.run(
@@ -500,8 +516,12 @@ def sync_waiters(gate: Gate) -> dict[str, Waiter]:
             confirmation_strategy_context={"signoff": {"thread_id": THREAD}},
         )
 
+    def sent(**args: object) -> str:
+        tool_started()
+        return "sent"
+
     def run(call: ToolCall) -> object:
-        return gate.run(call, lambda **args: "sent", scope, timeout=RESUME_TIMEOUT)
+        return gate.run(call, sent, scope, timeout=RESUME_TIMEOUT)
 
     return {
         "gate.review": lambda call: gate.review(call, scope, timeout=RESUME_TIMEOUT),
@@ -555,8 +575,10 @@ def async_waiters(gate: Gate) -> dict[str, Callable[[ToolCall], Awaitable[object
     }
 
 
-def one_wakeup(gate: Gate, waiter: Waiter, call: ToolCall) -> float:
-    """ms from decide() returning to the waiter returning."""
+def one_wakeup(gate: Gate, waiter: Waiter, call: ToolCall) -> tuple[float, float | None]:
+    """ms from decide() returning to the waiter returning, and to the tool starting (for the
+    modes that run it)."""
+    TOOL_STARTED.clear()
     pending = gate.submit(call, Scope(thread_id=THREAD))
     check(isinstance(pending, Pending), "send_email asks")
     assert isinstance(pending, Pending)
@@ -575,18 +597,25 @@ def one_wakeup(gate: Gate, waiter: Waiter, call: ToolCall) -> float:
     decided = time.monotonic_ns()
     thread.join(RESUME_TIMEOUT)
     check(bool(resumed), f"the waiter resumed after {pending.request_id} was decided")
-    return (resumed[0] - decided) / 1e6
+    started = (TOOL_STARTED[0] - decided) / 1e6 if TOOL_STARTED else None
+    return (resumed[0] - decided) / 1e6, started
 
+
+STARTED = " (tool started)"
+"""The suffix of a mode's label for its wake-up measured to the tool starting."""
 
 WAKEUP_BASELINES = {
-    "LangChain wrap_tool_call (wait=True)": ("gate.review", "gate.run"),
+    "LangChain wrap_tool_call (wait=True)" + STARTED: ("gate.review", "gate.run" + STARTED),
+    "LangChain wrap_tool_call (wait=True)": ("gate.run",),
     "Haystack SignoffConfirmationStrategy.run": ("gate.review",),
     "Pydantic AI SignoffApprovals(wait=True)": ("gate.areview",),
     "OpenAI Agents submit_all(wait=True)": ("gate.areview",),
 }
 """The gate's own waiting call each adapter's wake-up is compared with. The LangChain adapter runs
-the tool exactly once (`gate.run`: a lease and the result are recorded after the decision), so
-it is compared with `gate.run` as well as with `gate.review`."""
+the tool exactly once (`gate.run`: its claim is committed before the tool starts, its result
+recorded after), so its resumption is the tool starting: compared with `gate.review` returning
+and with `gate.run`'s tool starting; to the adapter returning (the result recorded too) it is
+compared with `gate.run` returning."""
 
 
 def on_loop(loop: asyncio.AbstractEventLoop, coroutine: Callable[[ToolCall], Awaitable[object]]) -> Waiter:
@@ -620,9 +649,11 @@ def wakeup_samples(gate: Gate, waiters: dict[str, Waiter], sizes: Sizes) -> dict
     for number in range(sizes.wakeup_warmups + sizes.wakeups):
         for label in labels if number % 2 == 0 else reversed(labels):
             call = ToolCall(name="send_email", args=EMAIL_ARGS, id=f"wake-{number}-{labels.index(label)}")
-            latency = one_wakeup(gate, waiters[label], call)
+            latency, started = one_wakeup(gate, waiters[label], call)
             if number >= sizes.wakeup_warmups:
                 samples[label].append(latency)
+                if started is not None:
+                    samples.setdefault(label + STARTED, []).append(started)
     return samples
 
 
@@ -639,6 +670,8 @@ def report_wakeups(report: Report, samples: dict[str, list[float]]) -> None:
             Metric(section, f"{key}_p50", f"{label} p50", percentile(latencies, 0.5), "ms", details=details)
         )
         for baseline in WAKEUP_BASELINES.get(label, ()):
+            if baseline not in samples:
+                continue
             extra = percentile(latencies, 0.5) - percentile(samples[baseline], 0.5)
             report.add(
                 Metric(
