@@ -15,6 +15,7 @@ from .decisions import Decision
 from .execution import Claim
 from .requests import Execution, NewRequest, Request
 from .rules.model import RuleSet
+from .shadow import ShadowHit, ShadowRules
 from .store.wakeup import Waiter
 
 
@@ -76,6 +77,12 @@ class Backend(Protocol):
     def rules_version(self) -> int: ...
 
     def load_rules(self) -> RuleSet: ...
+
+    def shadow_rules(self) -> list[ShadowRules]:
+        """The rules tried in shadow, active ones (read right after `load_rules`)."""
+        ...
+
+    def record_shadow_hits(self, hits: list[ShadowHit]) -> int: ...
 
     def remember(self, scope_key: str, fingerprint: str) -> None: ...
 

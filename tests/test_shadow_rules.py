@@ -1,0 +1,251 @@
+"""Rules tried in shadow: hits in both directions through the gate (nothing changes for the
+agent), promote, drop, a preview replaying a recorded week, purge, the CLI; on SQLite and
+PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from signoff import Gate, Scope, Store, ToolCall
+from signoff._util import to_iso, utcnow
+from signoff.cli import app
+from signoff.errors import Conflict, InvalidInput, RulesChanged
+from signoff.outcome import Outcome
+from signoff.pending import Pending
+from signoff.requests import NewRequest
+from signoff.rules import RuleSet
+from signoff.shadow import ShadowHit
+from tests.conftest import url_for
+from tests.test_audit import run_sql
+
+LIVE = RuleSet.from_yaml(
+    """
+tools:
+  delete_db: {requires_approval: true, approvers: [alice], deadline: 1h}
+  search: {requires_approval: false}
+  send_email: {requires_approval: true, approvers: [alice], deadline: 1h}
+"""
+)
+PROPOSED = RuleSet.from_yaml(
+    """
+tools:
+  delete_db: {requires_approval: false}
+  search: {requires_approval: true, approvers: [bob]}
+  send_email: {requires_approval: true, approvers: [bob], deadline: 1h}
+"""
+)
+
+
+def entries(rules: RuleSet) -> dict[tuple[str, str], dict[str, object]]:
+    return {(kind, name): data for kind, name, data in rules.layers()}
+
+
+def gate_on(store: Store) -> Gate:
+    return Gate(store, scope=Scope(thread_id="t", agent="bot", app="prod"), rules_refresh=0)
+
+
+def flushed(gate: Gate) -> None:
+    assert gate._gate_rules.recorder.flush(timeout=10)
+
+
+def call(tool: str, call_id: str, **args: object) -> ToolCall:
+    return ToolCall(name=tool, args=dict(args), id=call_id)
+
+
+def test_hits_in_both_directions_change_nothing_for_the_agent(store: Store) -> None:
+    store.replace_rules(LIVE, actor="root")
+    shadow = store.add_shadow_rules(PROPOSED, label="swap", actor="root")
+    gate = gate_on(store)
+
+    ran = gate.submit(call("search", "c1", q="cats"))
+    asked = gate.submit(call("delete_db", "c2", name="prod"))
+    same = gate.submit(call("send_email", "c3", to="x"))
+    flushed(gate)
+
+    assert isinstance(ran, Outcome) and ran.execute  # runs as before
+    assert isinstance(asked, Pending)  # still asked
+    assert isinstance(same, Pending)
+    hits = {hit.tool: hit for hit in store.shadow_hits(shadow.id)}
+    assert set(hits) == {"search", "delete_db"}  # send_email: asked either way, no hit
+    assert hits["search"].direction == "newly_asked"
+    assert (hits["search"].agent, hits["search"].app, hits["search"].args) == ("bot", "prod", {"q": "cats"})
+    assert hits["search"].rule["layer"] == "tool" and hits["search"].rule["key"] == "search"
+    assert hits["delete_db"].direction == "no_longer_asked"
+    counted = store.get_shadow_rules(shadow.id)
+    assert (counted.newly_asked, counted.no_longer_asked) == (1, 1)
+
+
+def test_the_fast_path_still_sees_a_shadow_that_asks(store: Store) -> None:
+    """With no shadow, `search` is asked nowhere (the adapters' first check skips the gate);
+    a shadow that asks about it makes the gate look at each call."""
+    store.replace_rules(LIVE, actor="root")
+    gate = gate_on(store)
+    gate.resolver()
+    assert gate.asks_nowhere("search")
+    store.add_shadow_rules(PROPOSED, label="swap", actor="root")
+    gate.resolver()  # a refresh: the shadow's add bumped the rules' version
+    assert not gate.asks_nowhere("search")
+    assert gate.may_ask("search", "bot", "prod")
+
+
+def test_a_dropped_shadow_records_nothing_more(store: Store) -> None:
+    store.replace_rules(LIVE, actor="root")
+    shadow = store.add_shadow_rules(PROPOSED, label="swap", actor="root")
+    gate = gate_on(store)
+    gate.submit(call("search", "c1"))
+    flushed(gate)
+    dropped = store.drop_shadow_rules(shadow.id, actor="root")
+    assert dropped.status == "dropped" and dropped.closed_by == "root"
+    gate.submit(call("search", "c2"))
+    flushed(gate)
+    assert len(store.shadow_hits(shadow.id)) == 1
+    assert store.shadow_rules() == []
+    assert [item.id for item in store.shadow_rules(everything=True)] == [shadow.id]
+    assert entries(store.load_rules()) == entries(LIVE)  # dropping changes no rule
+    with pytest.raises(Conflict):
+        store.drop_shadow_rules(shadow.id, actor="root")
+    actions = [entry.action for entry in store.audit_entries(kind="rules")]
+    assert "rules.shadow_added" in actions and "rules.shadow_dropped" in actions
+
+
+def test_promote_makes_the_shadow_the_rules_in_force(store: Store) -> None:
+    store.replace_rules(LIVE, actor="root")
+    shadow = store.add_shadow_rules(PROPOSED, label="swap", actor="root")
+    version = store.promote_shadow_rules(shadow.id, actor="root")
+    assert store.rules_version() == version
+    assert entries(store.load_rules()) == entries(PROPOSED)
+    assert store.get_shadow_rules(shadow.id).status == "promoted"
+    promoted = store.rule_history(limit=1)[0]
+    assert promoted.action == "rules.promoted" and promoted.actor == "root"
+    with pytest.raises(Conflict):
+        store.promote_shadow_rules(shadow.id, actor="root")
+    gate = gate_on(store)
+    assert isinstance(gate.submit(call("search", "c1")), Pending)  # now asked for real
+
+
+def test_promote_is_refused_once_the_rules_in_force_changed(store: Store) -> None:
+    store.replace_rules(LIVE, actor="root")
+    shadow = store.add_shadow_rules(PROPOSED, label="swap", actor="root")
+    store.set_layer("tool", "ls", {"requires_approval": False}, actor="root")
+    with pytest.raises(RulesChanged):
+        store.promote_shadow_rules(shadow.id, actor="root")
+    assert store.get_shadow_rules(shadow.id).status == "active"
+    assert "ls" in store.load_rules().to_dict()["tools"]  # the later change stands
+
+
+def test_a_shadow_needs_a_label(store: Store) -> None:
+    with pytest.raises(InvalidInput):
+        store.add_shadow_rules(PROPOSED, label="  ", actor="root")
+    assert store.shadow_rules(everything=True) == []
+
+
+def _old_request(store: Store, tool: str, call_id: str, days_ago: float, **args: object) -> None:
+    request, _ = store.create_request(
+        NewRequest(
+            thread_id="week",
+            tool_call_id=call_id,
+            tool_name=tool,
+            args=dict(args),
+            agent="bot",
+            description=tool,
+            deadline=utcnow() + timedelta(hours=1),
+        )
+    )
+    at = to_iso(utcnow() - timedelta(days=days_ago))
+    run_sql(store, f"UPDATE requests SET created_at = '{at}' WHERE id = '{request.id}'")
+
+
+def test_preview_replays_a_recorded_week(store: Store) -> None:
+    store.replace_rules(LIVE, actor="root")
+    shadow = store.add_shadow_rules(PROPOSED, label="swap", actor="root")
+    for day in range(1, 7):
+        _old_request(store, "delete_db", f"d{day}", day, name=f"db{day}")
+    _old_request(store, "send_email", "e1", 2, to="x")
+    _old_request(store, "delete_db", "old", 10)  # before the week: not replayed
+    ran_unasked = [
+        ShadowHit(
+            shadow_id=shadow.id,
+            direction="newly_asked",
+            tool="search",
+            agent="bot",
+            app=None,
+            requester=None,
+            args={"q": str(day)},
+            rule={"layer": "tool", "key": "search"},
+            at=utcnow() - timedelta(days=day),
+        )
+        for day in (1, 3, 12)
+    ]
+    assert store.record_shadow_hits(ran_unasked) == 3
+
+    report = store.replay_rules(PROPOSED, days=7)
+
+    assert report.calls == 9  # 6 + 1 requests, 2 hits in the week
+    assert report.counts["no_longer_asked"] == 6
+    assert report.counts["newly_asked"] == 2
+    assert report.counts["other_approvers"] == 1
+    assert report.changed == 9
+    assert {item.call.source for item in report.examples["newly_asked"]} == {"shadow_hit"}
+    assert "would ask bob" in report.examples["other_approvers"][0].proposed
+    unchanged = store.replay_rules(LIVE, days=7)
+    assert unchanged.changed == 0 and unchanged.counts["unchanged"] == 9
+
+
+def test_purge_removes_old_shadow_hits(store: Store) -> None:
+    shadow = store.add_shadow_rules(PROPOSED, label="swap", actor="root")
+    hits = [
+        ShadowHit(
+            shadow_id=shadow.id,
+            direction="newly_asked",
+            tool="search",
+            agent=None,
+            app=None,
+            requester=None,
+            args={},
+            rule={},
+            at=utcnow() - timedelta(days=days),
+        )
+        for days in (40, 1)
+    ]
+    store.record_shadow_hits(hits)
+    cutoff = utcnow() - timedelta(days=30)
+    dry = store.purge(cutoff, export=None, keep_audit=True, actor="root", dry_run=True)
+    assert dry.shadow_hits == 1
+    report = store.purge(cutoff, export=None, keep_audit=True, actor="root")
+    assert report.shadow_hits == 1
+    assert len(store.shadow_hits(shadow.id)) == 1
+
+
+def test_the_cli_adds_lists_shows_previews_and_promotes(store: Store, tmp_path: Path) -> None:
+    store.replace_rules(LIVE, actor="root")
+    proposed = tmp_path / "proposed.yaml"
+    proposed.write_text(PROPOSED.to_yaml(), encoding="utf-8")
+    runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None, "SIGNOFF_URL": None})
+
+    def cli(*args: str) -> str:
+        result = runner.invoke(app, ["--db", url_for(store), *args])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    added = cli("rules", "shadow", "add", str(proposed), "--label", "swap", "--as", "root")
+    assert "Shadow #1 added" in added
+    gate = gate_on(store)
+    gate.submit(call("search", "c1", q="cats"))
+    flushed(gate)
+    listed = cli("rules", "shadow")
+    assert "#1" in listed and "swap" in listed and "1 newly asked" in listed
+    shown = cli("rules", "shadow", "show", "1")
+    assert "newly asked" in shown and "search by bot in prod" in shown
+    assert json.loads(cli("rules", "shadow", "show", "1", "--json"))["hits"][0]["tool"] == "search"
+    preview = cli("rules", "preview", str(proposed), "--days", "7")
+    assert "1 would have been answered differently" in preview
+    assert "promoted" in cli("rules", "shadow", "promote", "1", "--as", "root")
+    assert entries(store.load_rules()) == entries(PROPOSED)
+    assert "No rules in shadow" in cli("rules", "shadow")
+    failed = runner.invoke(app, ["--db", url_for(store), "rules", "shadow", "drop", "1"])
+    assert failed.exit_code != 0 and "promoted already" in failed.output
