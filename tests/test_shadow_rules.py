@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from signoff import Gate, Scope, Store, ToolCall
+from signoff import Client, Gate, Scope, Store, ToolCall
 from signoff._util import to_iso, utcnow
+from signoff.backend import Backend
 from signoff.cli import app
 from signoff.errors import Conflict, InvalidInput, RulesChanged
 from signoff.outcome import Outcome
@@ -21,6 +22,7 @@ from signoff.requests import NewRequest
 from signoff.rules import RuleSet
 from signoff.shadow import ShadowHit
 from tests.conftest import url_for
+from tests.live import LiveServer
 from tests.test_audit import run_sql
 
 LIVE = RuleSet.from_yaml(
@@ -46,7 +48,11 @@ def entries(rules: RuleSet) -> dict[tuple[str, str], dict[str, object]]:
 
 
 def gate_on(store: Store) -> Gate:
-    return Gate(store, scope=Scope(thread_id="t", agent="bot", app="prod"), rules_refresh=0)
+    return gate_on_backend(store)
+
+
+def gate_on_backend(backend: Backend) -> Gate:
+    return Gate(backend, scope=Scope(thread_id="t", agent="bot", app="prod"), rules_refresh=0)
 
 
 def flushed(gate: Gate) -> None:
@@ -249,3 +255,46 @@ def test_the_cli_adds_lists_shows_previews_and_promotes(store: Store, tmp_path: 
     assert "No rules in shadow" in cli("rules", "shadow")
     failed = runner.invoke(app, ["--db", url_for(store), "rules", "shadow", "drop", "1"])
     assert failed.exit_code != 0 and "promoted already" in failed.output
+
+
+def test_a_gate_over_a_server_records_its_hits_there(live_server: LiveServer) -> None:
+    store = live_server.store
+    store.replace_rules(LIVE, actor="root")
+    shadow = store.add_shadow_rules(PROPOSED, label="swap", actor="root")
+    with Client(live_server.url, live_server.user("bot", role="agent")) as client:
+        gate = gate_on_backend(client)
+        ran = gate.submit(call("search", "c1", q="dogs"))
+        asked = gate.submit(call("delete_db", "c2"))
+        flushed(gate)
+    assert isinstance(ran, Outcome) and ran.execute
+    assert isinstance(asked, Pending)
+    hits = {hit.tool: hit.direction for hit in store.shadow_hits(shadow.id)}
+    assert hits == {"search": "newly_asked", "delete_db": "no_longer_asked"}
+
+
+def test_the_api_lets_admins_only_add_promote_and_drop(live_server: LiveServer) -> None:
+    store = live_server.store
+    store.replace_rules(LIVE, actor="root")
+    body = {"label": "swap", "rules": PROPOSED.to_dict()}
+    with live_server.client(live_server.user("mallory", "member")) as member:
+        assert member.post("/v1/rules/shadow", json=body).status_code == 403
+        assert member.get("/v1/rules/shadow").status_code == 403
+        hit = {"shadow_id": 1, "direction": "newly_asked", "tool": "search"}
+        assert member.post("/v1/rules/shadow/hits", json={"hits": [hit]}).status_code == 403
+    assert store.shadow_rules(everything=True) == []
+    with live_server.client(live_server.user("root", "admin")) as admin:
+        added = admin.post("/v1/rules/shadow", json=body)
+        assert added.status_code == 201, added.text
+        shadow_id = added.json()["id"]
+        with live_server.client(live_server.user("mallory2", "member")) as member:
+            assert member.post(f"/v1/rules/shadow/{shadow_id}/promote").status_code == 403
+            assert member.post(f"/v1/rules/shadow/{shadow_id}/drop").status_code == 403
+        assert [item["id"] for item in admin.get("/v1/rules/shadow").json()] == [shadow_id]
+        assert admin.get("/v1/rules").json()["shadows"][0]["id"] == shadow_id
+        shown = admin.get(f"/v1/rules/shadow/{shadow_id}")
+        assert shown.status_code == 200 and shown.json()["hits"] == []
+        promoted = admin.post(f"/v1/rules/shadow/{shadow_id}/promote")
+        assert promoted.status_code == 200, promoted.text
+        assert admin.post(f"/v1/rules/shadow/{shadow_id}/drop").status_code == 409
+        assert admin.get("/v1/rules/shadow", params={"all": "true"}).json()[0]["status"] == "promoted"
+    assert entries(store.load_rules()) == entries(PROPOSED)

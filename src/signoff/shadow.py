@@ -61,6 +61,17 @@ class ShadowRules:
             "no_longer_asked": self.no_longer_asked,
         }
 
+    def for_gates(self) -> dict[str, Any]:
+        """What a gate reads (with the rules, at each refresh): no base, no counts."""
+        return {
+            "id": self.id,
+            "label": self.label,
+            "rules": self.rules.to_dict(),
+            "status": self.status,
+            "created_by": self.created_by,
+            "created_at": self.created_at.isoformat(),
+        }
+
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ShadowRules:
         updated = data.get("updated_at")
