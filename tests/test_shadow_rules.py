@@ -24,6 +24,7 @@ from signoff.shadow import ShadowHit
 from tests.conftest import url_for
 from tests.live import LiveServer
 from tests.test_audit import run_sql
+from tests.test_inbox import HTMX, Person
 
 LIVE = RuleSet.from_yaml(
     """
@@ -298,3 +299,39 @@ def test_the_api_lets_admins_only_add_promote_and_drop(live_server: LiveServer) 
         assert admin.post(f"/v1/rules/shadow/{shadow_id}/drop").status_code == 409
         assert admin.get("/v1/rules/shadow", params={"all": "true"}).json()[0]["status"] == "promoted"
     assert entries(store.load_rules()) == entries(PROPOSED)
+
+
+def test_the_rules_page_tries_in_shadow_and_refuses_non_admins(sqlite_store: Store) -> None:
+    sqlite_store.replace_rules(LIVE, actor="root")
+    form = {
+        "layer_defaults": "",
+        "layer_tools": PROPOSED.to_yaml().split("tools:\n", 1)[1].replace("\n  ", "\n").lstrip(" "),
+        "layer_services": "",
+        "layer_agents": "",
+        "layer_apps": "",
+        "shadow_label": "swap",
+    }
+    with LiveServer(sqlite_store) as server:
+        alice, root = Person(server, "alice"), Person(server, "root", "admin")
+        try:
+            refused = alice.client.post(
+                "/admin/rules/shadow", data={**form, "csrf_token": alice.csrf}, headers=HTMX
+            )
+            assert refused.status_code == 403
+            assert sqlite_store.shadow_rules() == []
+            added = root.client.post(
+                "/admin/rules/shadow", data={**form, "csrf_token": root.csrf}, headers=HTMX
+            )
+            assert added.status_code == 200, added.text
+            [shadow] = sqlite_store.shadow_rules()
+            assert shadow.label == "swap" and entries(shadow.rules) == entries(PROPOSED)
+            page = root.client.get(added.headers["HX-Redirect"]).text
+            assert "Shadow #1 added." in page and "Promote #1" in page
+            dropped = alice.client.post(
+                f"/admin/rules/shadow/{shadow.id}/drop", data={"csrf_token": alice.csrf}
+            )
+            assert dropped.status_code == 403
+            assert sqlite_store.get_shadow_rules(shadow.id).status == "active"
+        finally:
+            alice.close()
+            root.close()
