@@ -335,3 +335,44 @@ def test_the_rules_page_tries_in_shadow_and_refuses_non_admins(sqlite_store: Sto
         finally:
             alice.close()
             root.close()
+
+
+MARKED = """\
+tools:
+  delete_db: {requires_approval: true, approvers: [alice], deadline: 1h}
+  search: {requires_approval: true, approvers: [bob], mode: shadow}
+  fetch: {requires_approval: true, mode: shadow}
+"""
+
+
+def test_config_import_tries_entries_in_mode_shadow(store: Store, tmp_path: Path) -> None:
+    store.replace_rules(LIVE, actor="root")
+    path = tmp_path / "marked.yaml"
+    path.write_text(MARKED, encoding="utf-8")
+    runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None, "SIGNOFF_URL": None})
+    result = runner.invoke(app, ["--db", url_for(store), "config", "import", str(path), "--as", "root"])
+    assert result.exit_code == 0, result.output
+    assert "Shadow #1 tries tools.search, tools.fetch" in result.output
+    in_force = store.load_rules().to_dict()["tools"]
+    assert in_force["search"] == {"requires_approval": False}  # what was in force stays
+    assert "fetch" not in in_force and "send_email" not in in_force  # the file's other entries apply
+    [shadow] = store.shadow_rules()
+    assert shadow.rules.to_dict()["tools"]["search"] == {"requires_approval": True, "approvers": ["bob"]}
+    assert "mode" not in shadow.rules.to_dict()["tools"]["fetch"]
+    gate = gate_on(store)
+    assert isinstance(gate.submit(call("search", "c1")), Outcome)  # runs, and is a hit
+    flushed(gate)
+    assert [hit.tool for hit in store.shadow_hits(shadow.id)] == ["search"]
+    store.promote_shadow_rules(shadow.id, actor="root")
+    assert store.load_rules().to_dict()["tools"]["search"]["approvers"] == ["bob"]
+
+
+def test_an_unknown_mode_changes_nothing(store: Store, tmp_path: Path) -> None:
+    store.replace_rules(LIVE, actor="root")
+    path = tmp_path / "typo.yaml"
+    path.write_text("tools:\n  search: {requires_approval: true, mode: shaddow}\n", encoding="utf-8")
+    runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None, "SIGNOFF_URL": None})
+    result = runner.invoke(app, ["--db", url_for(store), "config", "import", str(path), "--as", "root"])
+    assert result.exit_code != 0 and "mode is shadow or live" in result.output
+    assert entries(store.load_rules()) == entries(LIVE)
+    assert store.shadow_rules(everything=True) == []
