@@ -376,3 +376,33 @@ def test_an_unknown_mode_changes_nothing(store: Store, tmp_path: Path) -> None:
     assert result.exit_code != 0 and "mode is shadow or live" in result.output
     assert entries(store.load_rules()) == entries(LIVE)
     assert store.shadow_rules(everything=True) == []
+
+
+def test_hits_of_a_closed_shadow_are_ignored_and_a_failed_write_never_fails_the_call(store: Store) -> None:
+    store.replace_rules(LIVE, actor="root")
+    shadow = store.add_shadow_rules(PROPOSED, label="swap", actor="root")
+    gate = gate_on(store)
+    gate.resolver()  # the shadow is loaded
+    hit = ShadowHit(
+        shadow_id=shadow.id,
+        direction="newly_asked",
+        tool="search",
+        agent=None,
+        app=None,
+        requester=None,
+        args={},
+        rule={},
+        at=utcnow(),
+    )
+    store.drop_shadow_rules(shadow.id, actor="root")
+    assert store.record_shadow_hits([hit]) == 0  # a gate that has not refreshed yet sends it late
+
+    class Failing:
+        def record_shadow_hits(self, hits: list[ShadowHit]) -> int:
+            raise OSError("disk full")
+
+    recorder = gate._gate_rules.recorder
+    recorder.store = Failing()  # type: ignore[assignment]
+    recorder.record([hit, hit])
+    assert recorder.flush(timeout=10)
+    assert recorder.dropped == 2
