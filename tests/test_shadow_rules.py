@@ -4,12 +4,13 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from signoff import Client, Gate, Scope, Store, ToolCall
 from signoff._util import to_iso, utcnow
@@ -24,6 +25,7 @@ from signoff.shadow import ShadowHit
 from tests.conftest import url_for
 from tests.live import LiveServer
 from tests.test_audit import run_sql
+from tests.test_cli_remote import cli_for
 from tests.test_inbox import HTMX, Person
 
 LIVE = RuleSet.from_yaml(
@@ -228,34 +230,47 @@ def test_purge_removes_old_shadow_hits(store: Store) -> None:
     assert len(store.shadow_hits(shadow.id)) == 1
 
 
-def test_the_cli_adds_lists_shows_previews_and_promotes(store: Store, tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["local", "remote"])
+def test_the_cli_adds_lists_shows_previews_and_promotes(store: Store, tmp_path: Path, where: str) -> None:
+    """On the database, or through a server with an admin's token: the same operations."""
     store.replace_rules(LIVE, actor="root")
     proposed = tmp_path / "proposed.yaml"
     proposed.write_text(PROPOSED.to_yaml(), encoding="utf-8")
-    runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None, "SIGNOFF_URL": None})
+    with contextlib.ExitStack() as stack:
+        if where == "local":
+            runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None, "SIGNOFF_URL": None})
 
-    def cli(*args: str) -> str:
-        result = runner.invoke(app, ["--db", url_for(store), *args])
-        assert result.exit_code == 0, result.output
-        return result.output
+            def invoke(*args: str) -> Result:
+                return runner.invoke(app, ["--db", url_for(store), *args])
 
-    added = cli("rules", "shadow", "add", str(proposed), "--label", "swap", "--as", "root")
-    assert "Shadow #1 added" in added
-    gate = gate_on(store)
-    gate.submit(call("search", "c1", q="cats"))
-    flushed(gate)
-    listed = cli("rules", "shadow")
-    assert "#1" in listed and "swap" in listed and "1 newly asked" in listed
-    shown = cli("rules", "shadow", "show", "1")
-    assert "newly asked" in shown and "search by bot in prod" in shown
-    assert json.loads(cli("rules", "shadow", "show", "1", "--json"))["hits"][0]["tool"] == "search"
-    preview = cli("rules", "preview", str(proposed), "--days", "7")
-    assert "1 would have been answered differently" in preview
-    assert "promoted" in cli("rules", "shadow", "promote", "1", "--as", "root")
-    assert entries(store.load_rules()) == entries(PROPOSED)
-    assert "No rules in shadow" in cli("rules", "shadow")
-    failed = runner.invoke(app, ["--db", url_for(store), "rules", "shadow", "drop", "1"])
-    assert failed.exit_code != 0 and "promoted already" in failed.output
+        else:
+            server = stack.enter_context(LiveServer(store))
+            invoke = cli_for(server, server.user("root", "admin"))
+
+        def cli(*args: str) -> str:
+            result = invoke(*args)
+            assert result.exit_code == 0, result.output
+            return result.output
+
+        added = cli("rules", "shadow", "add", str(proposed), "--label", "swap", "--as", "root")
+        assert "Shadow #1 added" in added
+        assert store.get_shadow_rules(1).created_by == "root"
+        gate = gate_on(store)
+        gate.submit(call("search", "c1", q="cats"))
+        flushed(gate)
+        listed = cli("rules", "shadow")
+        assert "#1" in listed and "swap" in listed and "1 newly asked" in listed
+        shown = cli("rules", "shadow", "show", "1")
+        assert "newly asked" in shown and "search by bot in prod" in shown
+        assert json.loads(cli("rules", "shadow", "show", "1", "--json"))["hits"][0]["tool"] == "search"
+        preview = cli("rules", "preview", str(proposed), "--days", "7")
+        assert "1 would have been answered differently" in preview and "newly asked" in preview
+        assert json.loads(cli("rules", "preview", str(proposed), "--json"))["counts"]["newly_asked"] == 1
+        assert "promoted" in cli("rules", "shadow", "promote", "1", "--as", "root")
+        assert entries(store.load_rules()) == entries(PROPOSED)
+        assert "No rules in shadow" in cli("rules", "shadow")
+        failed = invoke("rules", "shadow", "drop", "1")
+        assert failed.exit_code != 0 and "promoted already" in failed.output
 
 
 def test_a_gate_over_a_server_records_its_hits_there(live_server: LiveServer) -> None:

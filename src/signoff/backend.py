@@ -78,8 +78,9 @@ class Backend(Protocol):
 
     def load_rules(self) -> RuleSet: ...
 
-    def shadow_rules(self) -> list[ShadowRules]:
-        """The rules tried in shadow, active ones (read right after `load_rules`)."""
+    def shadows_with_rules(self) -> list[ShadowRules]:
+        """The rules tried in shadow, the active ones, as they stood when `load_rules` read the
+        rules (called right after it)."""
         ...
 
     def record_shadow_hits(self, hits: list[ShadowHit]) -> int: ...

@@ -161,7 +161,7 @@ class GateRules:
                     version = self._rules_version
             if self._resolver_now is None or version != self._rules_version:
                 rules = self.store.load_rules()
-                self._shadows_now = self._shadows_for(self.store.shadow_rules())
+                self._shadows_now = self._shadows_for(self.store.shadows_with_rules())
                 self._resolver_now = self._resolver_for(rules)
                 self._rules_version = version
             self._keep_answers_until(self._next_refresh)

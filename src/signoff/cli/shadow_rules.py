@@ -1,6 +1,6 @@
 """`signoff rules shadow` (rules tried in shadow: list, show, add, promote, drop) and `signoff rules
-preview FILE --days N` (recorded calls replayed through proposed rules). On the local database;
-through a server, the same operations are `/v1/rules/shadow` and the inbox's Rules page."""
+preview FILE --days N` (recorded calls replayed through proposed rules). Locally on the database
+or through a server (`--url`, `/v1/rules/shadow`), the same operations either way."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from ..rules.replay import CHANGES, ReplayReport
 from ..shadow import ShadowHit, ShadowRules
 from . import render
 from .options import AsUser, JsonFlag
-from .state import acting_user, local_store_of
+from .state import acting_user, store_of
 from .text import Readout, moment
 
 rules_app = typer.Typer(help="Rules tried in shadow, and proposed rules replayed.", no_args_is_help=True)
@@ -44,7 +44,7 @@ def shadow_list(
     (they were asked)."""
     if ctx.invoked_subcommand is not None:
         return
-    shadows = local_store_of(ctx, "rules shadow").shadow_rules(everything=everything)
+    shadows = store_of(ctx).shadow_rules(everything=everything)
     if as_json:
         render.print_json([shadow.to_dict() for shadow in shadows])
         return
@@ -74,7 +74,7 @@ def shadow_show(
     as_json: JsonFlag = False,
 ) -> None:
     """One shadow: what it changes, and its latest hits."""
-    store = local_store_of(ctx, "rules shadow show")
+    store = store_of(ctx)
     shadow = store.get_shadow_rules(shadow_id)
     hits = store.shadow_hits(shadow_id, limit=limit)
     if as_json:
@@ -118,7 +118,7 @@ def shadow_add(
 ) -> None:
     """Try FILE's rules in shadow beside the rules in force: nothing changes for the agents."""
     proposed = RuleSet.from_file(file)
-    store = local_store_of(ctx, "rules shadow add")
+    store = store_of(ctx)
     shadow = store.add_shadow_rules(
         proposed, label=label or file.name, actor=acting_user(ctx, as_user), channel="cli"
     )
@@ -132,7 +132,7 @@ def shadow_add(
 @shadow_app.command("promote")
 def shadow_promote(ctx: typer.Context, shadow_id: ShadowId, as_user: AsUser = None) -> None:
     """Make the shadow's rules the rules in force (refused if those changed since it was added)."""
-    store = local_store_of(ctx, "rules shadow promote")
+    store = store_of(ctx)
     version = store.promote_shadow_rules(shadow_id, actor=acting_user(ctx, as_user), channel="cli")
     render.console().print(f"Shadow #{shadow_id} promoted: the rules in force are at version {version}.")
 
@@ -140,7 +140,7 @@ def shadow_promote(ctx: typer.Context, shadow_id: ShadowId, as_user: AsUser = No
 @shadow_app.command("drop")
 def shadow_drop(ctx: typer.Context, shadow_id: ShadowId, as_user: AsUser = None) -> None:
     """Stop trying the shadow; its hits stay until purged."""
-    store = local_store_of(ctx, "rules shadow drop")
+    store = store_of(ctx)
     shadow = store.drop_shadow_rules(shadow_id, actor=acting_user(ctx, as_user), channel="cli")
     render.console().print(f"Shadow #{shadow.id} dropped ({shadow.hits} hits kept until purged).")
 
@@ -155,7 +155,7 @@ def rules_preview(
     """Replay the calls recorded in the last N days (requests, and shadow hits of calls that ran
     unasked) through FILE's rules and the rules in force: what would have changed."""
     proposed = RuleSet.from_file(file)
-    report = local_store_of(ctx, "rules preview").replay_rules(proposed, days=days)
+    report = store_of(ctx).replay_rules(proposed, days=days)
     if as_json:
         render.print_json(report.to_dict())
         return

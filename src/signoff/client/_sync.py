@@ -40,6 +40,7 @@ from ._events import EventFollower
 from ._people_admin import PeopleAdminCalls
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
 from ._servers import Servers
+from ._shadow_admin import ShadowAdminCalls
 from ._wire import Call, error_from, unreachable
 
 T = TypeVar("T")
@@ -48,7 +49,7 @@ DEFAULT_RETRY_FOR = 10.0
 """Seconds a call made outside a gate rides out transient server trouble."""
 
 
-class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
+class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls, ShadowAdminCalls):
     """Talks to a signoff server with an API token; a `Backend`, so a `Gate` can use it.
 
     The token decides who acts: `actor` and `channel` arguments are the server's to set (the
@@ -342,7 +343,7 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
         self._fetched_shadows = fetched[2]
         return fetched[1]
 
-    def shadow_rules(self) -> list[ShadowRules]:
+    def shadows_with_rules(self) -> list[ShadowRules]:
         """The rules tried in shadow that came with the rules `load_rules` read last."""
         return list(self._fetched_shadows)
 

@@ -63,6 +63,21 @@ class ReplayedCall:
             "proposed": self.proposed,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReplayedCall:
+        call = RecordedCall(
+            tool=str(data["tool"]),
+            agent=data.get("agent"),
+            app=data.get("app"),
+            requester=data.get("requester"),
+            args=dict(data.get("args") or {}),
+            at=datetime.fromisoformat(data["at"]),
+            source=data["source"],
+        )
+        return cls(
+            call=call, change=data["change"], in_force=str(data["in_force"]), proposed=str(data["proposed"])
+        )
+
 
 @dataclass
 class ReplayReport:
@@ -86,6 +101,19 @@ class ReplayReport:
             "unreadable": self.unreadable,
             "examples": {kind: [item.to_dict() for item in items] for kind, items in self.examples.items()},
         }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ReplayReport:
+        return cls(
+            since=datetime.fromisoformat(data["since"]),
+            calls=int(data["calls"]),
+            counts={kind: int(data["counts"].get(kind, 0)) for kind in CHANGES},
+            examples={
+                kind: [ReplayedCall.from_dict(item) for item in items]
+                for kind, items in (data.get("examples") or {}).items()
+            },
+            unreadable=int(data.get("unreadable", 0)),
+        )
 
 
 def change_between(before: Explanation, after: Explanation) -> Change:

@@ -62,6 +62,10 @@ class ShadowOps(SettingsOps):
             rows = tx.all("list_shadow_rules", everything=everything)
         return [_shadow(row) for row in rows]
 
+    def shadows_with_rules(self) -> list[ShadowRules]:
+        """The active shadows (what a gate reads after the rules)."""
+        return self.shadow_rules()
+
     def get_shadow_rules(self, shadow_id: int) -> ShadowRules:
         with self._read() as tx:
             row = tx.one("get_shadow_rules", id=shadow_id)

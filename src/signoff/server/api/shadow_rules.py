@@ -32,6 +32,11 @@ class NewShadowBody(Body):
     rules: dict[str, Any] = Field(description="The proposed rules, as `PUT /v1/rules` takes them.")
 
 
+class ReplayBody(Body):
+    rules: dict[str, Any] = Field(description="The proposed rules, as `PUT /v1/rules` takes them.")
+    days: float = Field(default=7.0, gt=0, le=366, description="How far back to replay.")
+
+
 class HitBody(Body):
     shadow_id: int = Field(ge=1, le=MAX_INTEGER)
     direction: Literal["newly_asked", "no_longer_asked"]
@@ -70,6 +75,18 @@ def add_shadow(http: HttpRequest, caller: CurrentCaller, body: NewShadowBody) ->
         proposed, label=body.label, actor=caller.user.name, channel=caller.channel
     )
     return shadow.to_dict()
+
+
+@router.post("/preview", summary="Recorded calls replayed through proposed rules (admins)")
+def preview(http: HttpRequest, user: CurrentUser, body: ReplayBody) -> dict[str, Any]:
+    """The calls recorded in the last `days` days (requests, and shadow hits of calls that ran
+    unasked) answered under the rules in force and under `rules`: how many would be newly asked,
+    no longer asked, asked of other approvers or with another deadline, with examples. Nothing
+    is stored."""
+    require_admin(user)
+    proposed = RuleSet.from_dict(body.rules)
+    proposed.refuse_callables()
+    return server_of(http).store.replay_rules(proposed, days=body.days).to_dict()
 
 
 @router.post("/hits", summary="Record the hits a gate saw (agents)")
