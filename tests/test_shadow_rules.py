@@ -20,7 +20,7 @@ from signoff.errors import Conflict, InvalidInput, RulesChanged
 from signoff.outcome import Outcome
 from signoff.pending import Pending
 from signoff.requests import NewRequest
-from signoff.rules import RuleSet
+from signoff.rules import RuleSet, ToolEntry
 from signoff.shadow import ShadowHit
 from tests.conftest import url_for
 from tests.live import LiveServer
@@ -421,3 +421,17 @@ def test_hits_of_a_closed_shadow_are_ignored_and_a_failed_write_never_fails_the_
     recorder.record([hit, hit])
     assert recorder.flush(timeout=10)
     assert recorder.dropped == 2
+
+
+def test_a_shadow_sees_the_tools_declared_in_code_beneath_it(store: Store) -> None:
+    """A tool the code names as gated asks unless a rule turns it off: under a shadow that turns
+    it off, its calls are hits (no longer asked), and still asked."""
+    shadow = store.add_shadow_rules(
+        RuleSet.from_yaml("tools:\n  wipe: {requires_approval: false}\n"), label="quiet wipe", actor="root"
+    )
+    gate = gate_on(store)
+    gate.register_tool("wipe", ToolEntry(requires_approval=True))
+    assert isinstance(gate.submit(call("wipe", "c1")), Pending)
+    flushed(gate)
+    [hit] = store.shadow_hits(shadow.id)
+    assert (hit.tool, hit.direction, hit.rule["live_layer"]) == ("wipe", "no_longer_asked", "tool")

@@ -8,6 +8,7 @@ them: `shadow_check` records, in the background, each call a shadow would answer
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import weakref
@@ -26,6 +27,8 @@ from .rules.resolve import Explanation, Resolver
 from .shadow import ShadowResolver, ShadowRules, Shadows
 from .shadow_recording import ShadowRecorder
 from .waiting import patience
+
+log = logging.getLogger("signoff")
 
 
 class GateRules:
@@ -180,10 +183,17 @@ class GateRules:
         return Resolver(applied.rules, as_given=applied.as_given)
 
     def _shadows_for(self, shadows: list[ShadowRules]) -> Shadows:
+        """The shadows' resolvers, this component's declarations beneath; one that cannot be
+        built is left out (logged): a shadow never stops the gate."""
         resolvers = []
         for shadow in shadows:
-            applied = self._declared.apply(shadow.rules)
-            resolvers.append(ShadowResolver(shadow.id, Resolver(applied.rules, as_given=applied.as_given)))
+            try:
+                applied = self._declared.apply(shadow.rules)
+                resolver = Resolver(applied.rules, as_given=applied.as_given)
+            except Exception:
+                log.warning("signoff: shadow %d cannot be resolved; it is skipped", shadow.id, exc_info=True)
+                continue
+            resolvers.append(ShadowResolver(shadow.id, resolver))
         return Shadows(resolvers)
 
     def shadow_check(
