@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from .backend import Backend
 
 log = logging.getLogger("signoff")
-BATCH = 200
+BATCH = 1000
 """Hits written per transaction at most."""
 QUEUE_LIMIT = 10_000
 """Hits waiting at most; beyond that new ones are dropped (and logged) rather than held in memory."""
@@ -37,6 +37,10 @@ class ShadowRecorder:
                 self._queue.put_nowait(hit)
             except queue.Full:
                 self.dropped += 1
+                if self.dropped % 1000 == 1:
+                    log.warning(
+                        "signoff: shadow hits come faster than they are written; %d lost", self.dropped
+                    )
         if self._thread is None:
             self._start()
 
