@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -87,6 +88,8 @@ def test_hits_in_both_directions_change_nothing_for_the_agent(store: Store) -> N
     assert hits["delete_db"].direction == "no_longer_asked"
     counted = store.get_shadow_rules(shadow.id)
     assert (counted.newly_asked, counted.no_longer_asked) == (1, 1)
+    per_rule = {(item.direction, item.rule, item.hits) for item in store.shadow_hits_by_rule(shadow.id)}
+    assert per_rule == {("newly_asked", "tool search", 1), ("no_longer_asked", "tool delete_db", 1)}
 
 
 def test_the_fast_path_still_sees_a_shadow_that_asks(store: Store) -> None:
@@ -262,6 +265,7 @@ def test_the_cli_adds_lists_shows_previews_and_promotes(store: Store, tmp_path: 
         assert "#1" in listed and "swap" in listed and "1 newly asked" in listed
         shown = cli("rules", "shadow", "show", "1")
         assert "newly asked" in shown and "search by bot in prod" in shown
+        assert re.search(r"1\s+newly asked\s+tool search", shown), shown
         assert json.loads(cli("rules", "shadow", "show", "1", "--json"))["hits"][0]["tool"] == "search"
         preview = cli("rules", "preview", str(proposed), "--days", "7")
         assert "1 would have been answered differently" in preview and "newly asked" in preview

@@ -140,6 +140,29 @@ class ShadowHit:
         )
 
 
+@dataclass(frozen=True, kw_only=True)
+class RuleHits:
+    """A shadow's hits in one direction whose deciding rule in the shadow was `layer` `key`."""
+
+    direction: HitDirection
+    layer: str | None
+    key: str | None
+    hits: int
+
+    @property
+    def rule(self) -> str:
+        return f"{self.layer or '?'} {self.key}" if self.key else self.layer or "?"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"direction": self.direction, "layer": self.layer, "key": self.key, "hits": self.hits}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RuleHits:
+        return cls(
+            direction=data["direction"], layer=data.get("layer"), key=data.get("key"), hits=int(data["hits"])
+        )
+
+
 @dataclass(frozen=True)
 class ShadowResolver:
     """An active shadow and the resolver of its rules (the gate's declarations applied)."""

@@ -86,6 +86,7 @@ def test_try_in_shadow_see_the_hits_drop_then_promote(page: Any, server: LiveSer
     assert gate._gate_rules.recorder.flush(timeout=10)
     page.reload()
     expect(section).to_contain_text("1 newly asked")
+    expect(section.locator(".shadow-rules")).to_contain_text("1 newly asked by tool search")
     section.get_by_text("Latest 1 hit").click()
     expect(section.locator(".shadow-hits")).to_contain_text("search by finder")
     expect(section.locator(".shadow-hits")).to_contain_text('"q": "cats"')

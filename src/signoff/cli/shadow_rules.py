@@ -77,11 +77,25 @@ def shadow_show(
     store = store_of(ctx)
     shadow = store.get_shadow_rules(shadow_id)
     hits = store.shadow_hits(shadow_id, limit=limit)
+    by_rule = store.shadow_hits_by_rule(shadow_id)
     if as_json:
-        render.print_json({**shadow.to_dict(), "hits": [hit.to_dict() for hit in hits]})
+        render.print_json(
+            {
+                **shadow.to_dict(),
+                "by_rule": [item.to_dict() for item in by_rule],
+                "hits": [hit.to_dict() for hit in hits],
+            }
+        )
         return
     out, readout = render.console(), Readout()
     out.print(_line(shadow, readout), markup=False)
+    if by_rule:
+        out.print("Per rule of the shadow:")
+    for item in by_rule:
+        rule = readout.text(item.rule, f"shadow {shadow.id}")
+        out.print(f"  {item.hits:>6}  {LABELS[item.direction]:<16} {rule}", markup=False)
+    if hits:
+        out.print("Latest hits:")
     if not hits:
         out.print("  no hits yet")
     for hit in hits:

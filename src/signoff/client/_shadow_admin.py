@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 from ..rules.model import RuleSet
 from ..rules.replay import ReplayReport
-from ..shadow import ShadowHit, ShadowRules
+from ..shadow import RuleHits, ShadowHit, ShadowRules
 from ._calls import _path, _query
 from ._wire import Call
 
@@ -36,6 +36,16 @@ class ShadowAdminCalls:
 
     def shadow_hits(self, shadow_id: int, *, before: int = 0, limit: int = 50) -> list[ShadowHit]:
         return self._send(_show(shadow_id, before=before, limit=limit))[1]
+
+    def shadow_hits_by_rule(self, shadow_id: int) -> list[RuleHits]:
+        return self._send(
+            Call(
+                "GET",
+                _path("rules", "shadow", str(shadow_id)),
+                lambda answer: [RuleHits.from_dict(item) for item in answer.data["by_rule"]],
+                params=_query(limit=1),
+            )
+        )
 
     def add_shadow_rules(
         self, rules: RuleSet, *, label: str, actor: str = "", channel: str = "api"

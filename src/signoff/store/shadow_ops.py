@@ -20,7 +20,7 @@ from ..rules.history import whole_change_data
 from ..rules.model import RuleSet
 from ..rules.replay import RecordedCall, ReplayReport, recorded_call, replay
 from ..rules.resolve import Resolver
-from ..shadow import PROMOTED, SHADOW_ADDED, SHADOW_DROPPED, ShadowHit, ShadowRules
+from ..shadow import PROMOTED, SHADOW_ADDED, SHADOW_DROPPED, RuleHits, ShadowHit, ShadowRules
 from .core import Json, Tx
 from .settings_ops import SettingsOps, _rules_in
 
@@ -97,6 +97,17 @@ class ShadowOps(SettingsOps):
         with self._read() as tx:
             rows = tx.all("list_shadow_hits", shadow_id=shadow_id, before=before, limit=limit)
         return [_hit(row) for row in rows]
+
+    def shadow_hits_by_rule(self, shadow_id: int) -> list[RuleHits]:
+        """A shadow's hits counted per direction and per deciding rule of the shadow, most first."""
+        with self._read() as tx:
+            rows = tx.all("shadow_hits_by_rule", shadow_id=shadow_id)
+        return [
+            RuleHits(
+                direction=row["direction"], layer=row["layer"], key=row["rule_key"], hits=int(row["hits"])
+            )
+            for row in rows
+        ]
 
     def recent_shadow_hits(self, since: datetime, *, batch: int = 1000) -> Iterable[ShadowHit]:
         """Every hit recorded since `since`, oldest first (read in batches)."""

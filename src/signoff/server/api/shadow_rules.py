@@ -99,7 +99,7 @@ def record_hits(http: HttpRequest, caller: CurrentCaller, body: HitsBody) -> dic
     return {"recorded": server_of(http).store.record_shadow_hits(hits)}
 
 
-@router.get("/{shadow_id}", summary="One shadow and its latest hits (admins)")
+@router.get("/{shadow_id}", summary="One shadow, its hits counted per rule, and its latest hits (admins)")
 def show_shadow(
     shadow_id: ShadowId,
     http: HttpRequest,
@@ -111,7 +111,8 @@ def show_shadow(
     store = server_of(http).store
     shadow = store.get_shadow_rules(shadow_id)
     hits = store.shadow_hits(shadow_id, before=before, limit=limit)
-    return {**shadow.to_dict(), "hits": [hit.to_dict() for hit in hits]}
+    by_rule = [item.to_dict() for item in store.shadow_hits_by_rule(shadow_id)]
+    return {**shadow.to_dict(), "by_rule": by_rule, "hits": [hit.to_dict() for hit in hits]}
 
 
 @router.post("/{shadow_id}/promote", summary="Make the shadow's rules the rules in force (admins)")

@@ -29,9 +29,14 @@ NOTES = {"added": "added", "promoted": "promoted: its rules are in force", "drop
 
 
 def shadow_context(store: Store) -> dict[str, Any]:
-    """The section's context: each active shadow with its latest hits."""
+    """The section's context: each active shadow with its hits per rule and its latest hits."""
     shadows = store.shadow_rules()
-    return {"shadows": [(shadow, store.shadow_hits(shadow.id, limit=LATEST_HITS)) for shadow in shadows]}
+    return {
+        "shadows": [
+            (shadow, store.shadow_hits_by_rule(shadow.id), store.shadow_hits(shadow.id, limit=LATEST_HITS))
+            for shadow in shadows
+        ]
+    }
 
 
 def shadow_note(what: str | None, shadow_id: int | None) -> str | None:

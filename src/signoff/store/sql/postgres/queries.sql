@@ -1065,3 +1065,9 @@ WHERE id IN (SELECT id FROM shadow_hits WHERE created_at < :before ORDER BY id L
 
 -- name: count_old_shadow_hits
 SELECT count(*) AS shadow_hits FROM shadow_hits WHERE created_at < :before;
+
+-- name: shadow_hits_by_rule
+-- a shadow's hits counted by direction and by the shadow's deciding layer and key
+SELECT direction, rule->>'layer' AS layer, rule->>'key' AS rule_key, count(*) AS hits
+FROM shadow_hits WHERE shadow_id = :shadow_id
+GROUP BY direction, layer, rule_key ORDER BY hits DESC, direction, layer, rule_key;
