@@ -74,6 +74,7 @@ if TYPE_CHECKING:
         ToolEntry,
         WhenInput,
     )
+    from .shadow import ShadowHit, ShadowRules
     from .store import Store, default_db_path, open_store
 
 __version__ = "0.1.0"
@@ -116,6 +117,8 @@ _LAZY: dict[str, str] = {
     "RuleSettings": "rules",
     "Scope": "calls",
     "ServiceEntry": "rules",
+    "ShadowHit": "shadow",
+    "ShadowRules": "shadow",
     "SimpleConsoleUI": "console",
     "Store": "store",
     "Suspended": "pending",
@@ -215,6 +218,8 @@ __all__ = [
     "Scope",
     "ServerUnavailable",
     "ServiceEntry",
+    "ShadowHit",
+    "ShadowRules",
     "SignoffError",
     "SimpleConsoleUI",
     "Store",

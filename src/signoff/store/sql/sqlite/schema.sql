@@ -437,3 +437,30 @@ END;
 -- deleting an outbox row sets its attempts' outbox_id to NULL, which without this index reads
 -- every attempt.
 CREATE INDEX delivery_attempts_by_outbox ON delivery_attempts (outbox_id) WHERE outbox_id IS NOT NULL;
+
+-- Rules tried in shadow (migration 0019 says how).
+CREATE TABLE shadow_rules (
+    id INTEGER PRIMARY KEY,
+    label TEXT NOT NULL,
+    data TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('active', 'promoted', 'dropped')),
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    closed_by TEXT,
+    updated_at TEXT NOT NULL
+);
+
+CREATE TABLE shadow_hits (
+    id INTEGER PRIMARY KEY,
+    shadow_id INTEGER NOT NULL REFERENCES shadow_rules (id) ON DELETE CASCADE,
+    direction TEXT NOT NULL CHECK (direction IN ('newly_asked', 'no_longer_asked')),
+    tool TEXT NOT NULL,
+    agent TEXT,
+    app TEXT,
+    requester TEXT,
+    args TEXT NOT NULL,
+    rule TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX shadow_hits_by_shadow ON shadow_hits (shadow_id, id);
+CREATE INDEX shadow_hits_by_time ON shadow_hits (created_at);
