@@ -18,7 +18,7 @@
 """
 
 from .approvals import STATE_KIND, Decided, Resumed, SignoffApprovals, open_requests
-from .middleware import SignoffMiddleware
+from .middleware import SignoffFailure, SignoffMiddleware
 from .results import SIGNOFF_KEY
 from .turns import TurnRecorder
 
@@ -28,6 +28,7 @@ __all__ = [
     "Decided",
     "Resumed",
     "SignoffApprovals",
+    "SignoffFailure",
     "SignoffMiddleware",
     "TurnRecorder",
     "open_requests",

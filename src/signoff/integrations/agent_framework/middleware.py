@@ -29,12 +29,22 @@ from agent_framework import (
     MiddlewareFailure,
 )
 
-from signoff import Gate, Suspended, ToolCall
+from signoff import Gate, SignoffError, Suspended, ToolCall, ToolFailed
 
 from .._scope import ScopeDefaults
 from .results import approval_request, kept, model_view
 from .scope import call_scope, who
 from .turns import round_of
+
+
+class SignoffFailure(MiddlewareFailure):
+    """signoff refused the call (an unattended run's cap, a store that is down, a deadline that
+    fails the run...): the run stops, the tool did not run. `error` is signoff's error (also the
+    `__cause__`); Agent Framework would turn any other exception into a tool result and go on."""
+
+    def __init__(self, error: SignoffError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class SignoffMiddleware(FunctionMiddleware):
@@ -86,6 +96,10 @@ class SignoffMiddleware(FunctionMiddleware):
             occurrence = context.metadata.get("function_call_occurrence_id")
             context.result = approval_request(call_id, occurrence, name, args, paused.pending)
             return
+        except ToolFailed:
+            raise  # the tool's own failure: an error result for the model, as without signoff
+        except SignoffError as error:
+            raise SignoffFailure(error) from error
         context.result = model_view(reply)
 
     def _asks(self, context: FunctionInvocationContext) -> bool:
