@@ -73,5 +73,22 @@ class ScriptedClient(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any], Bas
         return ChatResponse(messages=[message], response_id=f"resp-{self.calls}")
 
 
-def make_agent(client: ScriptedClient, tools: list[Any], middleware: list[Any]) -> Agent[Any]:
+def make_agent(client: Any, tools: list[Any], middleware: list[Any]) -> Agent[Any]:
     return Agent(client=client, name="payer", tools=tools, middleware=middleware)
+
+
+class OneCall(FunctionInvocationLayer[Any], ChatMiddlewareLayer[Any], BaseChatClient[Any]):
+    """A model that asks for one call, then says "done"."""
+
+    def __init__(self, name: str, arguments: dict[str, Any], call_id: str) -> None:
+        super().__init__()
+        self.call = (name, arguments, call_id)
+
+    async def _inner_get_response(  # type: ignore[override]
+        self, *, messages: Sequence[Message], stream: bool, options: Any, **kwargs: Any
+    ) -> ChatResponse[Any]:
+        name, arguments, call_id = self.call
+        if any(c.type == "function_call" for m in messages for c in m.contents):
+            return ChatResponse(messages=[Message(role="assistant", contents=["done"])])
+        call = Content.from_function_call(call_id=call_id, name=name, arguments=arguments)
+        return ChatResponse(messages=[Message(role="assistant", contents=[call])], response_id="one")
