@@ -91,15 +91,14 @@ def test_durable_pause_decide_resume_and_a_stale_resume_runs_nothing_twice(
     sqlite_store.decide(request.id, decision, actor="alice")
     for _ in range(2):  # the second resume starts from the same, stale, saved session
         later = ScriptedClient(turns=0)
-        resumed = asyncio.run(
-            approvals.resume(
-                make_agent(later, tools, approvals.middleware), AgentSession.from_dict(json.loads(saved))
-            )
-        )
+        ended = AgentSession.from_dict(json.loads(saved))
+        resumed = asyncio.run(approvals.resume(make_agent(later, tools, approvals.middleware), ended))
         assert not resumed.paused and resumed.response is not None and resumed.response.text == "done"
         assert later.seen == [("c0-2", "rows of t"), ("c0-1", shown)]
         assert [row["args"] for row in ledger.runs("transfer")] == runs
     assert len(ledger.runs("lookup")) == 1
+    with pytest.raises(LookupError, match="has no call paused by signoff"):
+        asyncio.run(approvals.resume(agent, ended))  # the session as its run ended: nothing paused
 
 
 def test_an_approval_response_for_an_undecided_call_pauses_it_again(

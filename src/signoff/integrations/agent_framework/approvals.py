@@ -119,10 +119,15 @@ class SignoffApprovals:
     async def resume(self, agent: Agent[Any], session: AgentSession, **run_options: Any) -> Resumed:
         """Run the paused session on once every signoff call in it is decided (the decisions are
         signoff's: the tools run, or the model sees what replaced them); while any is undecided,
-        run nothing and say which."""
+        run nothing and say which. LookupError if signoff paused no call in the session."""
         decided = self.decided(session)
         if decided.pending:
             return Resumed(None, decided.pending)
+        if not decided.responses:
+            raise LookupError(
+                f"session {session.session_id!r} has no call paused by signoff: nothing to resume "
+                "(a session saved after its run went on, or paused by something else)"
+            )
         message = Message(role="user", contents=decided.responses)
         return Resumed(await agent.run(message, session=session, **run_options))
 
