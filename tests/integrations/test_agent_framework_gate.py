@@ -5,13 +5,16 @@ gated calls are one round per model turn, capped by `SIGNOFF_UNATTENDED_MAX_AUTO
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("agent_framework")
 
-from signoff import AutoResumeExceeded, Gate, RequestStatus, RuleSet, ToolEntry
+from agent_framework import AgentSession
+
+from signoff import Approve, AutoResumeExceeded, Gate, Reject, RequestStatus, RuleSet, ToolEntry
 from signoff.integrations.agent_framework import SignoffApprovals, SignoffFailure
 from signoff.store import SQLiteStore
 
@@ -77,3 +80,38 @@ def test_unattended_gated_calls_are_one_round_per_model_turn(
     assert None not in rounds.values()
     assert {request.status for request in requests} == {RequestStatus.APPROVED}
     assert len(ledger.runs()) == 4
+
+
+def test_a_turn_with_two_gated_calls_resumes_once_both_are_decided(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    ledger = Ledger(tmp_path / "ledger")
+    rules = RuleSet(
+        tools={"transfer": ToolEntry(requires_approval=True), "lookup": ToolEntry(requires_approval=True)}
+    )
+    approvals = SignoffApprovals(Gate(sqlite_store, rules=rules))
+    tools = make_tools(ledger)
+    agent = make_agent(ScriptedClient(), tools, approvals.middleware)
+    session = agent.create_session()
+    paused = asyncio.run(agent.run(USER, session=session))
+    assert len(paused.user_input_requests) == 2 and ledger.runs() == []
+    saved = json.dumps(session.to_dict())
+    transfer, lookup = sorted(sqlite_store.list_requests(), key=lambda request: request.tool_call_id)
+
+    sqlite_store.decide(transfer.id, Approve(), actor="alice")
+    half = asyncio.run(approvals.resume(agent, AgentSession.from_dict(json.loads(saved))))
+    assert [pending.request_id for pending in half.pending] == [lookup.id] and ledger.runs() == []
+
+    sqlite_store.decide(lookup.id, Reject(message="no reads"), actor="alice")
+    later = ScriptedClient(turns=0)
+    done = asyncio.run(
+        approvals.resume(
+            make_agent(later, tools, approvals.middleware), AgentSession.from_dict(json.loads(saved))
+        )
+    )
+    assert done.response is not None and done.response.text == "done"
+    assert later.seen == [
+        ("c0-1", "sent 5 to bob"),
+        ("c0-2", "Tool execution for 'lookup' was rejected by the user. With user feedback: no reads"),
+    ]
+    assert [row["tool"] for row in ledger.runs()] == ["transfer"]

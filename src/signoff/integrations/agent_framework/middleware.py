@@ -141,6 +141,7 @@ class _ToolRun:
                 session=context.session,
                 kwargs=context.kwargs,
                 tools=context.tools,
+                parent_service_session_state_keys=context.parent_service_session_state_keys,
             )
             result: list[Content] = await context.function.invoke(
                 arguments=final, context=fresh, tool_call_id=context.metadata.get("call_id")
