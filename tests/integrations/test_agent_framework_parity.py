@@ -113,3 +113,22 @@ def test_edit_maf_runs_the_original_args_signoff_the_persons(
     (_, shown) = through_signoff(ours, sqlite_store, Edit(args=EDITED))[0][1]
     assert shown.endswith("\n\nsent 7 to carol")
     assert [row["args"] for row in ours.runs("transfer")] == [EDITED]
+
+
+def test_gate_tools_hands_mafs_always_require_to_signoff(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    """A user switching keeps the tools as declared: `always_require` now asks through signoff."""
+    ledger = Ledger(tmp_path / "ledger")
+    approvals = SignoffApprovals(Gate(sqlite_store))
+    tools = approvals.gate_tools(stock_tools(ledger))
+    assert [item.approval_mode for item in tools] == ["never_require", "never_require"]
+    agent = make_agent(ScriptedClient(), tools, approvals.middleware)
+    session = agent.create_session()
+    (asked,) = asyncio.run(agent.run(USER, session=session)).user_input_requests
+    (request,) = sqlite_store.list_requests()
+    assert asked.additional_properties["signoff"]["request_id"] == request.id
+    assert [row["tool"] for row in ledger.runs()] == ["lookup"]
+    sqlite_store.decide(request.id, Edit(args=EDITED), actor="alice")
+    later = ScriptedClient(turns=0)
+    asyncio.run(approvals.resume(make_agent(later, tools, approvals.middleware), session))
+    assert later.seen[1][1].endswith("sent 7 to carol")
+    assert [row["args"] for row in ledger.runs("transfer")] == [EDITED]

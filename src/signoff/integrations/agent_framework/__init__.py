@@ -13,8 +13,8 @@
 - All four decisions: approve runs the tool; edit runs it with the person's args; reject gives the
   model the rule's text with the reason; respond gives it the person's answer (`.results`).
 - Exactly once: a call runs through signoff's execution record, so a stale session resumed twice
-  runs nothing twice. Use `approval_mode="never_require"` (the default) on gated tools: signoff's
-  rules say which calls ask.
+  runs nothing twice. signoff's rules say which calls ask: `approvals.gate_tools(tools)` hands
+  tools declared `approval_mode="always_require"` to them.
 """
 
 from .approvals import STATE_KIND, Decided, Resumed, SignoffApprovals, open_requests

@@ -11,6 +11,8 @@
     resumed = await approvals.resume(agent, session)      # runs on once every call is decided
 
 `SignoffApprovals(wait=True)`: the calls await their decisions inside the run instead.
+`tools=approvals.gate_tools([...])` hands tools declared `approval_mode="always_require"` to
+signoff (named as gated in code, MAF's own pause switched off for them).
 `approvals.keep(session)` / `approvals.kept(thread_id)` keep the saved session in signoff's
 store (server side in remote mode), for a process that has nowhere else to keep it.
 """
@@ -22,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_framework import Agent, AgentResponse, AgentSession, Content, Message
+from agent_framework import Agent, AgentResponse, AgentSession, Content, FunctionTool, Message
 
 from signoff import Gate, Outcome, Pending, RuleSet, ToolCall, ToolEntry, open_backend
 
@@ -94,6 +96,18 @@ class SignoffApprovals:
         self.middleware: list[Any] = [TurnRecorder(), self.function_middleware]
         """What the agent takes: `Agent(..., middleware=approvals.middleware)` (the function
         middleware, and a chat middleware that tells it which calls were one model turn)."""
+
+    def gate_tools(self, tools: Iterable[Any]) -> list[Any]:
+        """The tools, with Agent Framework's own approval handed to signoff: a tool declared
+        `approval_mode="always_require"` is named as gated in this agent's tool layer (it asks
+        unless a rule in force turns it off) and set to `never_require` in place, so that its calls
+        reach signoff's middleware (MAF would pause them first, with no signoff request behind)."""
+        listed = list(tools)
+        for item in listed:
+            if isinstance(item, FunctionTool) and item.approval_mode == "always_require":
+                self.gate.register_tool(item.name, ToolEntry(requires_approval=True))
+                item.approval_mode = "never_require"
+        return listed
 
     # -- durable resume ----------------------------------------------------------------------
 
