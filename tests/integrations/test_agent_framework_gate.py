@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("agent_framework")
 
-from agent_framework import AgentSession
+from agent_framework import AgentSession, MiddlewareFailure
 
 from signoff import Approve, AutoResumeExceeded, Gate, Reject, RequestStatus, RuleSet, ToolEntry
 from signoff.integrations.agent_framework import SignoffApprovals, SignoffFailure
@@ -115,3 +115,17 @@ def test_a_turn_with_two_gated_calls_resumes_once_both_are_decided(
         ("c0-2", "Tool execution for 'lookup' was rejected by the user. With user feedback: no reads"),
     ]
     assert [row["tool"] for row in ledger.runs()] == ["transfer"]
+
+
+def test_a_scope_that_cannot_be_read_stops_the_run_and_runs_nothing(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    ledger = Ledger(tmp_path / "ledger")
+    rules = RuleSet(tools={"transfer": ToolEntry(requires_approval=True)})
+    approvals = SignoffApprovals(Gate(sqlite_store, rules=rules))
+    agent = make_agent(ScriptedClient(), make_tools(ledger), approvals.middleware)
+    session = agent.create_session()
+    session.state["signoff"] = {"thread": "typo"}
+    with pytest.raises(MiddlewareFailure, match=r"unknown keys \['thread'\]"):
+        asyncio.run(agent.run(USER, session=session))
+    assert ledger.runs("transfer") == [] and sqlite_store.list_requests() == []

@@ -74,7 +74,7 @@ class SignoffMiddleware(FunctionMiddleware):
             )
         try:
             scope = call_scope(context, self.defaults, durable=not self.wait)
-        except ValueError as error:
+        except (ValueError, TypeError) as error:  # no session to pause in, a bad state["signoff"]
             raise MiddlewareFailure(str(error)) from error
         args = dict(context.arguments)
         call = ToolCall(
@@ -103,12 +103,19 @@ class SignoffMiddleware(FunctionMiddleware):
         context.result = model_view(reply)
 
     def _asks(self, context: FunctionInvocationContext) -> bool:
-        agent, app, requester = who(context, self.defaults)
+        """Whether the rules ask about this call. A scope or rules that cannot be read stop the
+        run (Agent Framework would make any other exception the tool's result and go on)."""
         name = context.function.name
-        if not self.gate.may_ask(name, agent, app):
-            return False
-        args = dict(context.arguments)
-        return self.gate.explain(name, agent=agent, app=app, args=args, requester=requester).ask
+        try:
+            agent, app, requester = who(context, self.defaults)
+            if not self.gate.may_ask(name, agent, app):
+                return False
+            args = dict(context.arguments)
+            return self.gate.explain(name, agent=agent, app=app, args=args, requester=requester).ask
+        except SignoffError as error:
+            raise SignoffFailure(error) from error
+        except (ValueError, TypeError) as error:
+            raise MiddlewareFailure(str(error)) from error
 
 
 class _ToolRun:
