@@ -122,11 +122,16 @@ def rerun(
 
 
 def sweep(ctx: typer.Context) -> None:
-    """Expire every open request whose deadline has passed."""
-    expired = local_store_of(ctx, "sweep").expire_due()
+    """Expire every open request whose deadline has passed, and send the reminders and
+    escalations that are due."""
+    store = local_store_of(ctx, "sweep")
+    expired = store.expire_due()
+    stepped = store.run_due_steps()
     out = render.console()
     readout = Readout()
     out.print(f"Expired {len(expired)} request(s).")
+    if stepped:
+        out.print(f"Ran {len(stepped)} reminder and escalation step(s).")
     for request in expired:
         tool = readout.text(request.tool_name, f"request {request.id}: tool")
         out.print(f"  {request.id}  {tool}  (on_expire: {request.rule.on_expire})", soft_wrap=True)
