@@ -5,17 +5,22 @@ request has ended; an escalation's people can then decide; bad rule values are r
 
 from __future__ import annotations
 
+import html
+import re
 import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from typer.testing import CliRunner
 
 from signoff import Approve, NotAnApprover
 from signoff._util import utcnow
 from signoff.channels import ChannelRegistry
 from signoff.channels.recording import RecordingChannel
+from signoff.cli import app as cli_app
 from signoff.errors import ConfigError
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
@@ -24,6 +29,7 @@ from signoff.rules.resolve import Resolver
 from signoff.rules.schedule_model import Escalation
 from signoff.rules.snapshot import parse_snapshot
 from signoff.server import ServerSettings
+from signoff.server.serve import login_link
 from signoff.store import SQLiteStore, Store, open_store, step_ops
 from tests.channels.slack_live import slack_server, wait_until
 from tests.live import LiveServer
@@ -319,3 +325,79 @@ def test_a_slack_reminder_is_a_reply_in_the_notices_thread(
         assert "send_email" in reply["text"]
         assert notice["channel"] == "U-ALICE"
         assert actions(slack.store, request_id).count("request.reminded") == 1
+
+
+# -- the API, the request page, the CLI ----------------------------------------------------------
+
+SERVER_RULES = """
+tools:
+  send_email:
+    requires_approval: true
+    approvers: [alice]
+    remind: [30m]
+    escalate: [{after: 4h, to: [group:oncall]}]
+"""
+
+
+def test_the_api_plans_the_servers_steps_and_its_view_and_the_page_show_them(sqlite_store: Store) -> None:
+    people(sqlite_store)
+    sqlite_store.replace_rules(RuleSet.from_yaml(SERVER_RULES), actor="test")
+    with LiveServer(sqlite_store, ServerSettings(sweep_interval=60)) as live:
+        with live.client(live.user("bot", "agent")) as agent:
+            asked = agent.post(
+                "/v1/requests",
+                json={"thread_id": "t1", "tool_call_id": "c1", "tool": "send_email", "args": {"to": "x"}},
+            )
+            assert asked.status_code == 201, asked.text
+            request_id = asked.json()["id"]
+            refused = agent.post(
+                "/v1/requests",
+                json={
+                    "thread_id": "t1",
+                    "tool_call_id": "c2",
+                    "tool": "other",
+                    "args": {},
+                    "rule": {"remind": ["0s"]},
+                },
+            )
+            assert refused.status_code == 422 and "rule.remind" in refused.text
+        made = created_at(sqlite_store, request_id)
+        sqlite_store.run_due_steps(now=made + timedelta(hours=5))
+        with live.client(live.user("alice")) as alice:
+            view = alice.get(f"/v1/requests/{request_id}").json()
+        assert view["approvers"] == ["alice", "group:oncall"]
+        assert [(step["kind"], step["outcome"]) for step in view["steps"]] == [
+            ("remind", "done"),
+            ("escalate", "done"),
+        ]
+        assert view["steps"][1]["to"] == ["group:oncall"]
+        assert view["steps_summary"].startswith("reminded 1×, escalated to group:oncall at ")
+        login = login_link(sqlite_store, live.settings, "dave")
+        with httpx.Client(base_url=live.url, timeout=30) as browser:
+            page = browser.get(login.removeprefix(live.url))
+            token = re.search(r'name="token" value="([^"]+)"', page.text)
+            assert token is not None
+            browser.post("/login", data={"token": token.group(1)})
+            shown = browser.get(f"/requests/{request_id}")
+        assert shown.status_code == 200  # dave sees it: the escalation made him an approver
+        said = re.search(r'id="steps-said">([^<]*)<', shown.text)
+        assert said is not None and "reminded 1×, escalated to group:oncall at" in html.unescape(
+            said.group(1)
+        )
+
+
+def test_explain_lists_the_steps_and_says_which_never_come(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "defaults: {deadline: 10h}\n"
+        "tools:\n"
+        "  send_email: {requires_approval: true, remind: [30m, 50%, 20h],"
+        " escalate: [{after: 4h, to: [group:oncall]}]}\n",
+        encoding="utf-8",
+    )
+    result = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None}).invoke(
+        cli_app, ["--db", str(tmp_path / "x.db"), "explain", "send_email", "--rules", str(rules)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "reminders: 30m, 50% (after 5h), 20h (at or after the 10h deadline: never)" in result.output
+    assert "escalation: after 4h, add group:oncall" in result.output

@@ -169,9 +169,23 @@ def escalations_of(value: Any) -> tuple[Escalation, ...]:
     return tuple(escalations)
 
 
-def later_than(spec: str, created: datetime, deadline: datetime) -> bool:
-    """Whether a step at `spec` would fall at or after the deadline (and so is never planned)."""
-    return step_at(spec, created, deadline) >= deadline
+def schedule_words(
+    remind: tuple[str, ...], escalate: tuple[Escalation, ...], deadline: timedelta
+) -> list[str]:
+    """What a rule's reminders and escalations do, in words (`signoff explain`), for a request
+    waiting `deadline`: a step at or after the deadline is said never to come."""
+    start = datetime(2000, 1, 1)
+    end = start + deadline
 
+    def when(spec: str) -> str:
+        at = step_at(spec, start, end)
+        if at >= end:
+            return f"{spec} (at or after the {format_duration(deadline)} deadline: never)"
+        return spec if not spec.endswith("%") else f"{spec} (after {format_duration(at - start)})"
 
-ZERO = timedelta(0)
+    lines = []
+    if remind:
+        lines.append(f"reminders: {', '.join(when(spec) for spec in remind)}")
+    for escalation in escalate:
+        lines.append(f"escalation: after {when(escalation.after)}, add {', '.join(escalation.to)}")
+    return lines
