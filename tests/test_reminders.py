@@ -235,6 +235,18 @@ def test_a_decided_request_gets_no_further_steps(store: Store) -> None:
     assert store.get_request(request_id).rule.approvers == ("alice",)
 
 
+def test_webhooks_that_want_them_are_told_of_reminders_and_escalations(store: Store) -> None:
+    people(store)
+    wanted, _ = store.add_webhook(
+        "https://hooks.example.com/a", events=["request.reminded", "request.escalated"], actor="test"
+    )
+    store.add_webhook("https://hooks.example.com/b", events=["request.decided"], actor="test")
+    request_id = ask(store)
+    store.run_due_steps(now=created_at(store, request_id) + timedelta(hours=4, minutes=1))
+    events = [(row.event, row.target) for row in store.outbox_for(request_id) if row.message == "event"]
+    assert sorted(events) == [("request.escalated", wanted.id), ("request.reminded", wanted.id)]
+
+
 def test_steps_survive_a_restart_of_the_store(sqlite_path: Path) -> None:
     first = SQLiteStore(sqlite_path)
     people(first)

@@ -105,6 +105,7 @@ class StepOps(RequestReads, OutboxOps):
         ]
         for notice in notices:
             tx.send("enqueue_notice", request_id=request.id, event=ESCALATED, now=now, **notice)
+        self._enqueue_event(tx, request.id, ESCALATED, None, now)  # the webhooks that want it
         self._audit(
             tx,
             ESCALATED,
