@@ -5,6 +5,7 @@ request has ended; an escalation's people can then decide; bad rule values are r
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 import threading
@@ -18,7 +19,8 @@ from typer.testing import CliRunner
 
 from signoff import Approve, NotAnApprover
 from signoff._util import utcnow
-from signoff.channels import ChannelRegistry
+from signoff.channels import ChannelRegistry, build_notice
+from signoff.channels.contract import Channel
 from signoff.channels.recording import RecordingChannel
 from signoff.cli import app as cli_app
 from signoff.errors import ConfigError
@@ -247,6 +249,25 @@ def test_webhooks_that_want_them_are_told_of_reminders_and_escalations(store: St
     assert sorted(events) == [("request.escalated", wanted.id), ("request.reminded", wanted.id)]
 
 
+def test_escalating_a_request_anyone_may_decide_only_tells_the_new_people(store: Store) -> None:
+    people(store)
+    rule = RequestRule(channels=("chat",), escalate=(Escalation("1h", ("dave",)),))
+    new = NewRequest(
+        thread_id="t-open",
+        tool_call_id="c1",
+        tool_name="send_email",
+        args={},
+        description="Send",
+        deadline=utcnow() + timedelta(hours=2),
+        rule=rule,
+    )
+    request_id = store.create_request(new)[0].id
+    store.run_due_steps(now=created_at(store, request_id) + timedelta(hours=1, seconds=1))
+    assert store.get_request(request_id).rule.approvers == ()  # not narrowed to dave
+    assert [row.recipient for row in store.outbox_for(request_id) if row.message == "notice"] == ["dave"]
+    assert store.decide(request_id, Approve(), actor="erin").status.value == "approved"
+
+
 def test_steps_survive_a_restart_of_the_store(sqlite_path: Path) -> None:
     first = SQLiteStore(sqlite_path)
     people(first)
@@ -413,3 +434,24 @@ def test_explain_lists_the_steps_and_says_which_never_come(tmp_path: Path) -> No
     assert result.exit_code == 0, result.output
     assert "reminders: 30m, 50% (after 5h), 20h (at or after the 10h deadline: never)" in result.output
     assert "escalation: after 4h, add group:oncall" in result.output
+
+
+def test_a_channel_without_threads_sends_the_notice_again_led_by_the_reminder(sqlite_store: Store) -> None:
+    class Plain(RecordingChannel):
+        remind = Channel.remind  # the contract's default
+
+    plain = Plain("plain")
+    request = sqlite_store.get_request(ask(sqlite_store, hours=3))
+    notice = build_notice(
+        request,
+        approver="alice",
+        link=None,
+        request_url="http://x/requests/req_1",
+        now=utcnow(),
+        reminder=True,
+    )
+    asyncio.run(plain.remind(notice, "A-1", {"n": 1}))
+    [sent] = plain.recorded
+    assert sent.action == "send" and sent.notice is not None
+    assert sent.notice.title.startswith("⏰ Reminder: still waiting for your decision (")
+    assert sent.notice.title.endswith(" · AI wants to run: send_email")
