@@ -268,6 +268,21 @@ def test_escalating_a_request_anyone_may_decide_only_tells_the_new_people(store:
     assert store.decide(request_id, Approve(), actor="erin").status.value == "approved"
 
 
+def test_a_sweep_that_takes_a_page_of_steps_leaves_a_request_cut_by_it_whole(store: Store) -> None:
+    people(store)
+    first, second = ask(store, "c1", escalate=()), ask(store, "c2", escalate=())
+    later = utcnow() + timedelta(hours=3)
+    ran = store.run_due_steps(now=later, limit=3)  # c1's two reminders, and one of c2's
+    assert {step.request_id for step in ran} == {first}
+    ran = store.run_due_steps(now=later, limit=3)
+    assert sorted((step.request_id, step.outcome) for step in ran) == [
+        (second, "done"),
+        (second, "superseded"),
+    ]
+    for request_id in (first, second):
+        assert actions(store, request_id).count("request.reminded") == 1
+
+
 def test_steps_survive_a_restart_of_the_store(sqlite_path: Path) -> None:
     first = SQLiteStore(sqlite_path)
     people(first)
