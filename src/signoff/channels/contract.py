@@ -44,6 +44,13 @@ MessageRef: TypeAlias = dict[str, Any]
 to `update` and `follow_up`). Each channel decides its keys: `{"channel": "D1", "ts": "17.1"}`."""
 
 InboundKind = Literal["decide", "reply"]
+REMINDER_KEY = "reminder_key"
+"""In a reminder's `Notice.extra`: the same on every retry of one reminder and different for the
+next, for platforms that drop a message sent twice (a Feishu `uuid`, a mail's Message-ID)."""
+
+
+def reminder_key(notice: Notice) -> str:
+    return str(notice.extra.get(REMINDER_KEY) or notice.reminder or "")
 
 
 class BadSignature(NotAuthenticated):

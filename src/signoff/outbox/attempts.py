@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from .._util import utcnow
-from ..channels.contract import DeliveryError, MessageRef
+from ..channels.contract import REMINDER_KEY, DeliveryError, MessageRef
 from ..channels.notice import build_follow_up, build_notice
 from ..channels.registry import ChannelRegistry
 from ..destinations import Destinations
@@ -181,6 +182,7 @@ class Attempts:
             code=code,
             reminder=True,
         )
+        notice = replace(notice, extra={**notice.extra, REMINDER_KEY: str(row.id)})
         new_ref = await asyncio.wait_for(channel.remind(notice, target, parent_ref), channel.timeout)
         return Outcome(state="sent", result="sent", target=target, next_at=utcnow(), ref=new_ref)
 
