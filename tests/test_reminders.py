@@ -283,6 +283,28 @@ def test_a_sweep_that_takes_a_page_of_steps_leaves_a_request_cut_by_it_whole(sto
         assert actions(store, request_id).count("request.reminded") == 1
 
 
+def test_a_drafting_request_waits_for_its_steps_until_it_is_pending(store: Store) -> None:
+    people(store)
+    rule = RequestRule(approvers=("alice",), channels=("chat",), remind=("30m",))
+    new = NewRequest(
+        thread_id="t-draft",
+        tool_call_id="c1",
+        tool_name="send_email",
+        args={},
+        description="Send",
+        deadline=utcnow() + timedelta(hours=2),
+        rule=rule,
+        drafting=True,
+    )
+    request_id = store.create_request(new)[0].id
+    later = created_at(store, request_id) + timedelta(minutes=31)
+    assert store.run_due_steps(now=later) == []  # args still streaming: nobody to remind yet
+    store.update_draft(request_id, args={"to": "bob"}, ready=True)
+    [ran] = store.run_due_steps(now=later)
+    assert (ran.kind, ran.outcome) == ("remind", "done")
+    assert reminders_queued(store, request_id) == ["alice"]
+
+
 def test_steps_survive_a_restart_of_the_store(sqlite_path: Path) -> None:
     first = SQLiteStore(sqlite_path)
     people(first)
