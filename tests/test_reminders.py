@@ -492,3 +492,18 @@ def test_a_channel_without_threads_sends_the_notice_again_led_by_the_reminder(sq
     assert sent.action == "send" and sent.notice is not None
     assert sent.notice.title.startswith("⏰ Reminder: still waiting for your decision (")
     assert sent.notice.title.endswith(" · AI wants to run: send_email")
+
+
+def test_show_says_what_the_steps_did(sqlite_path: Path) -> None:
+    store = SQLiteStore(sqlite_path)
+    try:
+        people(store)
+        request_id = ask(store)
+        store.run_due_steps(now=created_at(store, request_id) + timedelta(hours=4, minutes=1))
+    finally:
+        store.close()
+    runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None})
+    shown = runner.invoke(cli_app, ["--db", str(sqlite_path), "show", request_id, "--as", "alice"])
+    assert shown.exit_code == 0, shown.output
+    assert "reminders: reminded 1×, escalated to group:oncall at " in shown.output
+    assert "next: escalation to cto at " in shown.output

@@ -138,6 +138,8 @@ def request_details(
     decisions: list[DecisionRecord],
     execution: Execution | None,
     audit: list[AuditEntry],
+    *,
+    steps_said: str | None = None,
 ) -> None:
     out = console()
     readout = Readout()
@@ -168,6 +170,7 @@ def request_details(
         f"[bold]created:[/bold] {moment(request.created_at)}",
         f"[bold]deadline:[/bold] {moment(request.deadline)}"
         + ("" if request.is_terminal else f" ({countdown(request.deadline)})"),
+        *([f"[bold]reminders:[/bold] {read(steps_said, 'the reminders')}"] if steps_said else []),
         "",
         read(request.description, "the description", newlines=True),
         "",
