@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from .outcome import Outcome, Reply
     from .pending import Pending, Suspended
     from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
+    from .request_steps import RequestStep
     from .requests import Execution, ExecutionStatus, Request, RequestStatus
     from .rules import (
         AgentEntry,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
         ToolEntry,
         WhenInput,
     )
+    from .rules.schedule_model import Escalation
     from .shadow import ShadowHit, ShadowRules
     from .store import Store, default_db_path, open_store
 
@@ -98,6 +100,7 @@ _LAZY: dict[str, str] = {
     "Defaults": "rules",
     "DescriptionInput": "rules",
     "Edit": "decisions",
+    "Escalation": "rules.schedule_model",
     "Execution": "requests",
     "ExecutionStatus": "requests",
     "Explanation": "rules",
@@ -111,6 +114,7 @@ _LAZY: dict[str, str] = {
     "Reply": "outcome",
     "Request": "requests",
     "RequestStatus": "requests",
+    "RequestStep": "request_steps",
     "Respond": "decisions",
     "RichConsoleUI": "console",
     "RuleSet": "rules",
@@ -179,6 +183,7 @@ __all__ = [
     "Defaults",
     "DescriptionInput",
     "Edit",
+    "Escalation",
     "Execution",
     "ExecutionError",
     "ExecutionInDoubt",
@@ -210,6 +215,7 @@ __all__ = [
     "RequestNotFound",
     "RequestNotReady",
     "RequestStatus",
+    "RequestStep",
     "Respond",
     "ReviewTimeout",
     "RichConsoleUI",

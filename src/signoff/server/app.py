@@ -188,6 +188,9 @@ async def _sweep(server: Server) -> None:
             expired = await asyncio.to_thread(store.expire_due)
             if expired:
                 log.info("expired %d request(s) past their deadline", len(expired))
+            stepped = await asyncio.to_thread(store.run_due_steps)
+            if stepped:
+                log.info("ran %d reminder and escalation step(s)", len(stepped))
             doubtful = await asyncio.to_thread(store.mark_dead_executions)
             if doubtful:
                 log.warning(

@@ -999,3 +999,31 @@ SELECT direction, json_extract(rule, '$.layer') AS layer, json_extract(rule, '$.
        count(*) AS hits
 FROM shadow_hits WHERE shadow_id = :shadow_id
 GROUP BY direction, layer, rule_key ORDER BY hits DESC, direction, layer, rule_key;
+-- name: insert_step
+-- a request's planned reminder or escalation (store/step_ops.py), written with the request
+INSERT INTO request_steps (request_id, kind, due_at, payload)
+VALUES (:request_id, :kind, :due_at, :payload);
+
+-- name: any_due_step
+SELECT 1 AS due FROM request_steps WHERE done_at IS NULL AND due_at <= :now LIMIT 1;
+
+-- name: due_steps
+-- the steps due now of requests past drafting, a request's together, oldest first; on PostgreSQL
+-- locked, and those another replica holds skipped
+SELECT s.* FROM request_steps s JOIN requests r ON r.id = s.request_id
+WHERE s.done_at IS NULL AND s.due_at <= :now AND r.status <> 'drafting'
+ORDER BY s.request_id, s.due_at, s.id LIMIT :limit
+;
+
+-- name: finish_step
+UPDATE request_steps SET done_at = :now, outcome = :outcome WHERE id = :id AND done_at IS NULL;
+
+-- name: steps_for
+SELECT * FROM request_steps WHERE request_id = :request_id ORDER BY due_at, id;
+
+-- name: set_request_rule
+-- an escalation widens who decides: the request's rule keeps its approvers
+UPDATE requests SET rule = :rule, updated_at = :now WHERE id = :id AND status = 'pending';
+
+-- name: notice_recipients
+SELECT DISTINCT channel, recipient FROM outbox WHERE request_id = :request_id AND message = 'notice';
