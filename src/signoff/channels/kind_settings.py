@@ -1,9 +1,9 @@
 """The settings each kind of channel takes, for channels an admin adds (the inbox's form, the
 API and the CLI check against this): which are secrets, which are required, what type each is.
 
-It imports no platform library: a kind's own class (`registry.KINDS`) still checks the values
-when the channel is built, as it does for a channels file; this says what may be given at all,
-so that a misspelt setting is refused rather than ignored.
+It imports no platform library: a kind's own class (its `signoff.channels` entry point) still
+checks the values when the channel is built, as it does for a channels file; this says what may
+be given at all, so that a misspelt setting is refused rather than ignored.
 """
 
 from __future__ import annotations

@@ -1,0 +1,256 @@
+"""Channels and adapters anyone can add: throw-away packages (a `*.dist-info` directory beside
+their modules, as pip would install them) register a channel kind and an adapter through the
+entry-point groups `signoff.channels` and `signoff.integrations`; `signoff plugins` lists them
+with signoff's own, the channel registry builds the new kind, and a plugin that raises on import
+is reported and skipped."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import signoff
+from signoff import plugins
+from signoff.channels import ChannelRegistry, parse_config
+from signoff.channels.registry import build_channel, kinds
+from signoff.errors import ConfigError
+
+CHANNEL = """
+from signoff.channels.contract import Channel
+
+
+class AcmeChannel(Channel):
+    kind = "acme"
+
+    def __init__(self, name, prefix):
+        super().__init__(name)
+        self.prefix = prefix
+        self.sent = []
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(config.name, config.required("prefix"))
+
+    async def send(self, notice, target):
+        self.sent.append((target, self.prefix + notice.title))
+        return {"id": len(self.sent)}
+"""
+ADAPTER = '''
+def approvals(gate):
+    """What an adapter hands its framework: here, only the gate it was given."""
+    return {"gate": gate}
+'''
+BROKEN = 'raise RuntimeError("broken on purpose")\n'
+
+
+def _package(site: Path, dist: str, version: str, modules: dict[str, str], entry_points: str) -> None:
+    for path, text in modules.items():
+        (site / path).parent.mkdir(parents=True, exist_ok=True)
+        (site / path).write_text(textwrap.dedent(text), encoding="utf-8")
+    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
+    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One good package (a channel and an adapter) and one whose module raises on import."""
+    root = tmp_path_factory.mktemp("site")
+    _package(
+        root,
+        "acme-signoff",
+        "1.4",
+        {
+            "acme_signoff/__init__.py": "",
+            "acme_signoff/channel.py": CHANNEL,
+            "acme_signoff/adapter.py": ADAPTER,
+        },
+        """
+        [signoff.channels]
+        acme = acme_signoff.channel:AcmeChannel
+
+        [signoff.integrations]
+        acme = acme_signoff.adapter
+        """,
+    )
+    _package(
+        root,
+        "broken-plugin",
+        "2.0",
+        {"broken_plugin/__init__.py": BROKEN},
+        """
+        [signoff.channels]
+        brokenkind = broken_plugin:Channel
+
+        [signoff.integrations]
+        broken = broken_plugin
+        """,
+    )
+    return root
+
+
+@pytest.fixture
+def on_path(site: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.syspath_prepend(str(site))
+    return site
+
+
+def _signoff(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "signoff.cli", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def _listed(site: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    done = _signoff(site, "plugins", "--json")
+    assert done.returncode == 0, done.stderr
+    return {(entry["group"], entry["name"]): entry for entry in json.loads(done.stdout)}
+
+
+def test_signoff_plugins_lists_an_installed_package_with_signoffs_own(site: Path) -> None:
+    listed = _listed(site)
+    channel = listed[(plugins.CHANNELS, "acme")]
+    assert channel["module"] == "acme_signoff.channel"
+    assert channel["target"] == "acme_signoff.channel:AcmeChannel"
+    assert (channel["distribution"], channel["version"], channel["error"]) == ("acme-signoff", "1.4", None)
+    adapter = listed[(plugins.INTEGRATIONS, "acme")]
+    assert (adapter["module"], adapter["distribution"], adapter["error"]) == (
+        "acme_signoff.adapter",
+        "acme-signoff",
+        None,
+    )
+    shipped_channels = {"slack", "wecom", "feishu", "email", "text", "recording"}
+    shipped_adapters = {"langchain", "haystack", "pydantic_ai", "openai_agents", "agent_framework"}
+    shipped = {(plugins.CHANNELS, name) for name in shipped_channels}
+    shipped |= {(plugins.INTEGRATIONS, name) for name in shipped_adapters}
+    for key in shipped:
+        assert (listed[key]["distribution"], listed[key]["version"]) == ("signoff", signoff.__version__)
+        assert listed[key]["module"].startswith("signoff.")
+
+
+def test_a_plugin_that_raises_on_import_is_marked_and_the_rest_still_listed(site: Path) -> None:
+    listed = _listed(site)
+    for key in [(plugins.CHANNELS, "brokenkind"), (plugins.INTEGRATIONS, "broken")]:
+        assert listed[key]["distribution"] == "broken-plugin"
+        assert listed[key]["error"] == "RuntimeError: broken on purpose"
+    assert listed[(plugins.CHANNELS, "acme")]["error"] is None
+    done = _signoff(site, "plugins")
+    assert done.returncode == 0, done.stderr
+    broken = "signoff.channels  brokenkind  broken_plugin  broken-plugin 2.0  BROKEN: RuntimeError: broken"
+    assert f"{broken} on purpose" in done.stdout
+    assert "signoff.channels  acme  acme_signoff.channel  acme-signoff 1.4  ok" in done.stdout
+    assert "2 of " in done.stderr and "cannot be loaded and are skipped" in done.stderr
+
+
+def test_the_channels_cli_builds_the_new_kind_from_a_channels_file(site: Path, tmp_path: Path) -> None:
+    channels = tmp_path / "channels.yaml"
+    channels.write_text("channels:\n  pager:\n    kind: acme\n    prefix: '[acme] '\n")
+    done = _signoff(
+        site, "--db", str(tmp_path / "s.db"), "channels", "list", "--channels", str(channels), "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    [view] = json.loads(done.stdout)
+    assert (view["name"], view["kind"], view["state"]) == ("pager", "acme", "ready")
+
+
+def test_the_channel_registry_knows_an_installed_kind_and_builds_it(on_path: Path) -> None:
+    assert {"acme", "slack", "recording"} <= set(kinds())
+    registry = ChannelRegistry.from_configs(parse_config({"pager": {"kind": "acme", "prefix": "[acme] "}}))
+    channel = registry.get("pager")
+    assert channel is not None and type(channel).__name__ == "AcmeChannel"
+    assert (channel.kind, channel.name) == ("acme", "pager")
+    notice: Any = type("N", (), {"title": "AI wants to run: send_email"})()
+    assert asyncio.run(channel.send(notice, "U1")) == {"id": 1}
+    assert channel.sent == [("U1", "[acme] AI wants to run: send_email")]  # type: ignore[attr-defined]
+
+
+def test_a_kind_whose_plugin_raises_on_import_is_refused_and_logged(
+    on_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        caplog.at_level(logging.WARNING, logger="signoff.plugins"),
+        pytest.raises(
+            ConfigError, match=r"channel 'b' \(brokenkind\) cannot be loaded: RuntimeError: broken on purpose"
+        ),
+    ):
+        build_channel(parse_config({"b": {"kind": "brokenkind"}})["b"])
+    assert "broken on purpose" in caplog.text
+    good = parse_config({"r": {"kind": "recording"}, "pager": {"kind": "acme", "prefix": "> "}})
+    assert ChannelRegistry.from_configs(good).names() == ["pager", "r"]
+
+
+def test_discover_reports_the_broken_and_keeps_the_rest(on_path: Path) -> None:
+    found = {(plugin.group, plugin.name): plugin for plugin in plugins.discover()}
+    assert found[(plugins.INTEGRATIONS, "broken")].broken
+    assert not found[(plugins.INTEGRATIONS, "acme")].broken
+    assert found[(plugins.CHANNELS, "slack")].error is None
+    unchecked = {(plugin.group, plugin.name): plugin for plugin in plugins.discover(check=False)}
+    assert unchecked[(plugins.INTEGRATIONS, "broken")].error is None
+
+
+def test_an_adapter_loads_through_its_entry_point(on_path: Path) -> None:
+    adapter = plugins.load(plugins.INTEGRATIONS, "acme")
+    assert adapter.approvals("g") == {"gate": "g"}
+    assert plugins.load(plugins.INTEGRATIONS, "langchain").__name__ == "signoff.integrations.langchain"
+    with pytest.raises(ConfigError, match="no plugin 'nosuch' is installed"):
+        plugins.load(plugins.INTEGRATIONS, "nosuch")
+    with pytest.raises(ConfigError, match="cannot be loaded: RuntimeError: broken on purpose"):
+        plugins.load(plugins.INTEGRATIONS, "broken")
+    with pytest.raises(ConfigError, match="unknown plugin group"):
+        plugins.load("signoff.other", "acme")
+
+
+def test_an_unknown_kind_is_refused_naming_the_installed_ones(on_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"unknown kind 'pigeon' \(known: acme, brokenkind, email"):
+        build_channel(parse_config({"x": {"kind": "pigeon"}})["x"])
+
+
+def test_a_kind_two_packages_register_is_refused(
+    on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _package(
+        tmp_path,
+        "other-acme",
+        "0.1",
+        {"other_acme.py": "class Other:\n    pass\n"},
+        "[signoff.channels]\nacme = other_acme:Other\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError, match="'acme' is registered more than once: by "):
+        build_channel(parse_config({"pager": {"kind": "acme", "prefix": "> "}})["pager"])
+    twice = [
+        plugin
+        for plugin in plugins.discover(check=False)
+        if plugin.name == "acme" and plugin.group == plugins.CHANNELS
+    ]
+    assert {plugin.distribution for plugin in twice} == {"acme-signoff", "other-acme"}
+    assert all(plugin.broken for plugin in twice)
+
+
+def test_a_plugin_that_is_no_channel_class_is_refused(
+    on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _package(
+        tmp_path,
+        "not-a-channel",
+        "0.1",
+        {"not_channel.py": "VALUE = 1\n"},
+        "[signoff.channels]\nodd = not_channel:VALUE\n",
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError, match="the odd plugin is not a channel class"):
+        build_channel(parse_config({"o": {"kind": "odd"}})["o"])
