@@ -22,7 +22,11 @@ import signoff
 from signoff import plugins
 from signoff.channels import ChannelRegistry, parse_config
 from signoff.channels.registry import build_channel, kinds
-from signoff.errors import ConfigError
+from signoff.errors import ConfigError, InvalidInput
+from signoff.store import Store
+
+from .live import LiveServer
+from .test_outbox import QUICK, ask, wait_until
 
 CHANNEL = """
 from signoff.channels.contract import Channel
@@ -254,3 +258,38 @@ def test_a_plugin_that_is_no_channel_class_is_refused(
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ConfigError, match="the odd plugin is not a channel class"):
         build_channel(parse_config({"o": {"kind": "odd"}})["o"])
+
+
+def test_a_running_server_sends_through_an_installed_channel_kind(on_path: Path, sqlite_store: Store) -> None:
+    sqlite_store.add_user("alice", role="member", actor="test")
+    sqlite_store.set_address("alice", "acme", "U-ALICE", actor="test")  # the plugin's kind is an address kind
+    registry = ChannelRegistry.from_configs(parse_config({"pager": {"kind": "acme", "prefix": "[acme] "}}))
+    channel: Any = registry.get("pager")
+    with LiveServer(sqlite_store, QUICK, channels=registry):
+        ask(sqlite_store, approvers=("alice",), channels=("pager",))
+        wait_until(lambda: channel.sent)
+    assert channel.sent == [("U-ALICE", "[acme] AI wants to run: send_email")]
+
+
+def test_only_an_installed_plugins_kind_is_an_address_kind(on_path: Path, sqlite_store: Store) -> None:
+    sqlite_store.add_user("bob", role="member", actor="test")
+    with pytest.raises(InvalidInput, match="unknown address kind 'pigeon'"):
+        sqlite_store.set_address("bob", "pigeon", "P1", actor="test")
+    with pytest.raises(InvalidInput, match="unknown address kind 'text'"):
+        sqlite_store.set_address("bob", "text", "T1", actor="test")
+    sqlite_store.set_address("bob", "acme", "U-BOB", actor="test")
+    assert sqlite_store.address_of("bob", "acme") == "U-BOB"
+
+
+def test_the_cli_sets_a_plugin_address_and_refuses_all_if_one_is_unknown(site: Path, tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    assert _signoff(site, "--db", db, "users", "add", "carol").returncode == 0
+    refused = _signoff(
+        site, "--db", db, "users", "set-address", "carol", "--slack", "U1", "--address", "pigeon:P1"
+    )
+    assert refused.returncode != 0 and "unknown address kind 'pigeon'" in refused.stderr
+    done = _signoff(site, "--db", db, "users", "set-address", "carol", "--address", "acme:U-CAROL")
+    assert done.returncode == 0, done.stderr
+    assert "carol: acme = U-CAROL (verified)" in done.stdout
+    listed = _signoff(site, "--db", db, "users", "addresses", "carol")
+    assert "acme" in listed.stdout and "U-CAROL" in listed.stdout and "U1" not in listed.stdout
