@@ -9,10 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +22,7 @@ from signoff.errors import ConfigError, InvalidInput
 from signoff.store import Store
 
 from .live import LiveServer
+from .plugin_packages import install, run_signoff
 from .test_outbox import QUICK, ask, wait_until
 
 CHANNEL = """
@@ -56,21 +53,11 @@ def approvals(gate):
 BROKEN = 'raise RuntimeError("broken on purpose")\n'
 
 
-def _package(site: Path, dist: str, version: str, modules: dict[str, str], entry_points: str) -> None:
-    for path, text in modules.items():
-        (site / path).parent.mkdir(parents=True, exist_ok=True)
-        (site / path).write_text(textwrap.dedent(text), encoding="utf-8")
-    info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: {version}\n")
-    (info / "entry_points.txt").write_text(textwrap.dedent(entry_points), encoding="utf-8")
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One good package (a channel and an adapter) and one whose module raises on import."""
     root = tmp_path_factory.mktemp("site")
-    _package(
+    install(
         root,
         "acme-signoff",
         "1.4",
@@ -87,7 +74,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         acme = acme_signoff.adapter
         """,
     )
-    _package(
+    install(
         root,
         "broken-plugin",
         "2.0",
@@ -109,18 +96,8 @@ def on_path(site: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return site
 
 
-def _signoff(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])),
-    }
-    return subprocess.run(
-        [sys.executable, "-m", "signoff.cli", *args], env=env, capture_output=True, text=True, timeout=120
-    )
-
-
 def _listed(site: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    done = _signoff(site, "plugins", "--json")
+    done = run_signoff(site, "plugins", "--json")
     assert done.returncode == 0, done.stderr
     return {(entry["group"], entry["name"]): entry for entry in json.loads(done.stdout)}
 
@@ -152,7 +129,7 @@ def test_a_plugin_that_raises_on_import_is_marked_and_the_rest_still_listed(site
         assert listed[key]["distribution"] == "broken-plugin"
         assert listed[key]["error"] == "RuntimeError: broken on purpose"
     assert listed[(plugins.CHANNELS, "acme")]["error"] is None
-    done = _signoff(site, "plugins")
+    done = run_signoff(site, "plugins")
     assert done.returncode == 0, done.stderr
     broken = "signoff.channels  brokenkind  broken_plugin  broken-plugin 2.0  BROKEN: RuntimeError: broken"
     assert f"{broken} on purpose" in done.stdout
@@ -163,7 +140,7 @@ def test_a_plugin_that_raises_on_import_is_marked_and_the_rest_still_listed(site
 def test_the_channels_cli_builds_the_new_kind_from_a_channels_file(site: Path, tmp_path: Path) -> None:
     channels = tmp_path / "channels.yaml"
     channels.write_text("channels:\n  pager:\n    kind: acme\n    prefix: '[acme] '\n")
-    done = _signoff(
+    done = run_signoff(
         site, "--db", str(tmp_path / "s.db"), "channels", "list", "--channels", str(channels), "--json"
     )
     assert done.returncode == 0, done.stderr
@@ -226,7 +203,7 @@ def test_an_unknown_kind_is_refused_naming_the_installed_ones(on_path: Path) -> 
 def test_a_kind_two_packages_register_is_refused(
     on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _package(
+    install(
         tmp_path,
         "other-acme",
         "0.1",
@@ -248,7 +225,7 @@ def test_a_kind_two_packages_register_is_refused(
 def test_a_plugin_that_is_no_channel_class_is_refused(
     on_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _package(
+    install(
         tmp_path,
         "not-a-channel",
         "0.1",
@@ -283,13 +260,13 @@ def test_only_an_installed_plugins_kind_is_an_address_kind(on_path: Path, sqlite
 
 def test_the_cli_sets_a_plugin_address_and_refuses_all_if_one_is_unknown(site: Path, tmp_path: Path) -> None:
     db = str(tmp_path / "s.db")
-    assert _signoff(site, "--db", db, "users", "add", "carol").returncode == 0
-    refused = _signoff(
+    assert run_signoff(site, "--db", db, "users", "add", "carol").returncode == 0
+    refused = run_signoff(
         site, "--db", db, "users", "set-address", "carol", "--slack", "U1", "--address", "pigeon:P1"
     )
     assert refused.returncode != 0 and "unknown address kind 'pigeon'" in refused.stderr
-    done = _signoff(site, "--db", db, "users", "set-address", "carol", "--address", "acme:U-CAROL")
+    done = run_signoff(site, "--db", db, "users", "set-address", "carol", "--address", "acme:U-CAROL")
     assert done.returncode == 0, done.stderr
     assert "carol: acme = U-CAROL (verified)" in done.stdout
-    listed = _signoff(site, "--db", db, "users", "addresses", "carol")
+    listed = run_signoff(site, "--db", db, "users", "addresses", "carol")
     assert "acme" in listed.stdout and "U-CAROL" in listed.stdout and "U1" not in listed.stdout
