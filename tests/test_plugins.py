@@ -16,8 +16,10 @@ import pytest
 
 import signoff
 from signoff import plugins
+from signoff.channel_admin import ChannelChange, ChannelPlace, add_channel
 from signoff.channels import ChannelRegistry, parse_config
 from signoff.channels.registry import build_channel, kinds
+from signoff.destinations import Destinations
 from signoff.errors import ConfigError, InvalidInput
 from signoff.store import Store
 
@@ -27,10 +29,12 @@ from .test_outbox import QUICK, ask, wait_until
 
 CHANNEL = """
 from signoff.channels.contract import Channel
+from signoff.channels.kind_settings import KindSettings, Setting
 
 
 class AcmeChannel(Channel):
     kind = "acme"
+    admin_settings = KindSettings("acme", "Acme Pager", (Setting("prefix", "Prefix", required=True),))
 
     def __init__(self, name, prefix):
         super().__init__(name)
@@ -270,3 +274,27 @@ def test_the_cli_sets_a_plugin_address_and_refuses_all_if_one_is_unknown(site: P
     assert "carol: acme = U-CAROL (verified)" in done.stdout
     listed = run_signoff(site, "--db", db, "users", "addresses", "carol")
     assert "acme" in listed.stdout and "U-CAROL" in listed.stdout and "U1" not in listed.stdout
+
+
+def test_an_admin_adds_a_channel_of_a_plugin_kind_that_says_its_settings(
+    on_path: Path, sqlite_store: Store
+) -> None:
+    registry = ChannelRegistry()
+    place = ChannelPlace.local(sqlite_store, registry, key=None, destinations=Destinations())
+    with pytest.raises(InvalidInput, match="acme has no setting 'colour'"):
+        add_channel(
+            place, "pager", ChannelChange(kind="acme", settings={"colour": "red"}), actor="root", via="test"
+        )
+    with pytest.raises(InvalidInput, match=r"unknown channel kind 'pigeon' \(known: slack, .*acme"):
+        add_channel(place, "bad", ChannelChange(kind="pigeon"), actor="root", via="test")
+    with pytest.raises(
+        InvalidInput, match="channel kind 'brokenkind' cannot be loaded: RuntimeError: broken"
+    ):
+        add_channel(place, "bad", ChannelChange(kind="brokenkind"), actor="root", via="test")
+    assert sqlite_store.stored_channel("pager") is None and sqlite_store.stored_channel("bad") is None
+    add_channel(
+        place, "pager", ChannelChange(kind="acme", settings={"prefix": "> "}), actor="root", via="test"
+    )
+    channel: Any = registry.get("pager")
+    assert type(channel).__name__ == "AcmeChannel" and channel.prefix == "> "
+    assert registry.source_of("pager") == "store"
