@@ -82,13 +82,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         root,
         "broken-plugin",
         "2.0",
-        {"broken_plugin/__init__.py": BROKEN},
+        {"broken_plugin/__init__.py": BROKEN, "exiting_plugin.py": "raise SystemExit(3)\n"},
         """
         [signoff.channels]
         brokenkind = broken_plugin:Channel
 
         [signoff.integrations]
         broken = broken_plugin
+        exits = exiting_plugin
         """,
     )
     return root
@@ -138,7 +139,10 @@ def test_a_plugin_that_raises_on_import_is_marked_and_the_rest_still_listed(site
     broken = "signoff.channels  brokenkind  broken_plugin  broken-plugin 2.0  BROKEN: RuntimeError: broken"
     assert f"{broken} on purpose" in done.stdout
     assert "signoff.channels  acme  acme_signoff.channel  acme-signoff 1.4  ok" in done.stdout
-    assert "2 of " in done.stderr and "cannot be loaded and are skipped" in done.stderr
+    assert (
+        "signoff.integrations  exits  exiting_plugin  broken-plugin 2.0  BROKEN: SystemExit: 3" in done.stdout
+    )
+    assert "3 of " in done.stderr and "cannot be loaded and are skipped" in done.stderr
 
 
 def test_the_channels_cli_builds_the_new_kind_from_a_channels_file(site: Path, tmp_path: Path) -> None:
