@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 CHANNELS = "signoff.channels"
 INTEGRATIONS = "signoff.integrations"
@@ -52,6 +54,8 @@ class Plugin:
 
 def registered(group: str) -> dict[str, list[EntryPoint]]:
     """The group's entry points by name: more than one under a name is a conflict."""
+    from importlib.metadata import entry_points  # tens of milliseconds: not at `import signoff`
+
     if group not in GROUPS:
         raise ConfigError(f"unknown plugin group {group!r} (known: {', '.join(GROUPS)})")
     found: dict[str, list[EntryPoint]] = {}

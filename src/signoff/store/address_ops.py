@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .. import plugins
 from .._util import utcnow
 from ..errors import AlreadyExists, InvalidInput
 from ..visible import check_name
@@ -185,4 +184,6 @@ class AddressOps(StoreCore):
 
 def _plugin_kind(kind: str) -> bool:
     """A channel kind some package registers (the text channel's addresses are `text:<platform>`)."""
+    from .. import plugins  # reads the installed packages' metadata: only for a kind not built in
+
     return isinstance(kind, str) and kind != "text" and kind in plugins.names(plugins.CHANNELS)
