@@ -83,6 +83,8 @@ class Rule:
     unattended: UnattendedMode = "approve"
     confirm: bool = False
     """Destructive: an approval by keyboard in the inbox asks once more (`RequestRule.confirm`)."""
+    batch: bool = True
+    """False: decided one at a time, never in a batch (`RequestRule.batch`)."""
     required: bool = False
     """Set by the app's `hitl_required`: nothing can silence it."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -143,6 +145,8 @@ class RequestRule:
     confirm: bool = False
     """The call is destructive (the rule's `confirm: true`, or the tool's own `destructiveHint`):
     the inbox asks once more before a keyboard approval."""
+    batch: bool = True
+    """False (the rule's `batch: false`): a batch decision skips the request; it is decided alone."""
     origin: RuleOrigin | None = None
 
     @classmethod

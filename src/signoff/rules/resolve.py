@@ -309,6 +309,7 @@ class Resolver:
             feedback_template=settings.get("feedback_template") or defaults.feedback_template,
             unattended=settings.get("unattended") or defaults.unattended,
             confirm=bool(settings.get("confirm", False)),
+            batch=settings.get("batch") is not False,
             required=required,
         )
         exempt = read_only_exempt and on and layer == "service" and not required

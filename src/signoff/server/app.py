@@ -34,7 +34,18 @@ from ..outbox.worker import DeliveryWorker
 from ..store import Store
 from . import agui, channel_routes, health
 from .access import CallerCache
-from .api import agents, audit, channel_admin, executions, identity, people, requests, rules, run_states
+from .api import (
+    agents,
+    audit,
+    batch,
+    channel_admin,
+    executions,
+    identity,
+    people,
+    requests,
+    rules,
+    run_states,
+)
 from .api import channels as channel_api
 from .api.rule_history import router as rule_history_router
 from .context import Server, ServerSettings
@@ -130,6 +141,7 @@ def create_app(
     app.add_middleware(Door, max_body=settings.max_body)
     install_error_handlers(app)
     for module in (
+        batch,
         requests,
         agents,
         executions,
