@@ -133,3 +133,19 @@ def test_approve_all_through_a_server(live_server: LiveServer) -> None:
     assert live_server.store.get_request(wipe.id).status is RequestStatus.PENDING
     (entry,) = live_server.store.audit_entries(action="batch.decided")
     assert entry.channel == "api"
+
+
+def test_explain_and_show_say_a_rule_keeps_requests_out_of_batches(
+    cli: Cli, sqlite_store: SQLiteStore
+) -> None:
+    sqlite_store.replace_rules(RULES, actor="test")
+    explained = cli("explain", "wipe")
+    assert explained.exit_code == 0, explained.output
+    assert "batch: false: decided one at a time" in explained.stdout
+    assert "batch: false" not in cli("explain", "send_email").stdout
+    as_json = cli("explain", "wipe", "--json")
+    assert '"batch": false' in as_json.stdout
+    wipe = submit(sqlite_store, "wipe", "w")
+    shown = cli("show", wipe.id, "--as", "alice")
+    assert shown.exit_code == 0, shown.output
+    assert "decided alone: batch: false" in shown.stdout

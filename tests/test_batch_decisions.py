@@ -270,3 +270,18 @@ def test_the_batch_decision_and_filter_check_what_they_are_given() -> None:
     with pytest.raises(InvalidInput, match="no field 'status'"):
         BatchFilter.from_dict({"status": "pending"})
     assert BatchFilter.from_dict({"tool": "x"}).to_dict() == {"tool": "x"}
+
+
+def test_the_request_page_and_explain_say_batch_false(
+    people: dict[str, httpx.Client], live_server: LiveServer
+) -> None:
+    wipe = ask(people["agent"], "wipe", "w")
+    email = ask(people["agent"], "send_email", "e")
+    with live_server.client() as browser:
+        token = live_server.user("alice")
+        browser.headers["Authorization"] = f"Bearer {token}"
+        assert "batch: false" in browser.get(f"/requests/{wipe}").text
+        assert "batch: false" not in browser.get(f"/requests/{email}").text
+    explained = people["alice"].get("/v1/explain", params={"tool": "wipe"})
+    assert explained.status_code == 200, explained.text
+    assert explained.json()["batch"] is False

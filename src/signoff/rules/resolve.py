@@ -91,6 +91,7 @@ class Explanation:
             "deadline_seconds": self.rule.deadline.total_seconds(),
             "on_expire": self.rule.on_expire,
             "when": shown(self.rule.when),
+            "batch": self.rule.batch,
         }
 
 
