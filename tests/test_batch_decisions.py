@@ -285,3 +285,17 @@ def test_the_request_page_and_explain_say_batch_false(
     explained = people["alice"].get("/v1/explain", params={"tool": "wipe"})
     assert explained.status_code == 200, explained.text
     assert explained.json()["batch"] is False
+
+
+def test_a_batch_sent_again_with_its_idempotency_key_gets_the_first_answer(
+    people: dict[str, httpx.Client], store: Store
+) -> None:
+    emails = [ask(people["agent"], "send_email", f"e{n}") for n in range(2)]
+    body = {"type": "approve", "ids": emails}
+    headers = {"Idempotency-Key": "batch-once"}
+    first = people["alice"].post("/v1/requests/decide", json=body, headers=headers)
+    again = people["alice"].post("/v1/requests/decide", json=body, headers=headers)
+    assert first.status_code == again.status_code == 200
+    assert again.headers.get("Idempotent-Replayed") == "true"
+    assert again.json() == first.json()
+    assert len(list(store.audit_entries(action="batch.decided"))) == 1

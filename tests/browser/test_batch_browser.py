@@ -37,6 +37,13 @@ tools:
 """
 )
 
+RERENDER = """async (id) => {
+  const response = await fetch("/inbox/cards/" + id, { headers: { "HX-Request": "true" } });
+  const template = document.createElement("template");
+  template.innerHTML = (await response.text()).trim();
+  document.getElementById("card-" + id).replaceWith(template.content.querySelector(".card"));
+}"""
+
 
 @pytest.fixture
 def server(sqlite_store: Store) -> Iterator[LiveServer]:
@@ -155,6 +162,26 @@ def test_the_keyboard_ticks_with_s_and_a_range_with_shift_s(
     expect(page.locator("#batch-result")).to_contain_text("3 approved")
     assert statuses(server.store, asked, "e0", "e1", "e2", "w") == [RequestStatus.APPROVED] * 3 + [
         RequestStatus.PENDING
+    ]
+
+
+def test_ticks_survive_live_updates_and_what_is_decided_elsewhere_leaves_the_selection(
+    page: Any, server: LiveServer, asked: dict[str, str]
+) -> None:
+    tick(page, asked["e0"])
+    tick(page, asked["e1"])
+    expect(page.locator("#batch-count")).to_have_text("2 requests selected")
+    with server.client(server.user("alice")) as alice:
+        assert alice.post(f"/v1/requests/{asked['e1']}/decision", json={"type": "approve"}).status_code == 200
+    expect(page.locator("#batch-count")).to_have_text("1 request selected")
+    page.evaluate(RERENDER, asked["e0"])  # as a live update of the card does (inbox.js `place`)
+    expect(page.locator(f"#card-{asked['e0']} .batch-pick")).to_be_checked()
+    page.get_by_role("button", name="Approve 1").click()
+    expect(page.locator("#batch-result")).to_contain_text("1 approved")
+    assert statuses(server.store, asked, "e0", "e1", "e2") == [
+        RequestStatus.APPROVED,
+        RequestStatus.APPROVED,
+        RequestStatus.PENDING,
     ]
 
 
