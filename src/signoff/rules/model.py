@@ -45,6 +45,7 @@ from .effective import (
     UnattendedMode,
 )
 from .keys import format_key, parse_key
+from .schedule_model import EscalationEntry, StepTime, check_escalate, check_remind
 
 __all__ = [  # with, re-exported, what moved to `effective` (the server, tests and bench import it from here)
     "DEFAULT_DEADLINE",
@@ -128,6 +129,9 @@ class RuleSettings(_Strict):
     batch: bool | None = None
     """`false`: its requests are decided one at a time, never in a batch (`decide_many`, the
     inbox's selection, `signoff approve --all`); a batch skips them and says why."""
+    remind: Annotated[list[StepTime] | None, pydantic.AfterValidator(check_remind)] = None
+    escalate: Annotated[list[EscalationEntry] | None, pydantic.AfterValidator(check_escalate)] = None
+    """Reminders and escalations while the request waits (`schedule_model`)."""
 
     @field_validator("allowed_decisions")
     @classmethod
