@@ -34,6 +34,7 @@ RULES = RuleSet.from_yaml(
 tools:
   send_email: {requires_approval: true, approvers: [alice]}
   wipe: {requires_approval: true, approvers: [alice], batch: false}
+  drop_table: {requires_approval: true, approvers: [alice], confirm: true}
 """
 )
 
@@ -183,6 +184,31 @@ def test_ticks_survive_live_updates_and_what_is_decided_elsewhere_leaves_the_sel
         RequestStatus.APPROVED,
         RequestStatus.PENDING,
     ]
+
+
+def test_approving_a_destructive_call_in_a_batch_from_the_keyboard_asks_once_more(
+    page: Any, server: LiveServer, asked: dict[str, str]
+) -> None:
+    with server.client(server.user("bot", "agent")) as bot:
+        body = {"thread_id": "t1", "tool_call_id": "d", "tool": "drop_table", "args": {"table": "users"}}
+        drop = bot.post("/v1/requests", json=body).json()["id"]
+    tick(page, drop)
+    tick(page, asked["e0"])
+    approve = page.get_by_role("button", name="Approve 2")
+    approve.focus()
+    page.keyboard.press("Enter")
+    dialog = page.locator("#confirm-batch")
+    expect(dialog).to_be_visible()
+    expect(dialog).to_contain_text("1 of them is marked destructive")
+    page.keyboard.press("Enter")  # the focus starts on Cancel
+    expect(dialog).to_be_hidden()
+    assert server.store.get_request(drop).status is RequestStatus.PENDING
+    approve.focus()
+    page.keyboard.press("Enter")
+    dialog.get_by_role("button", name="Approve").click()
+    expect(page.locator("#batch-result")).to_contain_text("2 approved")
+    assert server.store.get_request(drop).status is RequestStatus.APPROVED
+    assert server.store.get_request(asked["e0"]).status is RequestStatus.APPROVED
 
 
 def test_the_bar_works_without_javascript(browser: Any, server: LiveServer, asked: dict[str, str]) -> None:

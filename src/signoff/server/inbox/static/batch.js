@@ -1,7 +1,8 @@
 // signoff inbox: ticking cards to decide them together (the bar's form, #batch).
 // The checkboxes belong to the form (form="batch"), so without this file the bar still works;
-// this adds the count on its buttons, shift-click ranges, the `s` / Shift+S keys, and keeps
-// what was ticked when a card is re-rendered by a live update.
+// this adds the count on its buttons, shift-click ranges, the `s` / Shift+S keys, keeps what was
+// ticked when a card is re-rendered by a live update, and, as for one card, asks once more when
+// the keyboard approves a selection holding a destructive call.
 (function () {
   "use strict";
 
@@ -59,7 +60,77 @@
     all.slice(Math.min(from, to), Math.max(from, to) + 1).forEach((box) => setTicked(box, on));
   }
 
+  // ---- a keyboard approval of destructive calls asks once more (as inbox.js does for one card) --
+
+  function destructiveTicked() {
+    return boxes().filter((box) => {
+      const card = box.closest(".card");
+      return ticked.has(box.value) && card && card.querySelector('[data-action="approve"][data-confirm]');
+    }).length;
+  }
+
+  function confirmDialog() {
+    let dialog = document.getElementById("confirm-batch");
+    if (dialog) return dialog;
+    dialog = document.createElement("dialog");
+    dialog.id = "confirm-batch";
+    dialog.className = "help confirm";
+    dialog.setAttribute("aria-labelledby", "confirm-batch-title");
+    dialog.setAttribute("aria-describedby", "confirm-batch-text");
+    const title = document.createElement("h2");
+    title.id = "confirm-batch-title";
+    const text = document.createElement("p");
+    text.id = "confirm-batch-text";
+    const actions = document.createElement("div");
+    actions.className = "panel-actions";
+    const yes = document.createElement("button");
+    yes.type = "button";
+    yes.className = "btn btn-approve";
+    yes.textContent = "Approve";
+    const no = document.createElement("button");
+    no.type = "button";
+    no.className = "btn";
+    no.textContent = "Cancel";
+    yes.addEventListener("click", () => {
+      dialog.dataset.approved = "yes";
+      dialog.close();
+    });
+    no.addEventListener("click", () => dialog.close());
+    dialog.addEventListener("close", () => {
+      const approve = bar() && bar().querySelector('[data-batch="approve"]');
+      const approved = dialog.dataset.approved === "yes";
+      delete dialog.dataset.approved;
+      if (approved && approve && !approve.disabled) bar().requestSubmit(approve);
+      else if (approve) approve.focus();
+    });
+    actions.append(yes, no);
+    dialog.append(title, text, actions);
+    document.body.append(dialog);
+    return dialog;
+  }
+
+  function askToConfirm(destructive) {
+    const dialog = confirmDialog();
+    const count = ticked.size;
+    dialog.querySelector("h2").textContent = "Approve " + count + (count === 1 ? " request?" : " requests?");
+    dialog.querySelector("p").textContent =
+      (destructive === 1 ? "1 of them is" : destructive + " of them are") +
+      " marked destructive: it runs as soon as you approve.";
+    dialog.showModal();
+    dialog.querySelector(".btn:not(.btn-approve)").focus();
+  }
+
   function onClick(event) {
+    const approve = event.target instanceof Element ? event.target.closest('#batch [data-batch="approve"]') : null;
+    if (approve && event.detail === 0) {
+      const destructive = destructiveTicked();
+      if (destructive > 0) {
+        // not a pointer's click: the keyboard's approval of a destructive call asks once more
+        event.preventDefault();
+        askToConfirm(destructive);
+        return;
+      }
+    }
     const box = event.target instanceof Element ? event.target.closest(".batch-pick") : null;
     if (!box) return;
     if (event.shiftKey && anchorId !== null) tickRange(box, box.checked);
