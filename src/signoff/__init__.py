@@ -30,6 +30,7 @@ from .errors import (
     MigrationError,
     NotAnApprover,
     NotAuthenticated,
+    NotBatchable,
     PayloadTooLarge,
     PermissionDenied,
     RemoteError,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     from .audit import AuditAnchor, AuditEntry, AuditReport
     from .backend import Backend
     from .backends import open_backend
+    from .batch import BatchFilter, BatchResult
     from .calls import Scope, ToolCall
     from .client import AsyncClient, Client
     from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
@@ -93,6 +95,8 @@ _LAZY: dict[str, str] = {
     "AuditEntry": "audit",
     "AuditReport": "audit",
     "Backend": "backend",
+    "BatchFilter": "batch",
+    "BatchResult": "batch",
     "Client": "client",
     "ConfirmationUI": "console",
     "Decision": "decisions",
@@ -174,6 +178,8 @@ __all__ = [
     "AuditReport",
     "AutoResumeExceeded",
     "Backend",
+    "BatchFilter",
+    "BatchResult",
     "Client",
     "ConfigError",
     "ConfirmationUI",
@@ -199,6 +205,7 @@ __all__ = [
     "NeverAsk",
     "NotAnApprover",
     "NotAuthenticated",
+    "NotBatchable",
     "Outcome",
     "PayloadTooLarge",
     "Pending",

@@ -13,6 +13,7 @@ SignoffError
 │   ├── RequestConflict          (409)
 │   │   ├── AlreadyDecided
 │   │   ├── ArgsMismatch         an execution claim for other args than were decided
+│   │   ├── NotBatchable         its rule says `batch: false`: decided alone, never in a batch
 │   │   └── RequestNotReady      still drafting
 │   ├── RequestExpired           (410)
 │   └── InvalidDecision          (422)
@@ -121,6 +122,10 @@ class RequestConflict(RequestError):
 
 class ArgsMismatch(RequestConflict):
     """An execution claim would run the call with other args than were decided (DESIGN §14)."""
+
+
+class NotBatchable(RequestConflict):
+    """The request's rule says it is decided on its own (`batch: false`), not in a batch."""
 
 
 class AlreadyDecided(RequestConflict):

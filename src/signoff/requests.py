@@ -187,6 +187,7 @@ class Request:
             "allowed_decisions": list(rule.allowed_decisions),
             "quorum": rule.quorum,
             "confirm": rule.confirm,
+            "batch": rule.batch,
             "approvals": list(self.approvals),
             "rule_origin": rule.origin.to_dict() if rule.origin is not None else None,
             "created_at": _iso(self.created_at),

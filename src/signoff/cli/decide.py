@@ -11,11 +11,24 @@ from ..client import Client
 from ..decisions import Approve, Decision, Edit, Reject, Respond
 from ..templates import REDACTED
 from . import render
+from .batch import (
+    AgentFilter,
+    AppFilter,
+    DecideAll,
+    ThreadFilter,
+    ToolFilter,
+    Yes,
+    decide_all,
+    refuse_filters_without_all,
+)
 from .options import AsUser, RequestId
 from .parsing import apply_sets, parse_json, parse_json_object
 from .state import CliInputError, acting_user, store_of
 
-Comment = Annotated[str | None, typer.Option(help="A note kept with the decision.")]
+OptionalRequestId = Annotated[
+    str | None, typer.Argument(metavar="[ID]", help="The request's id (not with --all).", show_default=False)
+]
+Comment = Annotated[str | None, typer.Option("--comment", "--reason", help="A note kept with the decision.")]
 
 
 def _decide(ctx: typer.Context, request_id: str, decision: Decision, as_user: str | None) -> None:
@@ -34,20 +47,61 @@ def _refuse_masked(args: dict[str, Any]) -> None:
 
 
 def approve(
-    ctx: typer.Context, request_id: RequestId, comment: Comment = None, as_user: AsUser = None
+    ctx: typer.Context,
+    request_id: OptionalRequestId = None,
+    comment: Comment = None,
+    as_user: AsUser = None,
+    every: DecideAll = False,
+    tool: ToolFilter = None,
+    thread: ThreadFilter = None,
+    agent: AgentFilter = None,
+    app: AppFilter = None,
+    yes: Yes = False,
 ) -> None:
-    """Run the tool with its original arguments."""
-    _decide(ctx, request_id, Approve(comment=comment), as_user)
+    """Run the tool with its original arguments (with --all: every matching open request)."""
+    if every:
+        _refuse_id_with_all(request_id)
+        chosen = {"tool": tool, "thread_id": thread, "agent": agent, "app": app}
+        decide_all(ctx, "approve", comment, chosen, yes=yes, as_user=as_user)
+        return
+    refuse_filters_without_all(tool, thread, agent, app)
+    _decide(ctx, _one_id(request_id), Approve(comment=comment), as_user)
 
 
 def reject(
     ctx: typer.Context,
-    request_id: RequestId,
-    message: Annotated[str | None, typer.Option(help="Why; the model is told.")] = None,
+    request_id: OptionalRequestId = None,
+    message: Annotated[
+        str | None, typer.Option("--message", "--reason", help="Why; the model is told.")
+    ] = None,
     as_user: AsUser = None,
+    every: DecideAll = False,
+    tool: ToolFilter = None,
+    thread: ThreadFilter = None,
+    agent: AgentFilter = None,
+    app: AppFilter = None,
+    yes: Yes = False,
 ) -> None:
-    """Don't run the tool; the model is told it was rejected (and why)."""
-    _decide(ctx, request_id, Reject(message=message), as_user)
+    """Don't run the tool; the model is told it was rejected, and why (with --all: every
+    matching open request, with one reason)."""
+    if every:
+        _refuse_id_with_all(request_id)
+        chosen = {"tool": tool, "thread_id": thread, "agent": agent, "app": app}
+        decide_all(ctx, "reject", message, chosen, yes=yes, as_user=as_user)
+        return
+    refuse_filters_without_all(tool, thread, agent, app)
+    _decide(ctx, _one_id(request_id), Reject(message=message), as_user)
+
+
+def _refuse_id_with_all(request_id: str | None) -> None:
+    if request_id is not None:
+        raise CliInputError("give either an ID or --all with filters, not both")
+
+
+def _one_id(request_id: str | None) -> str:
+    if request_id is None:
+        raise CliInputError("give the request's ID (or --all with --tool, --thread, --agent or --app)")
+    return request_id
 
 
 def edit(

@@ -166,7 +166,8 @@ def request_details(
             if rule.quorum > 1
             else ""
         ),
-        f"[bold]allowed decisions:[/bold] {', '.join(rule.allowed_decisions)}",
+        f"[bold]allowed decisions:[/bold] {', '.join(rule.allowed_decisions)}"
+        + ("" if rule.batch else " (decided alone: batch: false)"),
         f"[bold]created:[/bold] {moment(request.created_at)}",
         f"[bold]deadline:[/bold] {moment(request.deadline)}"
         + ("" if request.is_terminal else f" ({countdown(request.deadline)})"),
@@ -322,6 +323,8 @@ def explanation(result: Explanation, requester: str | None = None) -> None:
             out.print(readout.text(line, "the reminders and escalations"))
         if rule.required:
             out.print("required: the app's hitl_required lists it; nothing can silence it")
+        if not rule.batch:
+            out.print("batch: false: decided one at a time, never in a batch")
     table = Table(title="trace", title_justify="left")
     for column in ("layer", "key", "said"):
         table.add_column(column, overflow="fold")

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 import httpx
 
 from ..audit import AuditAnchor, AuditEntry, AuditReport
+from ..batch import BatchDecisionType, BatchFilter, BatchResult
 from ..decisions import Decision, DecisionRecord
 from ..errors import SignoffError
 from ..execution import Claim, current_owner
@@ -27,6 +28,7 @@ from ..identity import User
 from ..requests import Execution, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
 from ..store.run_state_ops import RunStateRecord
+from . import _batch_calls as batch_calls
 from . import _calls as calls
 from ._admin import _matches
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
@@ -157,6 +159,16 @@ class AsyncClient:
 
     async def decide(self, request_id: str, decision: Decision, *, on_behalf: bool = False) -> Request:
         return await self._send(calls.decide(request_id, decision, on_behalf=on_behalf))
+
+    async def decide_many(
+        self,
+        selection: BatchFilter | Sequence[str],
+        decision: BatchDecisionType,
+        *,
+        reason: str | None = None,
+    ) -> BatchResult:
+        """`Client.decide_many`."""
+        return await self._send(batch_calls.decide_many(selection, decision, reason))
 
     async def wait(self, request_id: str, timeout: float | None = None) -> Request:
         """Long-poll: the request as soon as it is decided, expired or cancelled, or as it is

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import httpx
 
 from ..backend import Backend
+from ..batch import BatchDecisionType, BatchFilter, BatchResult
 from ..decisions import Decision, DecisionRecord
 from ..errors import SignoffError
 from ..execution import Claim, current_owner
@@ -33,6 +34,7 @@ from ..rules.model import LayerKind, RuleSet
 from ..shadow import ShadowHit, ShadowRules
 from ..store.run_state_ops import RunStateRecord
 from ..store.wakeup import Waiter, WakeupHub
+from . import _batch_calls as batch_calls
 from . import _calls as calls
 from ._admin import AdminCalls
 from ._channel_admin import ChannelAdminCalls
@@ -207,6 +209,18 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls, ShadowAdm
     ) -> Request:
         """`decide`: the server checks that the token's user is a person who may."""
         return self.decide(request_id, decision)
+
+    def decide_many(
+        self,
+        selection: BatchFilter | Sequence[str],
+        decision: BatchDecisionType,
+        *,
+        reason: str | None = None,
+    ) -> BatchResult:
+        """Approve or reject, with one reason, the requests named by id or matching the filter
+        (at most 500), each on its own; those the token's user may not decide, or whose rule
+        says `batch: false`, are skipped and named in the result."""
+        return self._send(batch_calls.decide_many(selection, decision, reason))
 
     def wait(self, request_id: str, timeout: float | None = None) -> Request:
         """Long-poll: the request as soon as it is decided, expired or cancelled, or as it is

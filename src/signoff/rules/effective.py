@@ -84,6 +84,8 @@ class Rule:
     unattended: UnattendedMode = "approve"
     confirm: bool = False
     """Destructive: an approval by keyboard in the inbox asks once more (`RequestRule.confirm`)."""
+    batch: bool = True
+    """False: decided one at a time, never in a batch (`RequestRule.batch`)."""
     remind: tuple[str, ...] = ()
     """When to re-notify the approvers: durations after the request was made, or `N%` of its deadline."""
     escalate: tuple[Escalation, ...] = ()
@@ -148,6 +150,8 @@ class RequestRule:
     confirm: bool = False
     """The call is destructive (the rule's `confirm: true`, or the tool's own `destructiveHint`):
     the inbox asks once more before a keyboard approval."""
+    batch: bool = True
+    """False (the rule's `batch: false`): a batch decision skips the request; it is decided alone."""
     remind: tuple[str, ...] = ()
     escalate: tuple[Escalation, ...] = ()
     """The request's planned reminders and escalations (planned when it is made: `signoff.steps`)."""

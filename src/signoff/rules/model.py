@@ -126,6 +126,9 @@ class RuleSettings(_Strict):
     confirm: bool | None = None
     """The call is destructive: approving it from the keyboard in the inbox asks once more (a
     tool's MCP `destructiveHint: true` does the same)."""
+    batch: bool | None = None
+    """`false`: its requests are decided one at a time, never in a batch (`decide_many`, the
+    inbox's selection, `signoff approve --all`); a batch skips them and says why."""
     remind: Annotated[list[StepTime] | None, pydantic.AfterValidator(check_remind)] = None
     escalate: Annotated[list[EscalationEntry] | None, pydantic.AfterValidator(check_escalate)] = None
     """Reminders and escalations while the request waits (`schedule_model`)."""

@@ -92,6 +92,7 @@ class Explanation:
             "deadline_seconds": self.rule.deadline.total_seconds(),
             "on_expire": self.rule.on_expire,
             "when": shown(self.rule.when),
+            "batch": self.rule.batch,
             "remind": list(self.rule.remind),
             "escalate": [escalation.to_dict() for escalation in self.rule.escalate],
         }
@@ -312,6 +313,7 @@ class Resolver:
             feedback_template=settings.get("feedback_template") or defaults.feedback_template,
             unattended=settings.get("unattended") or defaults.unattended,
             confirm=bool(settings.get("confirm", False)),
+            batch=settings.get("batch") is not False,
             remind=tuple(settings.get("remind") or ()),
             escalate=escalations_of(settings.get("escalate")),
             required=required,

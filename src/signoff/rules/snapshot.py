@@ -27,7 +27,7 @@ TEXT_FIELDS = (
     "description",
     "description_prefix",
 )
-BOOL_FIELDS = ("confirm",)
+BOOL_FIELDS = ("confirm", "batch")
 RULE_FIELDS = tuple(item.name for item in fields(RequestRule))
 ORIGIN_FIELDS = tuple(item.name for item in fields(RuleOrigin))
 CHOICES: dict[str, tuple[str, ...]] = {

@@ -37,6 +37,7 @@ from .access import CallerCache
 from .api import (
     agents,
     audit,
+    batch,
     channel_admin,
     executions,
     identity,
@@ -141,6 +142,7 @@ def create_app(
     app.add_middleware(Door, max_body=settings.max_body)
     install_error_handlers(app)
     for module in (
+        batch,
         requests,
         agents,
         executions,

@@ -1,16 +1,18 @@
-"""A person's decision, from whichever surface it comes (API, inbox, handle link)."""
+"""A person's decision, from whichever surface it comes (API, inbox, handle link), alone or in a
+batch (`decide_batch_as`: each request decided here as a single decision would be)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..batch import BatchResult, Selection, decide_batch
 from ..decisions import Decision, parse_decision
 from ..errors import AutoResumeExceeded, PermissionDenied, SignoffError
 from ..identity import User, not_a_person
 from ..requests import Request
 from ..store import Store
 from ..unattended import UNATTENDED_ACTOR
-from .access import is_creator
+from .access import is_creator, visible_request
 from .context import Server
 from .refusals import audit_refusal
 
@@ -47,9 +49,48 @@ def decide_as(
         )
     else:
         decided = _decide_as_person(store, request_id, decision, user, channel)
-    if decided.is_terminal:  # not a quorum's vote that left it pending
-        store.on_commit(lambda: server.feed.remember("request.decided", decided))
+    _tell_feed(server, decided)
     return decided
+
+
+def decide_batch_as(
+    server: Server, selection: Selection, decision: Decision, user: User, *, channel: str
+) -> BatchResult:
+    """`decision` on each request of `selection` as `user` (see `signoff.batch`): the open
+    requests they may decide that match a filter, or the requests named by id (one they may not
+    see is skipped, and its refusal audited). Agents never decide batches (403, audited)."""
+    store = server.store
+    refused = not_a_person(user.name, user)
+    if refused is not None:
+        raise audit_refusal(
+            store,
+            PermissionDenied(refused),
+            actor=user.name,
+            channel=channel,
+            action=REFUSED,
+            data={"type": decision.type, "batch": True},
+        )
+
+    def decide_one(request_id: str, decision: Decision) -> Request:
+        decided = store.decide(request_id, decision, actor=user.name, channel=channel)
+        _tell_feed(server, decided)
+        return decided
+
+    return decide_batch(
+        store,
+        selection,
+        decision,
+        actor=user.name,
+        channel=channel,
+        visible=lambda request_id: visible_request(store, request_id, user, channel=channel),
+        listing={"visible_to": user.name},
+        decide_one=decide_one,
+    )
+
+
+def _tell_feed(server: Server, decided: Request) -> None:
+    if decided.is_terminal:  # not a quorum's vote that left it pending
+        server.store.on_commit(lambda: server.feed.remember("request.decided", decided))
 
 
 def _decide_as_person(store: Store, request_id: str, decision: Decision, user: User, channel: str) -> Request:

@@ -10,7 +10,8 @@ requests instead).
 
 The rest of a rule is the agent's: its texts and description template; where both say something,
 the allowed decisions are those both allow, the redacted args those either names, and a call
-either calls destructive (`confirm`) is asked about once more.
+either calls destructive (`confirm`) is asked about once more, and one either keeps out of
+batches (`batch: false`) is decided alone.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def governed_rule(
         expire_message=server.expire_message,
         unattended=server.unattended,
         confirm=server.confirm or snapshot.confirm,
+        batch=server.batch and snapshot.batch,
         remind=server.remind,
         escalate=server.escalate,
         origin=replace(asked, authority="server"),
@@ -100,6 +102,7 @@ def _as_the_server_says(
         unattended=server.unattended,
         redact=tuple(dict.fromkeys((*server.redact, *snapshot.redact))),
         confirm=server.confirm or snapshot.confirm,
+        batch=server.batch and snapshot.batch,
         remind=server.remind,
         escalate=server.escalate,
         origin=RuleOrigin(

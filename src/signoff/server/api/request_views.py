@@ -97,6 +97,11 @@ class RequestFields(BaseModel):
         description="A destructive call (the rule's `confirm`, or the tool's `destructiveHint`): "
         "the inbox asks once more before a keyboard approval.",
     )
+    batch: bool = Field(
+        default=True,
+        description="False when the rule says `batch: false`: decided one at a time, never in a "
+        "batch (`POST /v1/requests/decide` skips it).",
+    )
     approvals: list[str]
     rule_origin: RuleOriginView | None
     created_at: Moment

@@ -108,6 +108,18 @@ class Card:
         return not viewer.is_agent and may_decide(self.request, viewer.name, viewer.groups)
 
     @property
+    def selectable(self) -> bool:
+        """A checkbox to decide it in a batch: in the inbox's list, open for the viewer's
+        decision, and its rule does not keep it out of batches (`batch: false`)."""
+        return (
+            self.mode == "live"
+            and self.details_link
+            and self.decidable
+            and self.request.rule.batch
+            and self.viewer_decides
+        )
+
+    @property
     def actions(self) -> tuple[str, ...]:
         """The decisions to offer, in a steady order: only those the rule allows (and a quorum
         only approves or rejects)."""
