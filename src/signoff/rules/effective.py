@@ -83,6 +83,9 @@ class Rule:
     unattended: UnattendedMode = "approve"
     confirm: bool = False
     """Destructive: an approval by keyboard in the inbox asks once more (`RequestRule.confirm`)."""
+    max_grant: timedelta | None = None
+    """The longest standing grant an approver may give (None: grants are off). Already None
+    where grants cannot be: a quorum over 1, or a `hitl_required` tool the app keeps from them."""
     required: bool = False
     """Set by the app's `hitl_required`: nothing can silence it."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -143,6 +146,8 @@ class RequestRule:
     confirm: bool = False
     """The call is destructive (the rule's `confirm: true`, or the tool's own `destructiveHint`):
     the inbox asks once more before a keyboard approval."""
+    max_grant: timedelta | None = None
+    """The longest standing grant its approvers may give; None: none. Only the server's rules set it."""
     origin: RuleOrigin | None = None
 
     @classmethod
@@ -155,6 +160,8 @@ class RequestRule:
             for key, value in data.items()
             if key in defaults
         }
+        if isinstance(values.get("max_grant"), int | float):
+            values["max_grant"] = timedelta(seconds=values["max_grant"])
         origin = values.get("origin")
         if isinstance(origin, dict):
             values["origin"] = RuleOrigin(**{key: origin[key] for key in _ORIGIN_FIELDS if key in origin})
@@ -190,6 +197,8 @@ class RequestRule:
 
 
 def _snapshot_value(value: Any) -> Any:
+    if isinstance(value, timedelta):
+        return value.total_seconds()
     if isinstance(value, tuple):
         return list(value)
     if isinstance(value, RuleOrigin):

@@ -125,6 +125,9 @@ class RuleSettings(_Strict):
     confirm: bool | None = None
     """The call is destructive: approving it from the keyboard in the inbox asks once more (a
     tool's MCP `destructiveHint: true` does the same)."""
+    max_grant: Duration | None = None
+    """The longest standing grant ("approve calls like this for N minutes") an approver may give
+    deciding such a call; unset: none (`signoff.grants`). Never with a quorum over 1."""
 
     @field_validator("allowed_decisions")
     @classmethod
@@ -226,6 +229,8 @@ class AppEntry(_Strict):
     hitl_disabled: bool = False
     interrupt_overrides: dict[str, ToolSwitch] = Field(default_factory=dict)
     hitl_required: list[str] = Field(default_factory=list)
+    grants_for_required: bool = False
+    """Standing grants may cover the `hitl_required` tools too (where their rule has `max_grant`)."""
 
     @field_validator("interrupt_overrides", mode="before")
     @classmethod

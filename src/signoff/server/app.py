@@ -34,7 +34,18 @@ from ..outbox.worker import DeliveryWorker
 from ..store import Store
 from . import agui, channel_routes, health
 from .access import CallerCache
-from .api import agents, audit, channel_admin, executions, identity, people, requests, rules, run_states
+from .api import (
+    agents,
+    audit,
+    channel_admin,
+    executions,
+    grants,
+    identity,
+    people,
+    requests,
+    rules,
+    run_states,
+)
 from .api import channels as channel_api
 from .api.rule_history import router as rule_history_router
 from .context import Server, ServerSettings
@@ -140,6 +151,7 @@ def create_app(
         run_states,
         channel_api,
         channel_admin,
+        grants,
     ):
         add_routes(app, module.router)
     add_routes(app, executions.per_request)

@@ -9,7 +9,8 @@ nothing it does not have; `deny` makes the server's defaults apply to such reque
 
 The rest of a rule is the agent's: its texts and description template; where both say something,
 the allowed decisions are those both allow, the redacted args those either names, and a call
-either calls destructive (`confirm`) is asked about once more.
+either calls destructive (`confirm`) is asked about once more. Standing grants (`max_grant`) are
+the server's alone: only where its rules ask for the call.
 """
 
 from __future__ import annotations
@@ -62,7 +63,7 @@ def governed_rule(
         if approvers and not rule.approvers:
             rule = replace(rule, approvers=approvers)
         authority: Authority = "server" if asked.source == "server" else "agent"
-        rule = replace(rule, origin=replace(asked, authority=authority))
+        rule = replace(rule, origin=replace(asked, authority=authority), max_grant=None)
         return Governed(rule, deadline or server.deadline)
     rule = replace(
         snapshot,
@@ -73,6 +74,7 @@ def governed_rule(
         expire_message=server.expire_message,
         unattended=server.unattended,
         confirm=server.confirm or snapshot.confirm,
+        max_grant=None,
         origin=replace(asked, authority="server"),
     )
     return Governed(rule, server.deadline)
@@ -97,6 +99,7 @@ def _as_the_server_says(
         unattended=server.unattended,
         redact=tuple(dict.fromkeys((*server.redact, *snapshot.redact))),
         confirm=server.confirm or snapshot.confirm,
+        max_grant=server.max_grant,
         origin=RuleOrigin(
             source="server", layer=explanation.layer, key=explanation.deciding_key, authority="server"
         ),

@@ -1000,3 +1000,30 @@ DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE seq <= :thro
 INSERT INTO counters (name, value) VALUES ('daily_purge', :day)
 ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE counters.value < excluded.value
 RETURNING value;
+
+-- name: insert_grant
+INSERT INTO grants (id, tool_name, scope, agent, app, thread_id, creator, condition, granted_by, request_id,
+                    created_at, expires_at)
+VALUES (:id, :tool_name, :scope, :agent, :app, :thread_id, :creator, :condition, :granted_by, :request_id,
+        :now, :expires_at);
+
+-- name: active_grants_for_tool
+SELECT * FROM grants WHERE tool_name = :tool_name AND revoked_at IS NULL AND expires_at > :now
+ORDER BY created_at, id;
+
+-- name: hold_active_grant
+-- the grant, still in force, kept so until the covered request commits (a revocation waits)
+SELECT id FROM grants WHERE id = :id AND revoked_at IS NULL AND expires_at > :now FOR SHARE;
+
+-- name: get_grant
+SELECT * FROM grants WHERE id = :id;
+
+-- name: list_grants
+SELECT * FROM grants
+WHERE :include_ended OR (revoked_at IS NULL AND expires_at > :now)
+ORDER BY created_at DESC, id DESC LIMIT :limit;
+
+-- name: revoke_grant
+UPDATE grants SET revoked_at = :now, revoked_by = :actor
+WHERE id = :id AND revoked_at IS NULL AND expires_at > :now
+RETURNING id;
