@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, TypeAlias, get_args
 
-from ._util import format_duration, parse_duration, to_iso
+from ._util import format_duration, from_iso, parse_duration, to_iso
 from .decision_checks import principals_of
 from .errors import ConfigError, GrantNotAllowed, InvalidInput
 from .rules.conditions import compile_condition, evaluate_condition
@@ -138,6 +138,27 @@ class Grant:
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Grant:
         return cls(**{name: row[name] for name in _GRANT_FIELDS})
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Grant:
+        """From `to_dict`'s shape (a server's answer)."""
+        revoked = data.get("revoked_at")
+        return cls(
+            id=data["id"],
+            tool_name=data["tool"],
+            scope=data["scope"],
+            agent=data.get("agent"),
+            app=data.get("app"),
+            thread_id=data.get("thread_id"),
+            creator=data.get("creator"),
+            condition=data.get("when"),
+            granted_by=data["granted_by"],
+            request_id=data["request_id"],
+            created_at=from_iso(data["created_at"]),
+            expires_at=from_iso(data["expires_at"]),
+            revoked_at=from_iso(revoked) if revoked else None,
+            revoked_by=data.get("revoked_by"),
+        )
 
     def matches(self, call: Call) -> bool:
         """Whether the grant's tool, scope and condition cover `call` (its lifetime, the call's
