@@ -212,9 +212,29 @@ def condition_holds(condition: str | None, call: Call) -> bool:
 
 
 def same_args_condition(args: dict[str, Any]) -> str:
-    """A CEL condition true for exactly these args: `args == {...}` (JSON is CEL's literal syntax
-    for maps, lists, strings, numbers, booleans and null)."""
-    return "args == " + json.dumps(args, sort_keys=True, ensure_ascii=True, allow_nan=False)
+    """A CEL condition true for exactly these args: `args == {...}`."""
+    return "args == " + cel_literal(args)
+
+
+def cel_literal(value: Any) -> str:
+    """`value` (JSON-like) as a CEL literal. JSON's syntax is CEL's, but for strings: each
+    character outside printable ASCII is written `\\UXXXXXXXX` (JSON's surrogate pairs are not CEL)."""
+    if isinstance(value, str):
+        return '"' + "".join(_cel_char(char) for char in value) + '"'
+    if isinstance(value, dict):
+        items = sorted(value.items())
+        return "{" + ", ".join(f"{cel_literal(key)}: {cel_literal(item)}" for key, item in items) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(cel_literal(item) for item in value) + "]"
+    return json.dumps(value, allow_nan=False)
+
+
+def _cel_char(char: str) -> str:
+    if char in ('"', "\\"):
+        return "\\" + char
+    if " " <= char <= "~":
+        return char
+    return f"\\U{ord(char):08x}"
 
 
 def check_grant_ask(ask: GrantAsk, rule: RequestRule, *, kind: str, app: str | None) -> None:
