@@ -48,6 +48,7 @@ DONE_WORDS: dict[str, tuple[str, NoticeKind]] = {
 }
 """What a person is told on the card right after deciding, and in which colour."""
 QUESTION_TITLE = "Question"
+DEFAULT_GRANT_MINUTES = 30
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -281,6 +282,17 @@ class Card:
     def confirm_text(self) -> str:
         """Why approving it from the keyboard asks once more (the rule's `confirm`)."""
         return "This call is marked destructive: it runs as soon as you approve it."
+
+    @property
+    def grant_minutes(self) -> int | None:
+        """The standing grant the approve button offers ("+ like this for 30m"): 30 minutes, or
+        the rule's `max_grant` if shorter; None where the rule allows no grant."""
+        request = self.request
+        limit = request.rule.max_grant
+        if limit is None or request.rule.quorum > 1 or request.kind != "tool":
+            return None
+        minutes = min(DEFAULT_GRANT_MINUTES, int(limit.total_seconds() // 60))
+        return minutes if minutes >= 1 else None
 
     @property
     def quorum_note(self) -> str | None:
