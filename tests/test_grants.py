@@ -6,6 +6,7 @@ allows it, and only while its author still may approve."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -18,6 +19,8 @@ from signoff.grants import GrantAsk
 from signoff.requests import NewRequest, Request, RequestStatus
 from signoff.rules.effective import RequestRule
 from signoff.rules.resolve import Resolver
+from signoff.server.inbox.cards import Card, ended_text
+from signoff.server.inbox.decision_form import decision_payload
 from signoff.store import Store, grant_ops
 
 from .live import LiveServer
@@ -297,3 +300,20 @@ def test_the_api_refuses_a_grant_the_rule_does_not_allow(served: LiveServer) -> 
     )
     assert malformed.status_code == 422
     assert served.store.get_request(request_id).status is RequestStatus.PENDING
+
+
+def test_the_inbox_form_and_card_say_what_the_grant_does(people: Store) -> None:
+    store = people
+    request = ask(store, "c0")
+    payload = decision_payload(request, {"type": "approve", "grant_minutes": "30"})
+    assert payload == {"type": "approve", "grant": {"minutes": 30}}
+    with pytest.raises(InvalidInput):
+        decision_payload(request, {"type": "approve", "grant_minutes": "soon"})
+    assert Card(request=request).grant_minutes == 30
+    short = ask(store, "c1", rule=replace(RULE, max_grant=timedelta(minutes=10)))
+    assert Card(request=short).grant_minutes == 10
+    none = ask(store, "c2", rule=RequestRule(approvers=("alice",)))
+    assert Card(request=none).grant_minutes is None
+    grant_id = granted(store, "c3", app="elsewhere")
+    covered = ask(store, "c4", app="elsewhere")
+    assert ended_text(covered) == f"Approved by alice, through standing grant {grant_id}"

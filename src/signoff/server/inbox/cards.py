@@ -303,8 +303,9 @@ class Card:
 
 
 def ended_text(request: Request) -> str | None:
-    """How a request ended, in words: 'Approved by alice', 'Rejected automatically (unattended
-    run)', 'Cancelled by alice', 'Cancelled by the agent (bot)'; None while it is open."""
+    """How a request ended, in words: 'Approved by alice', 'Approved by alice, through standing
+    grant grt_…', 'Rejected automatically (unattended run)', 'Cancelled by alice', 'Cancelled by
+    the agent (bot)'; None while it is open."""
     if not request.is_terminal:
         return None
     words = request.status.in_words.capitalize()
@@ -312,6 +313,8 @@ def ended_text(request: Request) -> str | None:
     if record is not None:
         if record.channel == UNATTENDED_CHANNEL:
             return f"{words} automatically (unattended run)"
+        if request.grant_id is not None:
+            return f"{words} by {record.actor}, through standing grant {request.grant_id}"
         return f"{words} by {record.actor}"
     actor = (request.resolution or {}).get("actor")
     if request.status is RequestStatus.CANCELLED and actor:
