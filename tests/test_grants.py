@@ -5,6 +5,7 @@ allows it, and only while its author still may approve."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
@@ -317,3 +318,32 @@ def test_the_inbox_form_and_card_say_what_the_grant_does(people: Store) -> None:
     grant_id = granted(store, "c3", app="elsewhere")
     covered = ask(store, "c4", app="elsewhere")
     assert ended_text(covered) == f"Approved by alice, through standing grant {grant_id}"
+
+
+def test_no_call_asked_after_a_revocation_returns_is_covered(people: Store) -> None:
+    """An agent keeps calling while the grant is revoked: every call started after the revocation
+    returned is asked (PostgreSQL: the covering transaction holds the grant's row)."""
+    store = people
+    granted(store)
+    covered_some = threading.Event()
+    revoked = threading.Event()
+    seen: list[tuple[bool, RequestStatus]] = []
+
+    def agent() -> None:
+        index = 0
+        while sum(after for after, _ in seen) < 5:
+            after = revoked.is_set()
+            seen.append((after, ask(store, f"loop{index}").status))
+            index += 1
+            if len(seen) >= 3:
+                covered_some.set()
+
+    worker = threading.Thread(target=agent)
+    worker.start()
+    assert covered_some.wait(30)
+    store.revoke_grant(store.list_grants()[0].id, actor="alice")
+    revoked.set()
+    worker.join(30)
+    assert not worker.is_alive()
+    assert [status for after, status in seen if after] == [RequestStatus.PENDING] * 5
+    assert RequestStatus.APPROVED in [status for after, status in seen if not after]
