@@ -150,3 +150,20 @@ def test_a_client_sends_the_grant_it_asks_for() -> None:
     ask_ = GrantAsk(lifetime=timedelta(minutes=45), scope="app", when="args.n < 3")
     assert ask_.to_dict() == {"minutes": 45.0, "scope": "app", "when": "args.n < 3"}
     assert GrantAsk.parse(ask_.to_dict()) == ask_
+
+
+def test_explain_says_whether_grants_may_be_given(tmp_path: Path) -> None:
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "tools:\n"
+        "  deploy: {requires_approval: true, max_grant: 45m}\n"
+        "  pay: {requires_approval: true, max_grant: 45m, quorum: 2}\n",
+        encoding="utf-8",
+    )
+    runner = CliRunner(env={"COLUMNS": "200", "SIGNOFF_DB": None})
+    deploy = runner.invoke(app, ["explain", "deploy", "--rules", str(rules)])
+    assert "standing grants: up to 45m (max_grant)" in deploy.output
+    pay = runner.invoke(app, ["explain", "pay", "--rules", str(rules)])
+    assert "standing grants: none: 2 approvers must agree" in pay.output
+    as_json = runner.invoke(app, ["explain", "deploy", "--rules", str(rules), "--json"])
+    assert '"max_grant_seconds": 2700.0' in as_json.output
