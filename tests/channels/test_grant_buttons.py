@@ -1,7 +1,7 @@
 """Standing grants offered on chat cards (issue 20 §2): Feishu's card has "+ like this for 30m"
 beside Approve where the rule allows a grant (and not where it does not); its click is an
-approval with the grant; through the server's channel route a click with a grant approves and
-covers the next same call."""
+approval with the grant; Slack's the same; through the server's channel route a click with a
+grant approves and covers the next same call."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ from ..test_channel_inbound import SECRET, callback
 from ..test_outbox import QUICK, wait_until
 from .notices import notice_of
 from .signers import card_action, feishu_callback
+from .slack_live import slack_server
+from .slack_signing import click
 
 GRANTS = RequestRule(approvers=("alice",), channels=("inbox", "chat"), max_grant=timedelta(hours=1))
 
@@ -110,3 +112,30 @@ def test_a_chat_click_with_a_grant_covers_the_next_same_call(
     assert (grant.granted_by, grant.id) == ("alice", granted.granted_id)
     covered = store.get_request(ask(store, "c1"))
     assert covered.status is RequestStatus.APPROVED and covered.grant_id == grant.id
+
+
+def test_a_slack_click_on_the_grant_approves_and_covers_the_next_same_call(sqlite_store: Store) -> None:
+    with slack_server(sqlite_store) as slack:
+        request_id = slack.ask(allowed_decisions=("approve", "reject"), max_grant=timedelta(minutes=20))
+        [message] = slack.sent_to("U-ALICE")
+        elements = message["blocks"][-1]["elements"]
+        assert [element["action_id"] for element in elements] == [
+            "signoff.approve",
+            "signoff.approve_grant",
+            "signoff.reject",
+            "signoff.open",
+        ]
+        grant_button = elements[1]
+        assert grant_button["text"]["text"] == "✅ + like this for 20m"
+        payload = click(request_id, "approve_grant", "U-ALICE")
+        payload["actions"][0]["value"] = grant_button["value"]
+        answer = slack.post(payload)
+        assert answer.status_code == 200, answer.text
+        decided = slack.store.get_request(request_id)
+        assert decided.status is RequestStatus.APPROVED and decided.granted_id is not None
+        covered = slack.store.get_request(slack.ask("c2", max_grant=timedelta(minutes=20)))
+        assert covered.status is RequestStatus.APPROVED and covered.grant_id == decided.granted_id
+        forged = click(request_id, "approve_grant", "U-ALICE")
+        forged["actions"][0]["value"] = f"{request_id}|soon"
+        assert slack.post(forged).status_code == 200
+        assert len(slack.store.list_grants()) == 1
