@@ -5,6 +5,7 @@ allows it, and only while its author still may approve."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -16,6 +17,7 @@ import pytest
 from signoff import Approve, Reject, RuleSet
 from signoff._util import utcnow
 from signoff.errors import GrantNotAllowed, InvalidInput, NotFound, PermissionDenied
+from signoff.execution import args_digest
 from signoff.grants import GrantAsk
 from signoff.requests import NewRequest, Request, RequestStatus
 from signoff.rules.effective import RequestRule
@@ -103,7 +105,8 @@ def test_the_grant_is_recorded_with_the_approval_that_gave_it(people: Store) -> 
         "bot",
         "alice",
     )
-    assert grant.condition == 'args == {"env": "prod"}'
+    assert (grant.condition, grant.args_digest) == (None, args_digest({"env": "prod"}))
+    assert "prod" not in json.dumps(grant.to_dict(utcnow()))  # no argument is written in a grant
     assert grant.expires_at - grant.created_at == timedelta(minutes=30)
     actions = [entry.action for entry in store.audit_entries(request_id=grant.request_id)]
     assert actions[-2:] == ["request.decided", "grant.created"]

@@ -57,7 +57,7 @@ def test_approve_with_a_grant_then_list_and_revoke_it(sqlite_store: SQLiteStore,
     assert ask(store, "c1").status is RequestStatus.APPROVED
     listed = cli("grants")
     assert listed.exit_code == 0, listed.output
-    assert grant.id in listed.output and "active" in listed.output
+    assert grant.id in listed.output and "active" in listed.output and "the same args" in listed.output
     refused = cli("grants", "revoke", grant.id, "--as", "bob")
     assert refused.exit_code != 0
     assert "only alice" in refused.output + refused.stderr

@@ -1,5 +1,5 @@
-"""Standing grants cover exactly what they say (Hypothesis): a same-args grant covers a call
-exactly when its args are the same JSON; a CEL condition covers exactly the calls it is true for
+"""Standing grants cover exactly what they say (Hypothesis): a same-args grant (kept as a digest)
+covers a call exactly when its args are the same JSON; a CEL condition covers exactly the calls it is true for
 (and none it cannot evaluate); tool and scope must match too; and through a store, a covered
 call is approved and any other asked."""
 
@@ -16,14 +16,20 @@ from hypothesis import strategies as st
 
 from signoff import Approve
 from signoff._util import utcnow
-from signoff.errors import GrantNotAllowed
-from signoff.grants import Call, Grant, GrantAsk, condition_holds, same_args_condition
+from signoff.execution import args_digest
+from signoff.grants import Call, Grant, GrantAsk, condition_holds
 from signoff.requests import NewRequest, RequestStatus
 from signoff.rules.effective import RequestRule
 from signoff.store import SQLiteStore
 
 INT64 = st.integers(min_value=-(2**63) + 1, max_value=2**63 - 1)
-SCALARS = st.none() | st.booleans() | INT64 | st.text(max_size=8)
+SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+)
 VALUES = st.recursive(
     SCALARS,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
@@ -48,25 +54,44 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def same_args_grant(args: dict[str, Any], **fields: Any) -> Grant:
+    now = utcnow()
+    base: dict[str, Any] = {
+        "id": "grt_x",
+        "tool_name": "deploy",
+        "scope": "agent",
+        "agent": "bot",
+        "app": None,
+        "thread_id": None,
+        "creator": "agent-user",
+        "condition": None,
+        "args_digest": args_digest(args),
+        "granted_by": "alice",
+        "request_id": "req_x",
+        "created_at": now,
+        "expires_at": now + timedelta(minutes=5),
+    }
+    return Grant(**(base | fields))
+
+
 @settings(max_examples=300, deadline=None)
 @given(granted=ARGS, called=ARGS)
 def test_a_same_args_grant_covers_exactly_the_same_args(
     granted: dict[str, Any], called: dict[str, Any]
 ) -> None:
-    condition = same_args_condition(granted)
-    assert condition_holds(condition, call(granted))
-    assert condition_holds(condition, call(called)) == (canonical(granted) == canonical(called))
+    grant = same_args_grant(granted)
+    assert grant.matches(call(granted))
+    assert grant.matches(call(called)) == (canonical(granted) == canonical(called))
 
 
 @settings(max_examples=200, deadline=None)
 @given(granted=ARGS.filter(bool), data=st.data())
 def test_changing_any_one_arg_leaves_the_call_uncovered(granted: dict[str, Any], data: st.DataObject) -> None:
+    grant = same_args_grant(granted)
     key = data.draw(st.sampled_from(sorted(granted)))
     other = data.draw(VALUES.filter(lambda value: canonical(value) != canonical(granted[key])))
-    assert not condition_holds(same_args_condition(granted), call({**granted, key: other}))
-    assert not condition_holds(
-        same_args_condition(granted), call({k: v for k, v in granted.items() if k != key})
-    )
+    assert not grant.matches(call({**granted, key: other}))
+    assert not grant.matches(call({k: v for k, v in granted.items() if k != key}))
 
 
 @settings(max_examples=200, deadline=None)
@@ -105,6 +130,7 @@ def test_a_grant_covers_its_tool_and_scope_alone(
         thread_id="t" if scope == "thread" else None,
         creator="agent-user" if scope != "app" else None,
         condition="true",
+        args_digest=None,
         granted_by="alice",
         request_id="req_x",
         created_at=now,
@@ -164,20 +190,23 @@ def test_through_the_store_a_covered_call_is_approved_and_any_other_asked(
     assert (second.grant_id is not None) == same
 
 
-def test_args_too_large_for_cel_refuse_a_same_args_grant(sqlite_store: SQLiteStore) -> None:
+def test_any_json_args_may_be_granted_even_those_cel_cannot_write(sqlite_store: SQLiteStore) -> None:
     sqlite_store.add_user("alice", role="member", actor="test")
-    new = NewRequest(
-        thread_id="t",
-        tool_call_id="c",
-        tool_name="deploy",
-        args={"n": 2**70},
-        description="d",
-        deadline=utcnow() + timedelta(hours=1),
-        rule=RULE,
-    )
-    request = sqlite_store.create_request(new)[0]
-    with pytest.raises(GrantNotAllowed, match="give the grant a `when`"):
-        sqlite_store.decide(
-            request.id, Approve(), actor="alice", grant=GrantAsk(lifetime=timedelta(minutes=1))
+
+    def ask(call_id: str, args: dict[str, Any]) -> Any:
+        new = NewRequest(
+            thread_id="t",
+            tool_call_id=call_id,
+            tool_name="deploy",
+            args=args,
+            description="d",
+            deadline=utcnow() + timedelta(hours=1),
+            rule=RULE,
         )
-    assert sqlite_store.get_request(request.id).status is RequestStatus.PENDING
+        return sqlite_store.create_request(new)[0]
+
+    args = {"n": 2**70, "s": "\U0001f600"}
+    request = ask("c0", args)
+    sqlite_store.decide(request.id, Approve(), actor="alice", grant=GrantAsk(lifetime=timedelta(minutes=1)))
+    assert ask("c1", args).status is RequestStatus.APPROVED
+    assert ask("c2", {**args, "n": 2**70 + 1}).status is RequestStatus.PENDING

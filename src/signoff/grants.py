@@ -7,14 +7,14 @@ an optional CEL condition over the call (`when`; by default the request's own ar
 lifetime (at most the rule's `max_grant`) and who gave it. A call it covers is approved at once,
 by the grant's author, through the grant. A grant covers a call only while all of these hold:
 it is neither expired nor revoked; the call's tool and scope are the grant's; its condition is
-true (a condition that cannot be evaluated is false: when in doubt, ask); the call's own rule
+true, or its args are the request's own (by digest);
+a condition that cannot be evaluated is false: when in doubt, ask; the call's own rule
 still allows grants (`max_grant`, a quorum of 1); and the author is still among the call's
 approvers.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,6 +24,7 @@ from typing import Any, Literal, TypeAlias, get_args
 from ._util import format_duration, from_iso, parse_duration, to_iso
 from .decision_checks import principals_of
 from .errors import ConfigError, GrantNotAllowed, InvalidInput
+from .execution import args_digest
 from .rules.conditions import compile_condition, evaluate_condition
 from .rules.effective import RequestRule
 
@@ -40,7 +41,8 @@ class GrantAsk:
     """What an approver asks for with a decision: "approve calls like this for `lifetime`".
 
     `when` is a CEL condition over `args`, `tool`, `agent`, `app` and `requester`; None means
-    the request's own args exactly; `"true"` (`ANY_ARGS`) means any args."""
+    the request's own args exactly (kept as their digest: no argument is written in the grant);
+    `"true"` (`ANY_ARGS`) means any args."""
 
     lifetime: timedelta
     scope: GrantScope = "agent"
@@ -101,6 +103,9 @@ class Grant:
     """The agent's user (its token) whose calls an agent or thread grant covers: a name in the
     call (`agent`) is the caller's to choose, the token is not; thread ids are per creator."""
     condition: str | None
+    """A CEL condition the call's args must meet; None: `args_digest` says which args."""
+    args_digest: str | None
+    """The same args only: their digest (`signoff.execution.args_digest`), never the args."""
     granted_by: str
     request_id: str
     created_at: datetime
@@ -126,6 +131,7 @@ class Grant:
             "thread_id": self.thread_id,
             "creator": self.creator,
             "when": self.condition,
+            "args_digest": self.args_digest,
             "granted_by": self.granted_by,
             "request_id": self.request_id,
             "created_at": to_iso(self.created_at),
@@ -152,6 +158,7 @@ class Grant:
             thread_id=data.get("thread_id"),
             creator=data.get("creator"),
             condition=data.get("when"),
+            args_digest=data.get("args_digest"),
             granted_by=data["granted_by"],
             request_id=data["request_id"],
             created_at=from_iso(data["created_at"]),
@@ -171,7 +178,18 @@ class Grant:
             return False
         if self.scope == "thread" and (call.thread_id != self.thread_id or call.creator != self.creator):
             return False
+        if self.args_digest is not None and args_digest(call.args) != self.args_digest:
+            return False
+        if self.condition is None and self.args_digest is None:
+            return False  # a grant says what it covers: nothing said, nothing covered
         return condition_holds(self.condition, call)
+
+    @property
+    def covers_args(self) -> str:
+        """What args it covers, in words."""
+        if self.args_digest is not None:
+            return "the same args"
+        return "any args" if self.condition == ANY_ARGS else str(self.condition)
 
 
 _GRANT_FIELDS = tuple(Grant.__dataclass_fields__)
@@ -209,32 +227,6 @@ def condition_holds(condition: str | None, call: Call) -> bool:
     except ConfigError:
         return False
     return result.error is None and result.value
-
-
-def same_args_condition(args: dict[str, Any]) -> str:
-    """A CEL condition true for exactly these args: `args == {...}`."""
-    return "args == " + cel_literal(args)
-
-
-def cel_literal(value: Any) -> str:
-    """`value` (JSON-like) as a CEL literal. JSON's syntax is CEL's, but for strings: each
-    character outside printable ASCII is written `\\UXXXXXXXX` (JSON's surrogate pairs are not CEL)."""
-    if isinstance(value, str):
-        return '"' + "".join(_cel_char(char) for char in value) + '"'
-    if isinstance(value, dict):
-        items = sorted(value.items())
-        return "{" + ", ".join(f"{cel_literal(key)}: {cel_literal(item)}" for key, item in items) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(cel_literal(item) for item in value) + "]"
-    return json.dumps(value, allow_nan=False)
-
-
-def _cel_char(char: str) -> str:
-    if char in ('"', "\\"):
-        return "\\" + char
-    if " " <= char <= "~":
-        return char
-    return f"\\U{ord(char):08x}"
 
 
 def check_grant_ask(ask: GrantAsk, rule: RequestRule, *, kind: str, app: str | None) -> None:
@@ -284,5 +276,4 @@ __all__ = [
     "check_grant_ask",
     "condition_holds",
     "may_still_approve",
-    "same_args_condition",
 ]

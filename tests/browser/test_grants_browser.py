@@ -80,7 +80,7 @@ def test_a_grant_is_given_on_a_card_and_revoked_on_settings(page: Any, server: L
     page.evaluate("window.notReloaded = true")
     row = page.locator(f"#grants tr[data-grant={covered['grant_id']}]")
     expect(row).to_contain_text("deploy")
-    expect(row).to_contain_text('args == {"env": "prod"}')
+    expect(row).to_contain_text("the same args")
     row.get_by_role("button", name="Revoke").click()
     expect(page.locator("#grants .notice")).to_contain_text("Revoked")
     expect(page.locator("#grants")).to_contain_text("No standing grants in force.")

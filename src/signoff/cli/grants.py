@@ -49,7 +49,7 @@ def grants(
             grant.status(now),
             grant.tool_name,
             _covers(grant),
-            grant.condition or "any args",
+            grant.covers_args,
             grant.granted_by,
             format_moment(grant.revoked_at or grant.expires_at),
         )

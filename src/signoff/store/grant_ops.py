@@ -13,7 +13,8 @@ from typing import Any
 from .._util import new_id, to_iso, utcnow
 from ..decision_checks import refuse_if_closed
 from ..decisions import Approve, Decision, decision_to_dict
-from ..errors import AlreadyDecided, ConfigError, GrantNotAllowed, NotFound, PermissionDenied, RequestExpired
+from ..errors import AlreadyDecided, GrantNotAllowed, NotFound, PermissionDenied, RequestExpired
+from ..execution import args_digest
 from ..grants import (
     GRANT_CHANNEL,
     Call,
@@ -21,10 +22,8 @@ from ..grants import (
     GrantAsk,
     check_grant_ask,
     may_still_approve,
-    same_args_condition,
 )
 from ..requests import STATUS_FOR_DECISION, NewRequest, Request, RequestStatus
-from ..rules.conditions import compile_condition
 from .core import AuditNote, Json
 from .outbox_ops import OutboxOps
 from .request_reads import RequestReads
@@ -52,14 +51,7 @@ class GrantOps(RequestReads, OutboxOps):
                 "a standing grant goes with an approval, not with an edit, reject or answer"
             )
         check_grant_ask(ask, request.rule, kind=request.kind, app=request.app)
-        condition = ask.when if ask.when is not None else same_args_condition(request.args)
-        try:
-            compile_condition(condition)
-        except ConfigError:
-            raise GrantNotAllowed(
-                "these args cannot be written as a CEL condition (a number too large?): "
-                "give the grant a `when`"
-            ) from None
+        digest = args_digest(request.args) if ask.when is None else None
         now = utcnow()
         grant_id = new_id("grt")
         decision_id = new_id("dec")
@@ -103,7 +95,8 @@ class GrantOps(RequestReads, OutboxOps):
                 app=request.app if ask.scope == "app" else None,
                 thread_id=request.thread_id if ask.scope == "thread" else None,
                 creator=request.created_by if ask.scope != "app" else None,
-                condition=condition,
+                condition=ask.when,
+                args_digest=digest,
                 granted_by=actor,
                 request_id=request.id,
                 created_at=now,
@@ -113,7 +106,8 @@ class GrantOps(RequestReads, OutboxOps):
                 "insert_grant",
                 **{name: value for name, value in grant.to_dict(now).items() if name in _INSERTED},
                 tool_name=grant.tool_name,
-                condition=condition,
+                condition=grant.condition,
+                args_digest=grant.args_digest,
                 now=now,
                 expires_at=grant.expires_at,
             )
@@ -170,7 +164,10 @@ class GrantOps(RequestReads, OutboxOps):
             request_id = row["id"]
             for principal in new.rule.approvers:
                 tx.send("insert_approver", request_id=request_id, principal=principal)
-            tx.send("queue_audit", **note.params())
+            created = replace(
+                note, data={**note.data, "status": RequestStatus.APPROVED.value, "grant": grant.id}
+            )
+            tx.send("queue_audit", **created.params())
             if params["runner"] is not None:
                 tx.send("expect_execution", request_id=request_id, runner=params["runner"], now=now)
             stored = {
@@ -262,5 +259,6 @@ def _grant_audit(grant: Grant) -> dict[str, Any]:
         "app": grant.app,
         "thread_id": grant.thread_id,
         "when": grant.condition,
+        "args_digest": grant.args_digest,
         "expires_at": to_iso(grant.expires_at),
     }

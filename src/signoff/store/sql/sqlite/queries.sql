@@ -929,10 +929,10 @@ ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE counters.value < e
 RETURNING value;
 
 -- name: insert_grant
-INSERT INTO grants (id, tool_name, scope, agent, app, thread_id, creator, condition, granted_by, request_id,
-                    created_at, expires_at)
-VALUES (:id, :tool_name, :scope, :agent, :app, :thread_id, :creator, :condition, :granted_by, :request_id,
-        :now, :expires_at);
+INSERT INTO grants (id, tool_name, scope, agent, app, thread_id, creator, condition, args_digest, granted_by,
+                    request_id, created_at, expires_at)
+VALUES (:id, :tool_name, :scope, :agent, :app, :thread_id, :creator, :condition, :args_digest, :granted_by,
+        :request_id, :now, :expires_at);
 
 -- name: active_grants_for_tool
 SELECT * FROM grants WHERE tool_name = :tool_name AND revoked_at IS NULL AND expires_at > :now

@@ -1,7 +1,8 @@
 -- Standing grants (issue 20 §2): an approver, deciding a request, approves calls like it for a
 -- while. A grant covers calls to `tool_name` of its `agent` (scope agent), its `app` (scope app)
--- or its creator's thread (scope thread), whose args meet `condition` (CEL; NULL: any args),
--- until `expires_at` or its revocation. `request_id` is the request it was given deciding.
+-- or its creator's thread (scope thread), whose args have `args_digest` (the same args: a digest,
+-- so that no argument, redacted or not, is written here) or meet `condition` (CEL), until
+-- `expires_at` or its revocation. `request_id` is the request it was given deciding.
 CREATE TABLE grants (
     id TEXT PRIMARY KEY,
     tool_name TEXT NOT NULL,
@@ -11,6 +12,7 @@ CREATE TABLE grants (
     thread_id TEXT,
     creator TEXT,
     condition TEXT,
+    args_digest TEXT,
     granted_by TEXT NOT NULL,
     request_id TEXT NOT NULL,
     created_at TIMESTAMPTZ NOT NULL,
