@@ -280,6 +280,10 @@ def test_through_the_api_a_grant_is_given_listed_used_and_revoked(served: LiveSe
         (grant_id, "active", "bot")
     ]
     assert bot.get("/v1/grants").status_code == 403
+    assert bob.get("/v1/grants").json()["grants"] == []  # a person sees the grants they gave
+    assert bob.get(f"/v1/grants/{grant_id}").status_code == 404
+    root = served.client(served.user("root", "admin"))
+    assert [grant["id"] for grant in root.get("/v1/grants").json()["grants"]] == [grant_id]
     covered = post("c1")
     assert (covered["status"], covered["grant_id"]) == ("approved", grant_id)
     assert bob.delete(f"/v1/grants/{grant_id}").status_code == 403

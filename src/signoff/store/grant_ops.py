@@ -207,11 +207,18 @@ class GrantOps(RequestReads, OutboxOps):
             raise NotFound(f"no grant with id {grant_id!r}")
         return Grant.from_row(row)
 
-    def list_grants(self, *, include_ended: bool = False, limit: int = MAX_LISTED) -> list[Grant]:
-        """The grants in force, newest first; `include_ended`: the expired and revoked ones too."""
+    def list_grants(
+        self, *, include_ended: bool = False, granted_by: str | None = None, limit: int = MAX_LISTED
+    ) -> list[Grant]:
+        """The grants in force, newest first; `include_ended`: the expired and revoked ones too;
+        `granted_by`: only those that person gave."""
         with self._read() as tx:
             rows = tx.all(
-                "list_grants", include_ended=include_ended, now=utcnow(), limit=min(limit, MAX_LISTED)
+                "list_grants",
+                include_ended=include_ended,
+                granted_by=granted_by,
+                now=utcnow(),
+                limit=min(limit, MAX_LISTED),
             )
         return [Grant.from_row(row) for row in rows]
 

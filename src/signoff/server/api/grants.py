@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 
 from ..._util import utcnow
-from ...errors import PermissionDenied
+from ...errors import NotFound, PermissionDenied
 from ...identity import User, not_a_person
 from ..access import CurrentCaller, CurrentUser
 from ..context import server_of
@@ -26,16 +26,21 @@ def _person(user: User) -> None:
 
 @router.get("", summary="List standing grants (in force; `all`: expired and revoked too)")
 def list_grants(http: HttpRequest, user: CurrentUser, all: bool = False) -> dict[str, Any]:
+    """A person sees the grants they gave; an admin sees everyone's."""
     _person(user)
     now = utcnow()
-    grants = server_of(http).store.list_grants(include_ended=all)
+    mine = None if user.is_admin else user.name
+    grants = server_of(http).store.list_grants(include_ended=all, granted_by=mine)
     return {"grants": [grant.to_dict(now) for grant in grants]}
 
 
-@router.get("/{grant_id}", summary="One standing grant")
+@router.get("/{grant_id}", summary="One standing grant (its author's or an admin's to see)")
 def get_grant(grant_id: str, http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
     _person(user)
-    return server_of(http).store.get_grant(grant_id).to_dict(utcnow())
+    grant = server_of(http).store.get_grant(grant_id)
+    if grant.granted_by != user.name and not user.is_admin:
+        raise NotFound(f"no grant with id {grant_id!r}")
+    return grant.to_dict(utcnow())
 
 
 @router.delete("/{grant_id}", summary="Revoke a standing grant now (its author or an admin)")

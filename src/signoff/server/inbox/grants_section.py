@@ -1,5 +1,5 @@
-"""The standing grants on `/settings` (`signoff.grants`): those in force, each with whom it
-covers and until when; its author (or an admin) revokes it there at once. The form works with
+"""The standing grants on `/settings` (`signoff.grants`): those in force a person gave (an admin:
+everyone's), each with whom it covers and until when, revoked there at once. The form works with
 htmx (the section is swapped in place) and without (a redirect, or the page with the error)."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ router = APIRouter(include_in_schema=False)
 
 
 def grants_context(http: HttpRequest, user: User, **said: Any) -> dict[str, Any]:
-    """What the grants' section shows `user`: every grant in force, newest first."""
+    """What the grants' section shows `user`: the grants in force they gave (an admin: everyone's),
+    newest first."""
     now = utcnow()
     rows = [
         {
@@ -32,7 +33,7 @@ def grants_context(http: HttpRequest, user: User, **said: Any) -> dict[str, Any]
             "revocable": grant.granted_by == user.name or user.is_admin,
             "status": grant.status(now),
         }
-        for grant in server_of(http).store.list_grants()
+        for grant in server_of(http).store.list_grants(granted_by=None if user.is_admin else user.name)
     ]
     return {"grants": rows, "grants_error": said.get("error"), "grants_notice": said.get("notice")}
 

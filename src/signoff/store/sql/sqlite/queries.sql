@@ -947,7 +947,8 @@ SELECT * FROM grants WHERE id = :id;
 
 -- name: list_grants
 SELECT * FROM grants
-WHERE :include_ended OR (revoked_at IS NULL AND expires_at > :now)
+WHERE (:include_ended OR (revoked_at IS NULL AND expires_at > :now))
+  AND (CAST(:granted_by AS text) IS NULL OR granted_by = :granted_by)
 ORDER BY created_at DESC, id DESC LIMIT :limit;
 
 -- name: revoke_grant
