@@ -22,6 +22,7 @@ from signoff.grants import GrantAsk
 from signoff.requests import NewRequest, Request, RequestStatus
 from signoff.rules.effective import RequestRule
 from signoff.rules.resolve import Resolver
+from signoff.rules.snapshot import parse_snapshot
 from signoff.server.inbox.cards import Card, ended_text
 from signoff.server.inbox.decision_form import decision_payload
 from signoff.store import Store, grant_ops
@@ -354,3 +355,25 @@ def test_no_call_asked_after_a_revocation_returns_is_covered(people: Store) -> N
     assert not worker.is_alive()
     assert [status for after, status in seen if after] == [RequestStatus.PENDING] * 5
     assert RequestStatus.APPROVED in [status for after, status in seen if not after]
+
+
+def test_an_agents_own_rule_cannot_allow_grants(served: LiveServer) -> None:
+    assert parse_snapshot({"approvers": ["alice"], "max_grant": 3600}).max_grant is None
+    alice = served.client(served.user("alice"))
+    bot = served.client(served.user("bot", "agent"))
+    body = {
+        "thread_id": "t",
+        "tool_call_id": "c",
+        "tool": "uncovered",
+        "args": {},
+        "rule": {"approvers": ["alice"], "max_grant": 3600},
+    }
+    created = bot.post("/v1/requests", json=body)
+    assert created.status_code == 201, created.text
+    request_id = created.json()["id"]
+    refused = alice.post(
+        f"/v1/requests/{request_id}/decision", json={"type": "approve", "grant": {"minutes": 5}}
+    )
+    assert refused.status_code == 422
+    assert "allows no standing grants" in refused.text
+    assert served.store.get_request(request_id).status is RequestStatus.PENDING
