@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from .outcome import Outcome, Reply
     from .pending import Pending, Suspended
     from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
+    from .request_steps import RequestStep
     from .requests import Execution, ExecutionStatus, Request, RequestStatus
     from .rules import (
         AgentEntry,
@@ -76,6 +77,8 @@ if TYPE_CHECKING:
         ToolEntry,
         WhenInput,
     )
+    from .rules.schedule_model import Escalation
+    from .shadow import ShadowHit, ShadowRules
     from .store import Store, default_db_path, open_store
 
 __version__ = "0.1.0"
@@ -99,6 +102,7 @@ _LAZY: dict[str, str] = {
     "Defaults": "rules",
     "DescriptionInput": "rules",
     "Edit": "decisions",
+    "Escalation": "rules.schedule_model",
     "Execution": "requests",
     "ExecutionStatus": "requests",
     "Explanation": "rules",
@@ -114,12 +118,15 @@ _LAZY: dict[str, str] = {
     "Reply": "outcome",
     "Request": "requests",
     "RequestStatus": "requests",
+    "RequestStep": "request_steps",
     "Respond": "decisions",
     "RichConsoleUI": "console",
     "RuleSet": "rules",
     "RuleSettings": "rules",
     "Scope": "calls",
     "ServiceEntry": "rules",
+    "ShadowHit": "shadow",
+    "ShadowRules": "shadow",
     "SimpleConsoleUI": "console",
     "Store": "store",
     "Suspended": "pending",
@@ -180,6 +187,7 @@ __all__ = [
     "Defaults",
     "DescriptionInput",
     "Edit",
+    "Escalation",
     "Execution",
     "ExecutionError",
     "ExecutionInDoubt",
@@ -214,6 +222,7 @@ __all__ = [
     "RequestNotFound",
     "RequestNotReady",
     "RequestStatus",
+    "RequestStep",
     "Respond",
     "ReviewTimeout",
     "RichConsoleUI",
@@ -222,6 +231,8 @@ __all__ = [
     "Scope",
     "ServerUnavailable",
     "ServiceEntry",
+    "ShadowHit",
+    "ShadowRules",
     "SignoffError",
     "SimpleConsoleUI",
     "Store",

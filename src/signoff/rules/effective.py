@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..decisions import DECISION_TYPES, DecisionType
 from .callables import DescribeFn, WhenFn, shown
+from .schedule_model import Escalation, escalations_of
 
 DEFAULT_DESCRIPTION_PREFIX = "Tool execution requires approval"
 DEFAULT_DESCRIPTION = "{prefix}\n\nTool: {tool_name}\nArgs: {tool_args}"
@@ -86,6 +87,10 @@ class Rule:
     max_grant: timedelta | None = None
     """The longest standing grant an approver may give (None: grants are off). Already None
     where grants cannot be: a quorum over 1, or a `hitl_required` tool the app keeps from them."""
+    remind: tuple[str, ...] = ()
+    """When to re-notify the approvers: durations after the request was made, or `N%` of its deadline."""
+    escalate: tuple[Escalation, ...] = ()
+    """Whom to add as approvers, and when (`signoff.rules.schedule_model`)."""
     required: bool = False
     """Set by the app's `hitl_required`: nothing can silence it."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -148,6 +153,9 @@ class RequestRule:
     the inbox asks once more before a keyboard approval."""
     max_grant: timedelta | None = None
     """The longest standing grant its approvers may give; None: none. Only the server's rules set it."""
+    remind: tuple[str, ...] = ()
+    escalate: tuple[Escalation, ...] = ()
+    """The request's planned reminders and escalations (planned when it is made: `signoff.steps`)."""
     origin: RuleOrigin | None = None
 
     @classmethod
@@ -162,6 +170,8 @@ class RequestRule:
         }
         if isinstance(values.get("max_grant"), int | float):
             values["max_grant"] = timedelta(seconds=values["max_grant"])
+        if "escalate" in values:
+            values["escalate"] = escalations_of(values["escalate"])
         origin = values.get("origin")
         if isinstance(origin, dict):
             values["origin"] = RuleOrigin(**{key: origin[key] for key in _ORIGIN_FIELDS if key in origin})
@@ -200,7 +210,7 @@ def _snapshot_value(value: Any) -> Any:
     if isinstance(value, timedelta):
         return value.total_seconds()
     if isinstance(value, tuple):
-        return list(value)
+        return [item.to_dict() if isinstance(item, Escalation) else item for item in value]
     if isinstance(value, RuleOrigin):
         return value.to_dict()
     return value

@@ -45,6 +45,7 @@ from .effective import (
     UnattendedMode,
 )
 from .keys import format_key, parse_key
+from .schedule_model import EscalationEntry, StepTime, check_escalate, check_remind
 
 __all__ = [  # with, re-exported, what moved to `effective` (the server, tests and bench import it from here)
     "DEFAULT_DEADLINE",
@@ -128,6 +129,9 @@ class RuleSettings(_Strict):
     max_grant: Duration | None = None
     """The longest standing grant ("approve calls like this for N minutes") an approver may give
     deciding such a call; unset: none (`signoff.grants`). Never with a quorum over 1."""
+    remind: Annotated[list[StepTime] | None, pydantic.AfterValidator(check_remind)] = None
+    escalate: Annotated[list[EscalationEntry] | None, pydantic.AfterValidator(check_escalate)] = None
+    """Reminders and escalations while the request waits (`schedule_model`)."""
 
     @field_validator("allowed_decisions")
     @classmethod

@@ -31,6 +31,7 @@ from .conditions import evaluate_condition
 from .effective import DEFAULT_CHANNELS, INBOX_CHANNEL, REQUESTER, Rule, who_decides
 from .keys import KeyIndex, Match, literal_chars
 from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
+from .schedule_model import escalations_of
 
 
 @dataclass(frozen=True)
@@ -93,6 +94,8 @@ class Explanation:
             "on_expire": self.rule.on_expire,
             "when": shown(self.rule.when),
             "max_grant_seconds": self.rule.max_grant.total_seconds() if self.rule.max_grant else None,
+            "remind": list(self.rule.remind),
+            "escalate": [escalation.to_dict() for escalation in self.rule.escalate],
         }
 
 
@@ -312,6 +315,8 @@ class Resolver:
             unattended=settings.get("unattended") or defaults.unattended,
             confirm=bool(settings.get("confirm", False)),
             max_grant=_max_grant(settings, required, app[0] if app is not None else None),
+            remind=tuple(settings.get("remind") or ()),
+            escalate=escalations_of(settings.get("escalate")),
             required=required,
         )
         exempt = read_only_exempt and on and layer == "service" and not required

@@ -45,6 +45,7 @@ from .api import (
     requests,
     rules,
     run_states,
+    shadow_rules,
 )
 from .api import channels as channel_api
 from .api.rule_history import router as rule_history_router
@@ -144,6 +145,7 @@ def create_app(
         requests,
         agents,
         executions,
+        shadow_rules,  # before `rules`: its /v1/rules/{kind}/{name} would take /v1/rules/shadow/{id}
         rules,
         audit,
         identity,
@@ -188,6 +190,9 @@ async def _sweep(server: Server) -> None:
             expired = await asyncio.to_thread(store.expire_due)
             if expired:
                 log.info("expired %d request(s) past their deadline", len(expired))
+            stepped = await asyncio.to_thread(store.run_due_steps)
+            if stepped:
+                log.info("ran %d reminder and escalation step(s)", len(stepped))
             doubtful = await asyncio.to_thread(store.mark_dead_executions)
             if doubtful:
                 log.warning(
