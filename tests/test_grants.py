@@ -16,7 +16,7 @@ import pytest
 
 from signoff import Approve, Reject, RuleSet
 from signoff._util import utcnow
-from signoff.errors import GrantNotAllowed, InvalidInput, NotFound, PermissionDenied
+from signoff.errors import GrantNotAllowed, InvalidInput, NotAnApprover, NotFound, PermissionDenied
 from signoff.execution import args_digest
 from signoff.grants import GrantAsk
 from signoff.requests import NewRequest, Request, RequestStatus
@@ -377,3 +377,16 @@ def test_an_agents_own_rule_cannot_allow_grants(served: LiveServer) -> None:
     assert refused.status_code == 422
     assert "allows no standing grants" in refused.text
     assert served.store.get_request(request_id).status is RequestStatus.PENDING
+
+
+def test_someone_not_an_approver_gives_no_grant(people: Store) -> None:
+    store = people
+    request = ask(store, "c0")
+    with pytest.raises(NotAnApprover):
+        store.decide(request.id, Approve(), actor="bob", grant=GrantAsk(lifetime=timedelta(minutes=5)))
+    assert store.get_request(request.id).status is RequestStatus.PENDING
+    assert store.list_grants() == []
+    refused = [
+        entry for entry in store.audit_entries(request_id=request.id) if entry.action == "decision.refused"
+    ]
+    assert [entry.actor for entry in refused] == ["bob"]
