@@ -23,6 +23,7 @@ from .errors import (
     ExecutionError,
     ExecutionInDoubt,
     ExecutionInProgress,
+    GrantNotAllowed,
     IdempotencyKeyReused,
     InvalidArguments,
     InvalidDecision,
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
     from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond, parse_decision
     from .execution import args_digest, idempotency_key
     from .gate import Gate
+    from .grants import Grant, GrantAsk
     from .outcome import Outcome, Reply
     from .pending import Pending, Suspended
     from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
@@ -109,6 +111,8 @@ _LAZY: dict[str, str] = {
     "ExecutionStatus": "requests",
     "Explanation": "rules",
     "Gate": "gate",
+    "Grant": "grants",
+    "GrantAsk": "grants",
     "NeverAsk": "policies",
     "Outcome": "outcome",
     "Pending": "pending",
@@ -197,6 +201,9 @@ __all__ = [
     "ExecutionStatus",
     "Explanation",
     "Gate",
+    "Grant",
+    "GrantAsk",
+    "GrantNotAllowed",
     "IdempotencyKeyReused",
     "InvalidArguments",
     "InvalidDecision",

@@ -18,7 +18,8 @@ SignoffError
 │   ├── RequestExpired           (410)
 │   └── InvalidDecision          (422)
 │       ├── DecisionNotAllowed
-│       └── InvalidArguments     args or an answer that break the JSON Schema
+│       ├── InvalidArguments     args or an answer that break the JSON Schema
+│       └── GrantNotAllowed      a standing grant the request's rule does not allow
 ├── ReviewTimeout                nobody decided within the caller's timeout (the request stays pending)
 ├── ExecutionError
 │   ├── ExecutionInProgress      another live process holds the claim
@@ -154,6 +155,10 @@ class DecisionNotAllowed(InvalidDecision):
 
 class InvalidArguments(InvalidDecision):
     """The arguments do not match the tool's JSON Schema."""
+
+
+class GrantNotAllowed(InvalidDecision):
+    """The request's rule does not allow this standing grant."""
 
 
 class ReviewTimeout(SignoffError):

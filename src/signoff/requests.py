@@ -163,6 +163,18 @@ class Request:
     def approvers(self) -> tuple[str, ...]:
         return self.rule.approvers
 
+    @property
+    def grant_id(self) -> str | None:
+        """The standing grant it was approved through (`signoff.grants`), if any."""
+        grant = (self.resolution or {}).get("grant")
+        return grant if isinstance(grant, str) else None
+
+    @property
+    def granted_id(self) -> str | None:
+        """The standing grant its approver gave with the decision, if any."""
+        granted = (self.resolution or {}).get("granted")
+        return granted if isinstance(granted, str) else None
+
     def shown_args(self) -> dict[str, Any]:
         """The args as cards, notifications and logs may show them (redacted)."""
         return redact_args(self.args, self.rule.redact)
@@ -197,6 +209,8 @@ class Request:
             "resolution": _redacted_resolution(self.resolution, rule.redact),
             "created_by": self.created_by,
             "client": self.client,
+            "grant_id": self.grant_id,
+            "granted_id": self.granted_id,
         }
 
     def to_record(self) -> dict[str, Any]:

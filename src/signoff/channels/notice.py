@@ -91,6 +91,8 @@ class Notice:
     """How the request ended; None while it is open (then the buttons are live)."""
     code: str | None = None
     """The request's reply code for this person on a channel that needs one (`Channel.reply_codes`)."""
+    grant_minutes: int | None = None
+    """The standing grant its approve may give ("+ like this for 30m"), where its rule allows one."""
     reminder: str | None = None
     """For a reminder (`Channel.remind`): the line it leads with, '⏰ Reminder: still waiting for
     your decision (2 hours left)'; None for the first notice."""
@@ -160,6 +162,7 @@ def build_notice(
         locale=locale,
         final=final_state(request, locale) if request.is_terminal else None,
         code=code,
+        grant_minutes=card.grant_minutes if "approve" in card.actions else None,
         reminder=REMINDER[locale].format(span=span_words(seconds, locale)) if reminder else None,
     )
 

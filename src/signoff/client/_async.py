@@ -24,6 +24,7 @@ from ..batch import BatchDecisionType, BatchFilter, BatchResult
 from ..decisions import Decision, DecisionRecord
 from ..errors import SignoffError
 from ..execution import Claim, current_owner
+from ..grants import Grant, GrantAsk
 from ..identity import User
 from ..requests import Execution, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
@@ -157,8 +158,16 @@ class AsyncClient:
                 break
         return found
 
-    async def decide(self, request_id: str, decision: Decision, *, on_behalf: bool = False) -> Request:
-        return await self._send(calls.decide(request_id, decision, on_behalf=on_behalf))
+    async def decide(
+        self, request_id: str, decision: Decision, *, on_behalf: bool = False, grant: GrantAsk | None = None
+    ) -> Request:
+        return await self._send(calls.decide(request_id, decision, on_behalf=on_behalf, grant=grant))
+
+    async def list_grants(self, *, include_ended: bool = False) -> list[Grant]:
+        return await self._send(calls.list_grants(include_ended))
+
+    async def revoke_grant(self, grant_id: str) -> Grant:
+        return await self._send(calls.revoke_grant(grant_id))
 
     async def decide_many(
         self,

@@ -43,6 +43,8 @@ def parse_snapshot(data: Any, *, what: str = "rule") -> RequestRule:
     _refuse_unknown(data, RULE_FIELDS, what)
     values: dict[str, Any] = {}
     for name, value in data.items():
+        if name == "max_grant":  # standing grants are the server's rules' to allow: never the agent's
+            continue
         where = f"{what}.{name}"
         if name in LIST_FIELDS:
             values[name] = _strings(value, where)

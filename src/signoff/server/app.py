@@ -40,6 +40,7 @@ from .api import (
     batch,
     channel_admin,
     executions,
+    grants,
     identity,
     people,
     requests,
@@ -154,6 +155,7 @@ def create_app(
         run_states,
         channel_api,
         channel_admin,
+        grants,
     ):
         add_routes(app, module.router)
     add_routes(app, executions.per_request)

@@ -7,7 +7,8 @@ from typing import Any
 
 from ..batch import BatchResult, Selection, decide_batch
 from ..decisions import Decision, parse_decision
-from ..errors import AutoResumeExceeded, PermissionDenied, SignoffError
+from ..errors import AutoResumeExceeded, GrantNotAllowed, PermissionDenied, SignoffError
+from ..grants import GrantAsk
 from ..identity import User, not_a_person
 from ..requests import Request
 from ..store import Store
@@ -33,8 +34,13 @@ def decide_as(
     (audited), 409, 410, 422; a refused unattended decision is audited too. Once committed,
     the server's event feed takes the decided request from here."""
     store = server.store
+    payload = dict(payload)
+    grant = GrantAsk.parse(payload.pop("grant")) if payload.get("grant") is not None else None
+    payload.pop("grant", None)
     tool_name = store.get_request(request_id).tool_name if "edited_action" in payload else None
     decision = parse_decision(payload, tool_name=tool_name)
+    if unattended and grant is not None:
+        raise GrantNotAllowed("only a person gives a standing grant")
     if unattended:
         request = store.get_request(request_id)
         try:
@@ -48,7 +54,7 @@ def decide_as(
             request_id, decision, actor=UNATTENDED_ACTOR, channel="unattended", on_behalf=True
         )
     else:
-        decided = _decide_as_person(store, request_id, decision, user, channel)
+        decided = _decide_as_person(store, request_id, decision, user, channel, grant)
     _tell_feed(server, decided)
     return decided
 
@@ -93,7 +99,9 @@ def _tell_feed(server: Server, decided: Request) -> None:
         server.store.on_commit(lambda: server.feed.remember("request.decided", decided))
 
 
-def _decide_as_person(store: Store, request_id: str, decision: Decision, user: User, channel: str) -> Request:
+def _decide_as_person(
+    store: Store, request_id: str, decision: Decision, user: User, channel: str, grant: GrantAsk | None = None
+) -> Request:
     refused = not_a_person(user.name, user)
     if refused is not None:
         raise audit_refusal(
@@ -105,7 +113,7 @@ def _decide_as_person(store: Store, request_id: str, decision: Decision, user: U
             action=REFUSED,
             data={"type": decision.type},
         )
-    return store.decide(request_id, decision, actor=user.name, channel=channel)
+    return store.decide(request_id, decision, actor=user.name, channel=channel, grant=grant)
 
 
 def _check_unattended(server: Server, request: Request, decision: Decision, user: User) -> None:

@@ -11,7 +11,8 @@ requests instead).
 The rest of a rule is the agent's: its texts and description template; where both say something,
 the allowed decisions are those both allow, the redacted args those either names, and a call
 either calls destructive (`confirm`) is asked about once more, and one either keeps out of
-batches (`batch: false`) is decided alone.
+batches (`batch: false`) is decided alone. Standing grants (`max_grant`) are the server's alone:
+only where its rules ask for the call.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def governed_rule(
         if approvers and not rule.approvers:
             rule = replace(rule, approvers=approvers)
         authority: Authority = "server" if asked.source == "server" else "agent"
-        rule = replace(rule, origin=replace(asked, authority=authority))
+        rule = replace(rule, origin=replace(asked, authority=authority), max_grant=None)
         return Governed(rule, deadline or server.deadline)
     rule = replace(
         snapshot,
@@ -76,6 +77,7 @@ def governed_rule(
         unattended=server.unattended,
         confirm=server.confirm or snapshot.confirm,
         batch=server.batch and snapshot.batch,
+        max_grant=None,
         remind=server.remind,
         escalate=server.escalate,
         origin=replace(asked, authority="server"),
@@ -103,6 +105,7 @@ def _as_the_server_says(
         redact=tuple(dict.fromkeys((*server.redact, *snapshot.redact))),
         confirm=server.confirm or snapshot.confirm,
         batch=server.batch and snapshot.batch,
+        max_grant=server.max_grant,
         remind=server.remind,
         escalate=server.escalate,
         origin=RuleOrigin(

@@ -12,15 +12,17 @@ from .._util import format_moment, new_id, to_iso, utcnow
 from ..changes import changes_data
 from ..decision_checks import check_decision, refuse_if_closed
 from ..decisions import Approve, Decision, DecisionRecord, Edit, Respond, decision_to_dict
-from ..errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpired
+from ..errors import AlreadyDecided, GrantNotAllowed, InvalidDecision, NotAnApprover, RequestExpired
+from ..grants import GrantAsk
 from ..requests import STATUS_FOR_DECISION, Request
 from ..templates import redact_args
 from .core import AuditNote, Json
+from .grant_ops import GrantOps
 from .outbox_ops import routes_notices
 from .request_closing import RequestClosing
 
 
-class RequestDecisions(RequestClosing):  # a decision past the deadline expires the request
+class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadline expires the request
     def decide(
         self,
         request_id: str,
@@ -29,8 +31,10 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
         actor: str,
         channel: str = "api",
         on_behalf: bool = False,
+        grant: GrantAsk | None = None,
     ) -> Request:
         """Record a person's decision. The first decision wins; everything else is refused.
+        An approval may give a standing `grant` (`signoff.grants`) in the same transaction.
 
         Raises RequestNotFound (404), NotAnApprover (403, audited), AlreadyDecided or
         RequestNotReady (409), RequestExpired (410), DecisionNotAllowed or InvalidArguments (422).
@@ -59,6 +63,11 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
             refused.audited = True
             raise
         given, decision = decision, _approval_if_unchanged(request, decision)
+        if grant is not None:
+            if on_behalf:
+                raise GrantNotAllowed("only a person gives a standing grant")
+            audit = _decision_audit(request, decision, given=given)
+            return self._decide_granting(request, decision, grant, actor=actor, channel=channel, audit=audit)
         if request.rule.quorum > 1:
             return self._vote(request_id, decision, actor=actor, channel=channel)
         now = utcnow()

@@ -1104,3 +1104,30 @@ UPDATE requests SET rule = :rule, updated_at = :now WHERE id = :id AND status = 
 
 -- name: notice_recipients
 SELECT DISTINCT channel, recipient FROM outbox WHERE request_id = :request_id AND message = 'notice';
+-- name: insert_grant
+INSERT INTO grants (id, tool_name, scope, agent, app, thread_id, creator, condition, args_digest, granted_by,
+                    request_id, created_at, expires_at)
+VALUES (:id, :tool_name, :scope, :agent, :app, :thread_id, :creator, :condition, :args_digest, :granted_by,
+        :request_id, :now, :expires_at);
+
+-- name: active_grants_for_tool
+SELECT * FROM grants WHERE tool_name = :tool_name AND revoked_at IS NULL AND expires_at > :now
+ORDER BY created_at, id;
+
+-- name: hold_active_grant
+-- the grant, still in force, kept so until the covered request commits (a revocation waits)
+SELECT id FROM grants WHERE id = :id AND revoked_at IS NULL AND expires_at > :now FOR SHARE;
+
+-- name: get_grant
+SELECT * FROM grants WHERE id = :id;
+
+-- name: list_grants
+SELECT * FROM grants
+WHERE (:include_ended OR (revoked_at IS NULL AND expires_at > :now))
+  AND (CAST(:granted_by AS text) IS NULL OR granted_by = :granted_by)
+ORDER BY created_at DESC, id DESC LIMIT :limit;
+
+-- name: revoke_grant
+UPDATE grants SET revoked_at = :now, revoked_by = :actor
+WHERE id = :id AND revoked_at IS NULL AND expires_at > :now
+RETURNING id;
