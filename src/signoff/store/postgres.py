@@ -40,10 +40,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .._util import utcnow
+from .._util import new_id, utcnow
+from ..decisions import Decision
 from ..errors import MigrationError, StoreError
+from ..requests import Request
 from .base import Store
 from .core import AuditNote, BackgroundThread, Json
+from .decide_statement import decide_params, fits_one_statement
 from .failures import postgres_error
 from .queries import load_queries, migration_files
 from .wakeup import ANY, WakeupHub
@@ -280,6 +283,26 @@ class PostgresStore(Store):
         if row is not None:
             self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
         return row
+
+    def _decide_at_once(
+        self, request_id: str, decision: Decision, *, actor: str, channel: str, on_behalf: bool
+    ) -> Request | None:
+        if not fits_one_statement(decision):
+            return None
+        params = decide_params(
+            request_id,
+            decision,
+            decision_id=new_id("dec"),
+            actor=actor,
+            channel=channel,
+            on_behalf=on_behalf,
+            now=utcnow(),
+        )
+        row = self._fused("decide_at_once", params)
+        if row is None:
+            return None
+        self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
+        return self._request(row)
 
     def _fused(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """One statement in autocommit: its own transaction, one round trip. Not run again if

@@ -11,11 +11,12 @@ from typing import Any
 from .._util import format_moment, new_id, to_iso, utcnow
 from ..changes import changes_data
 from ..decision_checks import check_decision, refuse_if_closed
-from ..decisions import Approve, Decision, DecisionRecord, Edit, Respond, decision_to_dict
+from ..decisions import Approve, Decision, DecisionRecord, Edit, decision_to_dict
 from ..errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpired
 from ..requests import STATUS_FOR_DECISION, Request
 from ..templates import redact_args
 from .core import AuditNote, Json
+from .decide_statement import decision_words
 from .outbox_ops import routes_notices
 from .request_closing import RequestClosing
 
@@ -39,6 +40,9 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
         """
         if not actor or not isinstance(actor, str):
             raise InvalidDecision("a decision needs an actor")
+        done = self._decide_at_once(request_id, decision, actor=actor, channel=channel, on_behalf=on_behalf)
+        if done is not None:
+            return done
         request = self.get_request(request_id)
         try:
             check_decision(
@@ -189,10 +193,5 @@ def _decision_audit(request: Request, decision: Decision, *, given: Decision | N
     if isinstance(decision, Edit):
         data["final_args"] = redact_args(decision.args, request.rule.redact)
         data["changes"] = changes_data(request.args, decision.args, request.rule.redact)
-    said = decision_to_dict(decision)
-    for key in ("comment", "message"):
-        if said.get(key) is not None:
-            data[key] = said[key]
-    if isinstance(decision, Respond) and decision.value is not None:
-        data["value"] = decision.value
+    data.update(decision_words(decision))
     return data

@@ -409,6 +409,52 @@ WITH finished AS (
 )
 SELECT id, created_by FROM finished;
 
+-- name: decide_at_once
+-- A person's approve, reject or respond, checked and recorded in one statement (see
+-- store/decide_statement.py): the update takes the request only if it is pending before its
+-- deadline, the actor may decide it (unless :on_behalf), its rule allows the decision and names
+-- nothing the statement does not check (:rule_keys), and a response needs no answer schema; no
+-- row means nothing changed, and the store's checked path says why. The audit entry's data and
+-- hashed payload are the caller's text around the request's shown args, written here.
+WITH finished AS (
+    UPDATE requests r
+    SET status = :status, decided_at = :now, updated_at = :now, decision = :decision,
+        final_args = CASE WHEN CAST(:keeps_args AS boolean) THEN r.args END
+    WHERE r.id = :id AND r.status = 'pending' AND r.deadline > :now
+      AND current_setting('server_encoding') = 'UTF8'
+      AND json_typeof(r.args) = 'object' AND strpos(CAST(r.args AS text), '\u0000') = 0
+      AND NOT EXISTS (SELECT 1 FROM json_object_keys(r.rule) AS k WHERE k <> ALL(CAST(:rule_keys AS text[])))
+      AND coalesce(CAST(r.rule ->> 'quorum' AS integer), 1) <= 1
+      AND (r.rule -> 'allowed_decisions' IS NULL
+           OR :type IN (SELECT json_array_elements_text(r.rule -> 'allowed_decisions')))
+      AND (:type <> 'respond' OR r.answer_schema IS NULL OR CAST(r.answer_schema AS text) = 'null')
+      AND (CAST(:on_behalf AS boolean)
+           OR :actor IN (SELECT json_array_elements_text(r.rule -> 'approvers'))
+           OR (coalesce(json_array_length(r.rule -> 'approvers'), 0) = 0
+               AND (r.requester IS NULL OR r.requester = :actor))
+           OR EXISTS (SELECT 1 FROM group_members g
+                      WHERE g.user_name = :actor
+                        AND 'group:' || g.group_name IN (SELECT json_array_elements_text(r.rule -> 'approvers'))))
+    RETURNING r.*
+), shown AS (
+    SELECT signoff_shown_args(f.args, f.rule -> 'redact', :mask) AS args FROM finished f
+), audited AS (
+    INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
+    SELECT :at, :actor, :channel, :action, :request_id, CAST(:data_head || shown.args || :data_tail AS json),
+           :payload_head || shown.args || :payload_tail
+    FROM shown
+), queued AS (
+    -- the decision's outbox rows, as finish_request_audited writes them
+    INSERT INTO outbox (request_id, event, message, channel, recipient, target, parent_id, next_at, created_at, updated_at)
+    SELECT o.request_id, :action, 'update', o.channel, o.recipient, o.target, o.id, :now, :now, :now
+    FROM finished JOIN outbox o ON o.request_id = finished.id AND o.message = 'notice'
+    UNION ALL
+    SELECT finished.id, :action, 'event', 'webhook', NULL, w.id, NULL, :now, :now, :now
+    FROM finished, webhooks w
+    WHERE NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
+)
+SELECT * FROM finished;
+
 -- name: changes_after
 -- what changed since a source of wake-ups last looked: the log's entries after :after, by its key
 SELECT seq, request_id FROM audit_log WHERE seq > :after ORDER BY seq LIMIT :limit;
