@@ -322,21 +322,12 @@ TRICKY_ARGS: list[dict[str, Any]] = [
 
 
 @pytest.mark.parametrize("args", TRICKY_ARGS, ids=range(len(TRICKY_ARGS)))
-def test_the_database_writes_shown_args_as_python_does(pg: Store, args: dict[str, Any]) -> None:
+def test_the_database_writes_canonical_json_as_python_does(pg: Store, args: dict[str, Any]) -> None:
     from psycopg.types.json import Json as PgJson
 
     stored = json.loads(json.dumps(args))  # what the store writes, read back
     [(text,)] = sql(pg, "SELECT signoff_canonical_json(CAST(%s AS json))", PgJson(args))
     assert text == canonical_json(stored)
-    redact = sorted(args)[:2]
-    [(shown,)] = sql(
-        pg,
-        "SELECT signoff_shown_args(CAST(%s AS json), CAST(%s AS json), %s)",
-        PgJson(args),
-        PgJson(redact),
-        '"***"',
-    )
-    assert shown == canonical_json({key: "***" if key in redact else value for key, value in stored.items()})
 
 
 @pytest.mark.parametrize("args", TRICKY_ARGS, ids=range(len(TRICKY_ARGS)))

@@ -12,8 +12,9 @@ nothing, the store's checked path runs as before and refuses, audits and expires
 
 The audit entry is the one the checked path writes: `{"type", "original_args", "comment" |
 "message" | "value"}`. The args as people are shown them are the one part the caller does not
-have: the statement writes them (`signoff_shown_args`, migration 0019) between the text the
-caller made before and after them, in the entry's data and in its hashed payload.
+have: the statement writes them as canonical JSON (with `signoff_canonical_json`, migration 0019)
+between the text the caller made before and after them, in the entry's data and in its hashed
+payload.
 """
 
 from __future__ import annotations

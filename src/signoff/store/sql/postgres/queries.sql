@@ -411,33 +411,42 @@ SELECT id, created_by FROM finished;
 
 -- name: decide_at_once
 -- A person's approve, reject or respond, checked and recorded in one statement (see
--- store/decide_statement.py): the update takes the request only if it is pending before its
--- deadline, the actor may decide it (unless :on_behalf), its rule allows the decision and names
--- nothing the statement does not check (:rule_keys), and a response needs no answer schema; no
--- row means nothing changed, and the store's checked path says why. The audit entry's data and
--- hashed payload are the caller's text around the request's shown args, written here.
-WITH finished AS (
-    UPDATE requests r
-    SET status = :status, decided_at = :now, updated_at = :now, decision = :decision,
-        final_args = CASE WHEN CAST(:keeps_args AS boolean) THEN r.args END
+-- store/decide_statement.py). `target` is the request if it is pending before its deadline, the
+-- actor may decide it (unless :on_behalf), its rule allows the decision and names nothing the
+-- statement does not check (:rule_keys), and a response needs no answer schema; the update takes
+-- it only if it is still pending (a concurrent decision is seen there, as finish_request's is).
+-- No row means nothing changed, and the store's checked path says why. The audit entry's data
+-- and hashed payload are the caller's text around the request's shown args, written here.
+WITH target AS (
+    SELECT r.id
+    FROM requests r, LATERAL (SELECT CAST(r.rule AS jsonb) AS rule) j
     WHERE r.id = :id AND r.status = 'pending' AND r.deadline > :now
       AND current_setting('server_encoding') = 'UTF8'
       AND json_typeof(r.args) = 'object' AND strpos(CAST(r.args AS text), '\u0000') = 0
-      AND NOT EXISTS (SELECT 1 FROM json_object_keys(r.rule) AS k WHERE k <> ALL(CAST(:rule_keys AS text[])))
-      AND coalesce(CAST(r.rule ->> 'quorum' AS integer), 1) <= 1
-      AND (r.rule -> 'allowed_decisions' IS NULL
-           OR :type IN (SELECT json_array_elements_text(r.rule -> 'allowed_decisions')))
+      AND j.rule - CAST(:rule_keys AS text[]) = '{}'
+      AND coalesce(CAST(j.rule ->> 'quorum' AS integer), 1) <= 1
+      AND (NOT j.rule ? 'allowed_decisions' OR j.rule -> 'allowed_decisions' ? :type)
       AND (:type <> 'respond' OR r.answer_schema IS NULL OR CAST(r.answer_schema AS text) = 'null')
       AND (CAST(:on_behalf AS boolean)
-           OR :actor IN (SELECT json_array_elements_text(r.rule -> 'approvers'))
-           OR (coalesce(json_array_length(r.rule -> 'approvers'), 0) = 0
-               AND (r.requester IS NULL OR r.requester = :actor))
-           OR EXISTS (SELECT 1 FROM group_members g
-                      WHERE g.user_name = :actor
-                        AND 'group:' || g.group_name IN (SELECT json_array_elements_text(r.rule -> 'approvers'))))
+           OR j.rule -> 'approvers' ? :actor
+           OR (coalesce(jsonb_array_length(j.rule -> 'approvers'), 0) = 0 AND (r.requester IS NULL OR r.requester = :actor))
+           OR j.rule -> 'approvers' ?| ARRAY(SELECT 'group:' || g.group_name FROM group_members g WHERE g.user_name = :actor))
+), finished AS (
+    UPDATE requests r
+    SET status = :status, decided_at = :now, updated_at = :now, decision = :decision,
+        final_args = CASE WHEN CAST(:keeps_args AS boolean) THEN r.args END
+    FROM target t
+    WHERE r.id = t.id AND r.status = 'pending' AND r.deadline > :now
     RETURNING r.*
 ), shown AS (
-    SELECT signoff_shown_args(f.args, f.rule -> 'redact', :mask) AS args FROM finished f
+    -- the args as `Request.shown_args()` gives them, in canonical JSON (see migration 0019)
+    SELECT '{' || coalesce(string_agg(to_json(e.key)::text || ':' || CASE
+               WHEN e.key IN (SELECT json_array_elements_text(f.rule -> 'redact')) THEN :mask
+               WHEN json_typeof(e.value) = 'string' THEN to_json(e.value #>> '{}')::text
+               WHEN json_typeof(e.value) IN ('object', 'array') THEN signoff_canonical_json(e.value)
+               ELSE CAST(e.value AS text) END, ',' ORDER BY e.key COLLATE "C"), '') || '}' AS args
+    FROM finished f LEFT JOIN LATERAL json_each(f.args) AS e ON TRUE
+    GROUP BY f.id
 ), audited AS (
     INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
     SELECT :at, :actor, :channel, :action, :request_id, CAST(:data_head || shown.args || :data_tail AS json),
