@@ -94,7 +94,7 @@ WHERE id = :id AND status = 'drafting';
 -- name: finish_request
 UPDATE requests
 SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
-WHERE id = :id AND status = 'pending' AND deadline > :now
+WHERE id = :id AND (status = 'pending' AND deadline > :now) IS TRUE  -- by its key (see decide_at_once)
 RETURNING id;
 
 -- name: expire_request
@@ -392,7 +392,7 @@ SELECT id, created_by FROM inserted;
 WITH finished AS (
     UPDATE requests
     SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
-    WHERE id = :id AND status = 'pending' AND deadline > :now
+    WHERE id = :id AND (status = 'pending' AND deadline > :now) IS TRUE  -- by its key (see decide_at_once)
     RETURNING *
 ), audited AS (
     INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
@@ -415,12 +415,15 @@ SELECT id, created_by FROM finished;
 -- actor may decide it (unless :on_behalf), its rule allows the decision and names nothing the
 -- statement does not check (:rule_keys), and a response needs no answer schema; the update takes
 -- it only if it is still pending (a concurrent decision is seen there, as finish_request's is).
--- No row means nothing changed, and the store's checked path says why. The audit entry's data
+-- No row means nothing changed, and the store's checked path says why. The pending test is
+-- written `(…) IS TRUE` so that no index serves it: the request is found by its key, whatever the
+-- statistics say (a plan made while the table was small scans every pending request by deadline,
+-- and a connection keeps a prepared statement's plan). The audit entry's data
 -- and hashed payload are the caller's text around the request's shown args, written here.
 WITH target AS (
     SELECT r.id
     FROM requests r, LATERAL (SELECT CAST(r.rule AS jsonb) AS rule) j
-    WHERE r.id = :id AND r.status = 'pending' AND r.deadline > :now
+    WHERE r.id = :id AND (r.status = 'pending' AND r.deadline > :now) IS TRUE
       AND current_setting('server_encoding') = 'UTF8'
       AND json_typeof(r.args) = 'object' AND strpos(CAST(r.args AS text), '\u0000') = 0
       AND j.rule - CAST(:rule_keys AS text[]) = '{}'
@@ -436,7 +439,7 @@ WITH target AS (
     SET status = :status, decided_at = :now, updated_at = :now, decision = :decision,
         final_args = CASE WHEN CAST(:keeps_args AS boolean) THEN r.args END
     FROM target t
-    WHERE r.id = t.id AND r.status = 'pending' AND r.deadline > :now
+    WHERE r.id = :id AND r.id = t.id AND (r.status = 'pending' AND r.deadline > :now) IS TRUE
     RETURNING r.*
 ), shown AS (
     -- the args as `Request.shown_args()` gives them, in canonical JSON (see migration 0019)
