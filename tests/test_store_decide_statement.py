@@ -359,3 +359,35 @@ def test_the_rule_fields_it_knows_are_rule_fields() -> None:
     from dataclasses import fields
 
     assert set(RULE_KEYS) <= {item.name for item in fields(RequestRule)}
+
+
+def request_scans(plan: dict[str, Any]) -> list[str]:
+    """How each step of a plan reads `requests`."""
+    found = []
+    if plan.get("Relation Name") == "requests" and plan["Node Type"] != "ModifyTable":
+        found.append(f"{plan['Node Type']} {plan.get('Index Name', '')}".strip())
+    for child in plan.get("Plans", []):
+        found.extend(request_scans(child))
+    return found
+
+
+@pytest.mark.parametrize("query", ["decide_at_once", "finish_request_audited"])
+def test_a_decision_finds_its_request_by_key_whatever_the_statistics(pg: Store, query: str) -> None:
+    """Many pending requests in a table never analysed (as a new database is): the planner would
+    rather read the pending ones by deadline, and a prepared statement keeps its plan."""
+    from signoff.store.core import AuditNote
+    from signoff.store.request_decisions import _decision_audit, _finish_params
+
+    from .test_query_plans import explain_postgres, explain_postgres_generic
+
+    ids = [make(pg, Case(Approve()), f"many-{index}") for index in range(300)]
+    request = pg.get_request(ids[0])
+    params = _params(request.id, actor="alice")
+    if query == "finish_request_audited":
+        note = AuditNote("request.decided", "alice", "api", request.id, _decision_audit(request, Approve()))
+        params = {**_finish_params(request, Approve(), "dec_x", "alice", "api", utcnow()), **note.params()}
+    with pg._read() as tx:
+        plans = [explain_postgres(tx, query, params), explain_postgres_generic(tx, query, params)]
+    for plan in plans:
+        scans = request_scans(plan)
+        assert scans and all(scan == "Index Scan requests_pkey" for scan in scans), scans
