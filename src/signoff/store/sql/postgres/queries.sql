@@ -91,17 +91,14 @@ LIMIT :limit;
 -- name: list_by_status
 -- An admin's listing of some statuses that nothing else narrows: each status's two ranges of
 -- requests_by_audience (naming approvers or not), each read newest first to one page, merged.
-SELECT r.* FROM (
-    SELECT x.id FROM unnest(CAST(:statuses AS text[])) AS s (status), unnest(ARRAY[FALSE, TRUE]) AS f (no_approvers),
-    LATERAL (
-        SELECT w.id FROM requests w
-        WHERE w.no_approvers = f.no_approvers AND w.status = s.status
-          AND w.id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND w.id IS DISTINCT FROM :cursor
-        ORDER BY w.id DESC LIMIT :limit) AS x
-    ORDER BY x.id DESC LIMIT :limit
-) AS page
-JOIN requests r ON r.id = page.id
-ORDER BY r.id DESC;
+SELECT x.* FROM unnest(CAST(:statuses AS text[])) AS s (status), unnest(ARRAY[FALSE, TRUE]) AS f (no_approvers),
+LATERAL (
+    SELECT w.* FROM requests w
+    WHERE w.no_approvers = f.no_approvers AND w.status = s.status
+      AND w.id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND w.id IS DISTINCT FROM :cursor
+    ORDER BY w.id DESC LIMIT :limit) AS x
+ORDER BY x.id DESC
+LIMIT :limit;
 
 -- name: search_floor
 -- The text search's window ends here: this many requests before the cursor (none, if fewer).
