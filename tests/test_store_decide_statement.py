@@ -25,6 +25,7 @@ from signoff import (
     Decision,
     Edit,
     Reject,
+    RequestNotFound,
     RequestStatus,
     Respond,
     SignoffError,
@@ -140,6 +141,7 @@ CASES: dict[str, Case] = {
     "refused: not allowed": Case(
         Respond(message="x"), rule=RequestRule(approvers=("alice",), allowed_decisions=("approve",))
     ),
+    "refused: a value JSON cannot hold": Case(Respond(value=float("nan"))),
     "refused: an answer that breaks its schema": Case(Respond(value={"n": "three"}), answer_schema=ANSWER),
     "refused: edited args that break the schema": Case(Edit(args={"to": 3})),
     "refused: respond under a quorum": Case(
@@ -257,6 +259,14 @@ def test_the_statement_ends_as_the_checked_path_does(
     else:
         assert "get_request" in deciding
     assert pg.verify_audit().ok
+
+
+def test_an_unknown_request_is_not_found_whatever_the_decision(pg: Store, statements: list[str]) -> None:
+    with pytest.raises(RequestNotFound):
+        pg.decide("req_missing", Respond(value=float("nan")), actor="alice")
+    with pytest.raises(RequestNotFound):
+        pg.decide("req_missing", Approve(), actor="alice")
+    assert statements == ["get_request", "decide_at_once", "get_request"]
 
 
 def test_a_refusal_changes_nothing_before_the_checked_path_runs(pg: Store) -> None:

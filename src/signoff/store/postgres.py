@@ -42,7 +42,7 @@ from typing import Any
 
 from .._util import new_id, utcnow
 from ..decisions import Decision
-from ..errors import MigrationError, StoreError
+from ..errors import InvalidInput, MigrationError, StoreError
 from ..requests import Request
 from .base import Store
 from .core import AuditNote, BackgroundThread, Json
@@ -289,15 +289,18 @@ class PostgresStore(Store):
     ) -> Request | None:
         if not fits_one_statement(decision):
             return None
-        params = decide_params(
-            request_id,
-            decision,
-            decision_id=new_id("dec"),
-            actor=actor,
-            channel=channel,
-            on_behalf=on_behalf,
-            now=utcnow(),
-        )
+        try:
+            params = decide_params(
+                request_id,
+                decision,
+                decision_id=new_id("dec"),
+                actor=actor,
+                channel=channel,
+                on_behalf=on_behalf,
+                now=utcnow(),
+            )
+        except InvalidInput:  # a value JSON cannot hold: refused by the checked path, in its order
+            return None
         row = self._fused("decide_at_once", params)
         if row is None:
             return None
