@@ -218,10 +218,12 @@ class StoreCore(ABC):
 
     def _decide_at_once(
         self, request_id: str, decision: Decision, *, actor: str, channel: str, on_behalf: bool
-    ) -> Request | None:
+    ) -> tuple[bool, Request] | None:
         """Check and record `decision` in one round trip, where the backend can and the checks
-        pass (`decide_statement`); None when nothing was changed: `decide` then checks it as
-        usual, and refuses, audits or records as that path does."""
+        pass (`decide_statement`): (True, the request decided). When they do not, nothing was
+        changed and `decide` checks it as usual, refusing, auditing or recording as that path
+        does: from (False, the request as the statement read it), or, when None (not tried), from
+        its own read."""
         return None
 
     def _webhooks_may_want(self, event: str) -> bool:

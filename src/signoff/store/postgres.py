@@ -42,7 +42,7 @@ from typing import Any
 
 from .._util import new_id, utcnow
 from ..decisions import Decision
-from ..errors import InvalidInput, MigrationError, StoreError
+from ..errors import InvalidInput, MigrationError, RequestNotFound, StoreError
 from ..requests import Request
 from .base import Store
 from .core import AuditNote, BackgroundThread, Json
@@ -286,7 +286,7 @@ class PostgresStore(Store):
 
     def _decide_at_once(
         self, request_id: str, decision: Decision, *, actor: str, channel: str, on_behalf: bool
-    ) -> Request | None:
+    ) -> tuple[bool, Request] | None:
         if not fits_one_statement(decision):
             return None
         try:
@@ -303,9 +303,16 @@ class PostgresStore(Store):
             return None
         row = self._fused("decide_at_once", params)
         if row is None:
-            return None
+            raise RequestNotFound(f"no request with id {request_id!r}")
+        if not row["decided_at_once"]:
+            return False, self._with_approvals_read(row)
         self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
-        return self._request(row)
+        return True, self._request(row)
+
+    def _with_approvals_read(self, row: dict[str, Any]) -> Request:
+        """The request of a row, with a quorum's approvals as `get_request` reads them."""
+        with self._read() as tx:
+            return self._with_approvals(tx, row)
 
     def _fused(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """One statement in autocommit: its own transaction, one round trip. Not run again if

@@ -40,10 +40,10 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
         """
         if not actor or not isinstance(actor, str):
             raise InvalidDecision("a decision needs an actor")
-        done = self._decide_at_once(request_id, decision, actor=actor, channel=channel, on_behalf=on_behalf)
-        if done is not None:
-            return done
-        request = self.get_request(request_id)
+        tried = self._decide_at_once(request_id, decision, actor=actor, channel=channel, on_behalf=on_behalf)
+        if tried is not None and tried[0]:
+            return tried[1]
+        request = tried[1] if tried is not None else self.get_request(request_id)
         try:
             check_decision(
                 request, decision, actor=actor, groups=None if on_behalf else partial(self.groups_of, actor)

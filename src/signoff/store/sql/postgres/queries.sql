@@ -436,7 +436,8 @@ SELECT id, created_by FROM finished;
 -- actor may decide it (unless :on_behalf), its rule allows the decision and names nothing the
 -- statement does not check (:rule_keys), and a response needs no answer schema; the update takes
 -- it only if it is still pending (a concurrent decision is seen there, as finish_request's is).
--- No row means nothing changed, and the store's checked path says why. The pending test is
+-- Its row otherwise is the request as it was, unchanged, and the store's checked path refuses or
+-- records from it as it did after reading it (no row: no such request). The pending test is
 -- written `(…) IS TRUE` so that no index serves it: the request is found by its key, whatever the
 -- statistics say (a plan made while the table was small scans every pending request by deadline,
 -- and a connection keeps a prepared statement's plan). The audit entry's data
@@ -486,7 +487,10 @@ WITH target AS (
     FROM finished, webhooks w
     WHERE NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
 )
-SELECT * FROM finished;
+-- the request decided, or else as it was (the checked path refuses or records from it, unread)
+SELECT TRUE AS decided_at_once, f.* FROM finished f
+UNION ALL
+SELECT FALSE, r.* FROM requests r WHERE r.id = :id AND NOT EXISTS (SELECT FROM finished);
 
 -- name: changes_after
 -- what changed since a source of wake-ups last looked: the log's entries after :after, by its key
