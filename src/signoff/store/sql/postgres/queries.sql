@@ -432,46 +432,41 @@ SELECT id, created_by FROM finished;
 
 -- name: decide_at_once
 -- A person's approve, reject or respond, checked and recorded in one statement (see
--- store/decide_statement.py). `target` is the request if it is pending before its deadline, the
--- actor may decide it (unless :on_behalf), its rule allows the decision and names nothing the
--- statement does not check (:rule_keys), and a response needs no answer schema; the update takes
--- it only if it is still pending (a concurrent decision is seen there, as finish_request's is).
--- Its row otherwise is the request as it was, unchanged, and the store's checked path refuses or
--- records from it as it did after reading it (no row: no such request). The pending test is
--- written `(…) IS TRUE` so that no index serves it: the request is found by its key, whatever the
--- statistics say (a plan made while the table was small scans every pending request by deadline,
--- and a connection keeps a prepared statement's plan). The audit entry's data
--- and hashed payload are the caller's text around the request's shown args, written here.
-WITH target AS (
-    SELECT r.id
-    FROM requests r, LATERAL (SELECT CAST(r.rule AS jsonb) AS rule) j
-    WHERE r.id = :id AND (r.status = 'pending' AND r.deadline > :now) IS TRUE
-      AND current_setting('server_encoding') = 'UTF8'
-      AND json_typeof(r.args) = 'object' AND strpos(CAST(r.args AS text), '\u0000') = 0
-      AND j.rule - CAST(:rule_keys AS text[]) = '{}'
-      AND coalesce(CAST(j.rule ->> 'quorum' AS integer), 1) <= 1
-      AND (NOT j.rule ? 'allowed_decisions' OR j.rule -> 'allowed_decisions' ? :type)
-      AND (:type <> 'respond' OR r.answer_schema IS NULL OR CAST(r.answer_schema AS text) = 'null')
-      AND (CAST(:on_behalf AS boolean)
-           OR j.rule -> 'approvers' ? :actor
-           OR (coalesce(jsonb_array_length(j.rule -> 'approvers'), 0) = 0 AND (r.requester IS NULL OR r.requester = :actor))
-           OR j.rule -> 'approvers' ?| ARRAY(SELECT 'group:' || g.group_name FROM group_members g WHERE g.user_name = :actor))
-), finished AS (
+-- store/decide_statement.py): the update takes the request if it is pending before its deadline,
+-- the actor may decide it (unless :on_behalf), its rule allows the decision and names nothing the
+-- statement does not check (:rule_keys), and a response needs no answer schema (a concurrent
+-- decision is seen there, as finish_request's is). Its row otherwise is the request as it was,
+-- unchanged, and the store's checked path refuses or records from it as it did after reading it
+-- (no row: no such request). The pending test is written `(…) IS TRUE` so that no index serves
+-- it: the request is found by its key, whatever the statistics say (a plan made while the table
+-- was small scans every pending request by deadline, and a connection keeps a prepared
+-- statement's plan). The audit entry's data and hashed payload are the caller's text around the
+-- request's shown args, written here.
+WITH finished AS (
     UPDATE requests r
     SET status = :status, decided_at = :now, updated_at = :now, decision = :decision,
         final_args = CASE WHEN CAST(:keeps_args AS boolean) THEN r.args END
-    FROM target t
-    WHERE r.id = :id AND r.id = t.id AND (r.status = 'pending' AND r.deadline > :now) IS TRUE
+    WHERE r.id = :id AND (r.status = 'pending' AND r.deadline > :now) IS TRUE
+      AND current_setting('server_encoding') = 'UTF8'
+      AND json_typeof(r.args) = 'object' AND strpos(CAST(r.args AS text), '\u0000') = 0
+      AND CAST(r.rule AS jsonb) - CAST(:rule_keys AS text[]) = '{}'
+      AND coalesce(CAST(r.rule ->> 'quorum' AS integer), 1) <= 1
+      AND (NOT CAST(r.rule AS jsonb) ? 'allowed_decisions' OR CAST(r.rule AS jsonb) -> 'allowed_decisions' ? :type)
+      AND (:type <> 'respond' OR r.answer_schema IS NULL OR CAST(r.answer_schema AS text) = 'null')
+      AND (CAST(:on_behalf AS boolean)
+           OR CAST(r.rule AS jsonb) -> 'approvers' ? :actor
+           OR (coalesce(json_array_length(r.rule -> 'approvers'), 0) = 0 AND (r.requester IS NULL OR r.requester = :actor))
+           OR CAST(r.rule AS jsonb) -> 'approvers' ?| ARRAY(SELECT 'group:' || g.group_name FROM group_members g WHERE g.user_name = :actor))
     RETURNING r.*
 ), shown AS (
     -- the args as `Request.shown_args()` gives them, in canonical JSON (see migration 0019)
-    SELECT '{' || coalesce(string_agg(to_json(e.key)::text || ':' || CASE
-               WHEN e.key IN (SELECT json_array_elements_text(f.rule -> 'redact')) THEN :mask
+    SELECT (SELECT '{' || coalesce(string_agg(to_json(e.key)::text || ':' || CASE
+               WHEN x.redact ? e.key THEN :mask
                WHEN json_typeof(e.value) = 'string' THEN to_json(e.value #>> '{}')::text
                WHEN json_typeof(e.value) IN ('object', 'array') THEN signoff_canonical_json(e.value)
-               ELSE CAST(e.value AS text) END, ',' ORDER BY e.key COLLATE "C"), '') || '}' AS args
-    FROM finished f LEFT JOIN LATERAL json_each(f.args) AS e ON TRUE
-    GROUP BY f.id
+               ELSE CAST(e.value AS text) END, ',' ORDER BY e.key COLLATE "C"), '') || '}'
+            FROM json_each(f.args) AS e) AS args
+    FROM finished f, LATERAL (SELECT CAST(f.rule -> 'redact' AS jsonb) AS redact) AS x
 ), audited AS (
     INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
     SELECT :at, :actor, :channel, :action, :request_id, CAST(:data_head || shown.args || :data_tail AS json),
