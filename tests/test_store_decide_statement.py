@@ -46,7 +46,9 @@ ANSWER = {"type": "object", "properties": {"n": {"type": "integer"}}, "required"
 
 @pytest.fixture
 def pg(pg_store: Store) -> Store:
+    """A store with a group, and a webhook that wants every event (a decision queues it a row)."""
     pg_store.add_group_member("ops", "olga", actor="admin")
+    pg_store.add_webhook("http://127.0.0.1:9/hook", allow_private=True, actor="admin")
     return pg_store
 
 
@@ -218,7 +220,9 @@ def outcome(store: Store, request_id: str, case: Case, ran: list[str]) -> dict[s
         for entry in store.audit_entries(request_id=request_id)
         if entry.seq not in seen
     ]
-    [(outbox,)] = sql(store, "SELECT count(*) FROM outbox WHERE request_id = %s", request_id)
+    outbox = sql(
+        store, "SELECT event, message, channel FROM outbox WHERE request_id = %s ORDER BY id", request_id
+    )
     return {
         "result": result,
         "audit": entries,
@@ -257,6 +261,7 @@ def test_the_statement_ends_as_the_checked_path_does(
     if case.fast:
         assert deciding == ["decide_at_once"]
         assert at_once["request"]["status"] is not RequestStatus.PENDING
+        assert ("request.decided", "event", "webhook") in at_once["outbox"]
     elif deciding[0] == "decide_at_once":  # the checked path goes on from the row it returned
         assert deciding[1:2] != ["get_request"], deciding
     assert pg.verify_audit().ok
