@@ -17,6 +17,7 @@ from ..grants import GrantAsk
 from ..requests import STATUS_FOR_DECISION, Request
 from ..templates import redact_args
 from .core import AuditNote, Json
+from .decide_statement import decision_words
 from .grant_ops import GrantOps
 from .outbox_ops import routes_notices
 from .request_closing import RequestClosing
@@ -43,7 +44,14 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
         """
         if not actor or not isinstance(actor, str):
             raise InvalidDecision("a decision needs an actor")
-        request = self.get_request(request_id)
+        tried = (
+            None
+            if grant is not None  # the statement gives no grants: the checked path does, or refuses
+            else self._decide_at_once(request_id, decision, actor=actor, channel=channel, on_behalf=on_behalf)
+        )
+        if tried is not None and tried[0]:
+            return tried[1]
+        request = tried[1] if tried is not None else self.get_request(request_id)
         try:
             check_decision(
                 request, decision, actor=actor, groups=None if on_behalf else partial(self.groups_of, actor)
@@ -198,10 +206,5 @@ def _decision_audit(request: Request, decision: Decision, *, given: Decision | N
     if isinstance(decision, Edit):
         data["final_args"] = redact_args(decision.args, request.rule.redact)
         data["changes"] = changes_data(request.args, decision.args, request.rule.redact)
-    said = decision_to_dict(decision)
-    for key in ("comment", "message"):
-        if said.get(key) is not None:
-            data[key] = said[key]
-    if isinstance(decision, Respond) and decision.value is not None:
-        data["value"] = decision.value
+    data.update(decision_words(decision))
     return data

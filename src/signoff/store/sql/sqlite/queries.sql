@@ -80,6 +80,22 @@ SELECT r.* FROM requests r WHERE r.id IN (SELECT id FROM candidates)
 ORDER BY r.id DESC
 LIMIT :limit;
 
+-- name: list_newest
+-- An admin's listing of every status that nothing narrows (store/listing.py): one range of the
+-- key, newest first, up to the cursor (char(1114111) sorts after every id).
+SELECT * FROM requests WHERE id < COALESCE(:cursor, char(1114111)) ORDER BY id DESC LIMIT :limit;
+
+-- name: list_by_status
+-- An admin's listing of some statuses that nothing else narrows: each status's two ranges of
+-- requests_by_audience (naming approvers or not), each read newest first to one page, merged.
+SELECT r.* FROM requests r WHERE r.id IN (
+    SELECT c.id FROM json_each(:statuses) s, json_each('[0, 1]') f JOIN requests c ON c.id IN (
+        SELECT w.id FROM requests w
+        WHERE w.no_approvers = f.value AND w.status = s.value AND w.id < COALESCE(:cursor, char(1114111))
+        ORDER BY w.id DESC LIMIT :limit))
+ORDER BY r.id DESC
+LIMIT :limit;
+
 -- name: search_floor
 -- The text search's window ends here: this many requests before the cursor (none, if fewer).
 SELECT id FROM requests WHERE id < COALESCE(:cursor, char(1114111)) ORDER BY id DESC LIMIT 1 OFFSET :window;
