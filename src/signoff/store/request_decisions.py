@@ -11,7 +11,7 @@ from typing import Any
 from .._util import format_moment, new_id, to_iso, utcnow
 from ..changes import changes_data
 from ..decision_checks import check_decision, refuse_if_closed
-from ..decisions import Approve, Decision, DecisionRecord, Edit, Respond, decision_to_dict
+from ..decisions import Approve, Decision, DecisionRecord, Edit, decision_to_dict
 from ..errors import AlreadyDecided, GrantNotAllowed, InvalidDecision, NotAnApprover, RequestExpired
 from ..grants import GrantAsk
 from ..requests import STATUS_FOR_DECISION, Request
