@@ -7,10 +7,9 @@ CEL engine stay unloaded until something needs them.
 
 from __future__ import annotations
 
-from importlib import import_module
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_exports
 from .errors import (
     AlreadyDecided,
     AlreadyExists,
@@ -132,22 +131,7 @@ _LAZY: dict[str, str] = {
 """Each public name loaded on first use, and the module (under signoff) it comes from."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'signoff' has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names, loaded or not, and the submodules loaded so far."""
-    loaded = {
-        name for name, value in globals().items() if isinstance(value, ModuleType) or name.startswith("_")
-    }
-    return sorted(set(__all__) | loaded)
-
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "AgentEntry",
