@@ -45,6 +45,7 @@ from .effective import (
     UnattendedMode,
 )
 from .keys import format_key, parse_key
+from .kinds import LAYER_KINDS, LayerKind
 
 __all__ = [  # with, re-exported, what moved to `effective` (the server, tests and bench import it from here)
     "DEFAULT_DEADLINE",
@@ -85,8 +86,6 @@ DEFAULT_MAX_AUTO_RESUME = 10
 ENV_MAX_AUTO_RESUME = "SIGNOFF_UNATTENDED_MAX_AUTO_RESUME"
 
 ApprovalMode: TypeAlias = Literal["all", "whitelist", "blacklist", "unless_read_only"]
-LayerKind: TypeAlias = Literal["defaults", "tool", "service", "agent", "app"]
-LAYER_KINDS: tuple[LayerKind, ...] = ("defaults", "tool", "service", "agent", "app")
 
 Duration = Annotated[
     timedelta,
