@@ -7,13 +7,12 @@ from typing import Annotated, Any
 
 import typer
 
-from ..client import Client
 from ..decisions import Approve, Decision, Edit, Reject, Respond
 from ..templates import REDACTED
 from . import render
 from .options import AsUser, RequestId
 from .parsing import apply_sets, parse_json, parse_json_object
-from .state import CliInputError, acting_user, store_of
+from .state import CliInputError, acting_user, state_of, store_of
 
 Comment = Annotated[str | None, typer.Option(help="A note kept with the decision.")]
 
@@ -74,7 +73,7 @@ def edit(
         store = store_of(ctx)
         request = store.get_request(request_id)
         new_args = apply_sets(request.args, assignments or [], request.args_schema)
-        if isinstance(store, Client):
+        if state_of(ctx).remote:
             _refuse_masked(new_args)
     _decide(ctx, request_id, Edit(args=new_args, comment=comment), as_user)
 
