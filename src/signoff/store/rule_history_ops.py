@@ -22,13 +22,13 @@ from ..rules.history import (
     single_change_data,
     whole_change_data,
 )
-from ..rules.preview import RulesPreview, SampleCall, preview_rules
 from .audit_ops import AuditOps
 from .core import AuditNote, Json
 from .settings_ops import SettingsOps
 
 if TYPE_CHECKING:
     from ..rules.model import RuleSet
+    from ..rules.preview import RulesPreview, SampleCall
 
 
 class RuleHistoryOps(SettingsOps, AuditOps):
@@ -114,5 +114,7 @@ class RuleHistoryOps(SettingsOps, AuditOps):
     def preview_rules(self, proposed: RuleSet, sample: SampleCall | None = None) -> RulesPreview:
         """What applying `proposed` would change, and a sample call's answer before and after;
         nothing is stored. Its `version` is the one to apply with (`replace_rules(if_version=)`)."""
+        from ..rules.preview import preview_rules
+
         version = self.rules_version()  # first: rules read after it are at least this new
         return preview_rules(self.load_rules(), version, proposed, sample)
