@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
 import pydantic
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
 
 from .._util import format_duration, parse_duration
@@ -299,6 +298,8 @@ class RuleSet(_Strict):
 
     @classmethod
     def from_yaml(cls, text: str) -> RuleSet:
+        import yaml  # for rule files: rules read from the store are JSON
+
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -320,6 +321,8 @@ class RuleSet(_Strict):
         return self.model_dump(mode="json", exclude_unset=True)
 
     def to_yaml(self) -> str:
+        import yaml
+
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
 
     def layers(self) -> list[tuple[LayerKind, str, dict[str, Any]]]:
