@@ -18,7 +18,19 @@ from .._util import cut
 from ..requests import Execution, ExecutionStatus, Request
 from ..templates import redacted_result
 from ..visible import visible
-from .texts import BUTTONS, BY, EXECUTION, FINAL, QUESTION, RESULT, TITLE, VALID_FOR, Locale, span_words
+from .texts import (
+    BUTTONS,
+    BY,
+    EXECUTION,
+    FINAL,
+    QUESTION,
+    REMINDER,
+    RESULT,
+    TITLE,
+    VALID_FOR,
+    Locale,
+    span_words,
+)
 
 RESULT_CHARS = 500
 """Characters of a tool's result a follow-up shows (the request's page shows it whole)."""
@@ -79,6 +91,9 @@ class Notice:
     """How the request ended; None while it is open (then the buttons are live)."""
     code: str | None = None
     """The request's reply code for this person on a channel that needs one (`Channel.reply_codes`)."""
+    reminder: str | None = None
+    """For a reminder (`Channel.remind`): the line it leads with, '⏰ Reminder: still waiting for
+    your decision (2 hours left)'; None for the first notice."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -112,8 +127,10 @@ def build_notice(
     locale: Locale = "en",
     now: datetime | None = None,
     code: str | None = None,
+    reminder: bool = False,
 ) -> Notice:
-    """The notice for `request` as `approver` sees it; ended requests carry their `final` state."""
+    """The notice for `request` as `approver` sees it; ended requests carry their `final` state.
+    `reminder`: it reminds the approver (at `now`) of a request still open."""
     from ..server.inbox.cards import Card  # the server's package imports the channels' registry
 
     card = Card(request=request, mode="link", details_link=False)
@@ -143,6 +160,7 @@ def build_notice(
         locale=locale,
         final=final_state(request, locale) if request.is_terminal else None,
         code=code,
+        reminder=REMINDER[locale].format(span=span_words(seconds, locale)) if reminder else None,
     )
 
 

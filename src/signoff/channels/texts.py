@@ -34,6 +34,10 @@ FINAL: dict[Locale, dict[str, str]] = {
 }
 BY: dict[Locale, str] = {"en": "{state} by {who}", "zh": "{state}（{who}）"}
 VALID_FOR: dict[Locale, str] = {"en": "⚠️ Valid for {span}", "zh": "⚠️ {span}内有效"}
+REMINDER: dict[Locale, str] = {
+    "en": "⏰ Reminder: still waiting for your decision ({span} left)",
+    "zh": "⏰ 提醒：仍在等待你的决定（剩余 {span}）",
+}
 EXPIRED_REPLY: dict[Locale, str] = {"en": "The request expired.", "zh": "请求已过期"}
 REPLIES: dict[Locale, dict[str, str]] = {
     "en": {

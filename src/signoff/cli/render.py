@@ -140,6 +140,8 @@ def request_details(
     decisions: list[DecisionRecord],
     execution: Execution | None,
     audit: list[AuditEntry],
+    *,
+    steps_said: str | None = None,
 ) -> None:
     out = console()
     readout = Readout()
@@ -170,6 +172,7 @@ def request_details(
         f"[bold]created:[/bold] {moment(request.created_at)}",
         f"[bold]deadline:[/bold] {moment(request.deadline)}"
         + ("" if request.is_terminal else f" ({countdown(request.deadline)})"),
+        *([f"[bold]reminders:[/bold] {read(steps_said, 'the reminders')}"] if steps_said else []),
         "",
         read(request.description, "the description", newlines=True),
         "",
@@ -304,6 +307,8 @@ def _switch_text(switch: Any, readout: Readout, tool: str) -> str:
 
 
 def explanation(result: Explanation, requester: str | None = None) -> None:
+    from ..rules.schedule_model import schedule_words  # pydantic's models, loaded by explain anyway
+
     out = console()
     readout = Readout()
     if result.ask:
@@ -321,6 +326,8 @@ def explanation(result: Explanation, requester: str | None = None) -> None:
         out.print(f"approvers: {readout.text(', '.join(rule.approvers) or 'none named', 'the approvers')}")
         out.print(f"who decides: {readout.text(result.who_decides(requester), 'who decides')}")
         out.print(f"channels: {readout.text(', '.join(rule.channels), 'the channels')}")
+        for line in schedule_words(rule.remind, rule.escalate, rule.deadline):
+            out.print(readout.text(line, "the reminders and escalations"))
         if rule.required:
             out.print("required: the app's hitl_required lists it; nothing can silence it")
     table = Table(title="trace", title_justify="left")

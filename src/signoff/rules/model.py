@@ -45,6 +45,7 @@ from .effective import (
 )
 from .keys import format_key, parse_key
 from .kinds import LAYER_KINDS, LayerKind
+from .schedule_model import EscalationEntry, StepTime, check_escalate, check_remind
 
 __all__ = [  # with, re-exported, what moved to `effective` (the server, tests and bench import it from here)
     "DEFAULT_DEADLINE",
@@ -123,6 +124,9 @@ class RuleSettings(_Strict):
     confirm: bool | None = None
     """The call is destructive: approving it from the keyboard in the inbox asks once more (a
     tool's MCP `destructiveHint: true` does the same)."""
+    remind: Annotated[list[StepTime] | None, pydantic.AfterValidator(check_remind)] = None
+    escalate: Annotated[list[EscalationEntry] | None, pydantic.AfterValidator(check_escalate)] = None
+    """Reminders and escalations while the request waits (`schedule_model`)."""
 
     @field_validator("allowed_decisions")
     @classmethod

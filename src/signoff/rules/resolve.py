@@ -30,6 +30,7 @@ from .conditions import evaluate_condition
 from .effective import DEFAULT_CHANNELS, INBOX_CHANNEL, REQUESTER, Rule, who_decides
 from .keys import KeyIndex, Match, literal_chars
 from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
+from .schedule_model import escalations_of
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ class Explanation:
             "deadline_seconds": self.rule.deadline.total_seconds(),
             "on_expire": self.rule.on_expire,
             "when": shown(self.rule.when),
+            "remind": list(self.rule.remind),
+            "escalate": [escalation.to_dict() for escalation in self.rule.escalate],
         }
 
 
@@ -309,6 +312,8 @@ class Resolver:
             feedback_template=settings.get("feedback_template") or defaults.feedback_template,
             unattended=settings.get("unattended") or defaults.unattended,
             confirm=bool(settings.get("confirm", False)),
+            remind=tuple(settings.get("remind") or ()),
+            escalate=escalations_of(settings.get("escalate")),
             required=required,
         )
         exempt = read_only_exempt and on and layer == "service" and not required
