@@ -74,7 +74,7 @@ if TYPE_CHECKING:
         ToolEntry,
         WhenInput,
     )
-    from .rules.schedule_model import Escalation
+    from .rules.schedule import Escalation
     from .shadow import ShadowHit, ShadowRules
     from .store import Store, default_db_path, open_store
 
@@ -99,7 +99,7 @@ _LAZY: dict[str, str] = {
     "Defaults": "rules",
     "DescriptionInput": "rules",
     "Edit": "decisions",
-    "Escalation": "rules.schedule_model",
+    "Escalation": "rules.schedule",
     "Execution": "requests",
     "ExecutionStatus": "requests",
     "Explanation": "rules",

@@ -307,7 +307,7 @@ def _switch_text(switch: Any, readout: Readout, tool: str) -> str:
 
 
 def explanation(result: Explanation, requester: str | None = None) -> None:
-    from ..rules.schedule_model import schedule_words  # pydantic's models, loaded by explain anyway
+    from ..rules.schedule import schedule_words
 
     out = console()
     readout = Readout()

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._util import canonical_json, utcnow
 from ..errors import Conflict, InvalidInput, NotFound, RulesChanged
 from ..rules.history import whole_change_data
-from ..rules.model import RuleSet
 from ..rules.replay import RecordedCall, ReplayReport, recorded_call, replay
-from ..rules.resolve import Resolver
 from ..shadow import PROMOTED, SHADOW_ADDED, SHADOW_DROPPED, RuleHits, ShadowHit, ShadowRules
 from .core import Json, Tx
 from .settings_ops import SettingsOps, _rules_in
+
+if TYPE_CHECKING:
+    from ..rules.model import RuleSet
 
 HITS_PAGE = 50
 LABEL_LIMIT = 200
@@ -138,6 +139,8 @@ class ShadowOps(SettingsOps):
         if not 0 < days <= MAX_REPLAY_DAYS:
             raise InvalidInput(f"replay between 0 and {MAX_REPLAY_DAYS} days back, not {days}")
         since = utcnow() - timedelta(days=days)
+        from ..rules.resolve import Resolver  # with the rules' models (pydantic), for a replay
+
         in_force = Resolver(self.load_rules())
         return replay(self._recorded_calls(since), in_force, Resolver(proposed), since=since)
 
@@ -212,6 +215,8 @@ def _entries(rules: RuleSet) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _shadow(row: dict[str, Any]) -> ShadowRules:
+    from ..rules.model import RuleSet
+
     data = row["data"]
     return ShadowRules(
         id=int(row["id"]),
