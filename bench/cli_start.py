@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from core import Metric, Report, Target, machine_info, print_report, progress, write_results
@@ -72,6 +73,19 @@ sys.argv = ["bare", "pending"]
 app()
 """
 """What every Typer CLI pays: Typer's import and its coercion of `signoff pending`'s parameters."""
+
+
+TARGETED = ("signoff --version", "signoff pending (local)")
+OTHERS = ("signoff approve ID (local)", "signoff explain TOOL (local)")
+
+
+def per_round(
+    values: list[float], bases: list[float], compare: Callable[[float, float], float]
+) -> tuple[float, dict[str, float]]:
+    """The median of `compare(value, base)` over the rounds (each round's pair measured side by
+    side), and its min and max."""
+    compared = [compare(value, base) for value, base in zip(values, bases, strict=True)]
+    return statistics.median(compared), {"min": min(compared), "max": max(compared), "rounds": len(compared)}
 
 
 def cpu_of(command: list[str], env: dict[str, str]) -> float:
@@ -148,30 +162,21 @@ def main(argv: list[str] | None = None) -> int:
         median = statistics.median(values)
         details = {"min_s": min(values), "max_s": max(values), "rounds": len(values)}
         report.add(Metric("CPU of a new process", name, f"{name} (median)", median, "s", None, details))
-    bare = statistics.median(seconds["python -c pass"])
-    typer_floor = statistics.median(seconds["a bare Typer app"])
-    report.add(
-        Metric(
-            "Over a bare Python",
-            "a bare Typer app over bare",
-            "a bare Typer app − python -c pass",
-            typer_floor - bare,
-            "s",
-        )
-    )
-    for name in ("signoff --version", "signoff pending (local)"):
-        over = statistics.median(seconds[name]) - bare
+    for name in ("a bare Typer app", "signoff --version", "signoff pending (local)", *OTHERS):
+        target = Target("<=", TARGET_SECONDS) if name in TARGETED else None
+        over, spread = per_round(seconds[name], seconds["python -c pass"], lambda value, bare: value - bare)
         label = f"{name} − python -c pass"
-        target = Target("<=", TARGET_SECONDS)
-        report.add(Metric("Over a bare Python", f"{name} over bare", label, over, "s", target))
-    for name in ("signoff approve ID (local)", "signoff explain TOOL (local)"):
-        over = statistics.median(seconds[name]) - bare
-        report.add(Metric("Over a bare Python", f"{name} over bare", f"{name} − python -c pass", over, "s"))
-    for name in ("signoff pending (local)", "signoff approve ID (local)", "signoff explain TOOL (local)"):
-        ratio = statistics.median(seconds[name]) / typer_floor
+        report.add(Metric("Over a bare Python", f"{name} over bare", label, over, "s", target, spread))
+    for name in ("signoff pending (local)", *OTHERS):
+        ratio, spread = per_round(
+            seconds[name], seconds["a bare Typer app"], lambda value, floor: value / floor
+        )
         label = f"{name} / a bare Typer app"
-        report.add(Metric("Against the Typer floor", f"{name} vs typer", label, ratio, "x"))
-    report.notes.append(f"{rounds} interleaved rounds; user + system CPU of each child (getrusage).")
+        report.add(Metric("Against the Typer floor", f"{name} vs typer", label, ratio, "x", None, spread))
+    report.notes.append(
+        f"{rounds} interleaved rounds; user + system CPU of each child (getrusage); differences and "
+        "ratios are taken round by round (median, min and max in the JSON)."
+    )
     report.notes.append(f"Load average at the end: {', '.join(f'{load:.2f}' for load in os.getloadavg())}.")
     report.notes.append(f"Finished in {time.monotonic() - started:.0f} s; results in {options.output}.")
     print_report(report, f"signoff CLI start-up ({'quick' if options.quick else 'full'} run)")
