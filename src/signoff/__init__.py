@@ -7,10 +7,9 @@ CEL engine stay unloaded until something needs them.
 
 from __future__ import annotations
 
-from importlib import import_module
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_exports
 from .errors import (
     AlreadyDecided,
     AlreadyExists,
@@ -79,7 +78,7 @@ if TYPE_CHECKING:
         ToolEntry,
         WhenInput,
     )
-    from .rules.schedule_model import Escalation
+    from .rules.schedule import Escalation
     from .shadow import ShadowHit, ShadowRules
     from .store import Store, default_db_path, open_store
 
@@ -106,7 +105,7 @@ _LAZY: dict[str, str] = {
     "Defaults": "rules",
     "DescriptionInput": "rules",
     "Edit": "decisions",
-    "Escalation": "rules.schedule_model",
+    "Escalation": "rules.schedule",
     "Execution": "requests",
     "ExecutionStatus": "requests",
     "Explanation": "rules",
@@ -147,22 +146,7 @@ _LAZY: dict[str, str] = {
 """Each public name loaded on first use, and the module (under signoff) it comes from."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'signoff' has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names, loaded or not, and the submodules loaded so far."""
-    loaded = {
-        name for name, value in globals().items() if isinstance(value, ModuleType) or name.startswith("_")
-    }
-    return sorted(set(__all__) | loaded)
-
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "AgentEntry",

@@ -9,7 +9,6 @@ from typing import Annotated, Any
 import typer
 
 from .._util import parse_duration
-from ..client import Client
 from ..decisions import Approve, Decision, Edit, Reject, Respond
 from ..grants import GrantAsk
 from ..templates import REDACTED
@@ -26,7 +25,7 @@ from .batch import (
 )
 from .options import AsUser, RequestId
 from .parsing import apply_sets, parse_json, parse_json_object
-from .state import CliInputError, acting_user, store_of
+from .state import CliInputError, acting_user, state_of, store_of
 
 OptionalRequestId = Annotated[
     str | None, typer.Argument(metavar="[ID]", help="The request's id (not with --all).", show_default=False)
@@ -179,7 +178,7 @@ def edit(
         store = store_of(ctx)
         request = store.get_request(request_id)
         new_args = apply_sets(request.args, assignments or [], request.args_schema)
-        if isinstance(store, Client):
+        if state_of(ctx).remote:
             _refuse_masked(new_args)
     _decide(ctx, request_id, Edit(args=new_args, comment=comment), as_user)
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -23,10 +24,11 @@ from ..audit import AuditEntry
 from ..decisions import DecisionRecord
 from ..outcome import outcome_for
 from ..requests import Execution, Request
-from ..rules import Explanation, ServiceEntry, ToolEntry
-from ..rules.effective import Rule
-from ..rules.schedule_model import schedule_words
 from .text import Readout, json_text, moment, with_times
+
+if TYPE_CHECKING:
+    from ..rules import Explanation
+    from ..rules.effective import Rule
 
 
 def console() -> Console:
@@ -259,20 +261,24 @@ def decided(request: Request) -> None:
     warn(out, readout)
 
 
-LAYER_DEFAULTS: dict[str, dict[str, Any]] = {
-    "tool": ToolEntry().model_dump(mode="json", include={"requires_approval"}),
-    "service": ServiceEntry().model_dump(
-        mode="json", include={"requires_approval", "approval_mode", "tools"}
-    ),
-}
-"""Shown even when not stored, so `info` always answers "does it ask?"."""
+@cache
+def layer_defaults() -> dict[str, dict[str, Any]]:
+    """Shown even when not stored, so `info` always answers "does it ask?"."""
+    from ..rules.model import ServiceEntry, ToolEntry
+
+    return {
+        "tool": ToolEntry().model_dump(mode="json", include={"requires_approval"}),
+        "service": ServiceEntry().model_dump(
+            mode="json", include={"requires_approval", "approval_mode", "tools"}
+        ),
+    }
 
 
 def layer_block(kind: str, name: str, data: dict[str, Any]) -> None:
     """A layer entry as seed 004's `info` shows it: an HITL Approval block."""
     readout = Readout()
     per_tool_key = {"agent": "interrupt_on", "app": "interrupt_overrides"}.get(kind)
-    data = {**LAYER_DEFAULTS.get(kind, {}), **data}
+    data = {**layer_defaults().get(kind, {}), **data}
     lines: list[str] = []
     if per_tool_key is not None:
         silenced = bool(data.get("hitl_disabled"))
@@ -312,6 +318,8 @@ def grants_text(rule: Rule) -> str:
 
 
 def explanation(result: Explanation, requester: str | None = None) -> None:
+    from ..rules.schedule import schedule_words
+
     out = console()
     readout = Readout()
     if result.ask:

@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..decisions import DECISION_TYPES, DecisionType
 from .callables import DescribeFn, WhenFn, shown
-from .schedule_model import Escalation, escalations_of
+from .schedule import Escalation, escalations_of
 
 DEFAULT_DESCRIPTION_PREFIX = "Tool execution requires approval"
 DEFAULT_DESCRIPTION = "{prefix}\n\nTool: {tool_name}\nArgs: {tool_args}"
@@ -92,7 +92,7 @@ class Rule:
     remind: tuple[str, ...] = ()
     """When to re-notify the approvers: durations after the request was made, or `N%` of its deadline."""
     escalate: tuple[Escalation, ...] = ()
-    """Whom to add as approvers, and when (`signoff.rules.schedule_model`)."""
+    """Whom to add as approvers, and when (`signoff.rules.schedule`)."""
     required: bool = False
     """Set by the app's `hitl_required`: nothing can silence it."""
     extra: dict[str, Any] = field(default_factory=dict)

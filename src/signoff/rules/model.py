@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
 import pydantic
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
 
 from .._util import format_duration, parse_duration
@@ -45,6 +44,7 @@ from .effective import (
     UnattendedMode,
 )
 from .keys import format_key, parse_key
+from .kinds import LAYER_KINDS, LayerKind
 from .schedule_model import EscalationEntry, StepTime, check_escalate, check_remind
 
 __all__ = [  # with, re-exported, what moved to `effective` (the server, tests and bench import it from here)
@@ -86,8 +86,6 @@ DEFAULT_MAX_AUTO_RESUME = 10
 ENV_MAX_AUTO_RESUME = "SIGNOFF_UNATTENDED_MAX_AUTO_RESUME"
 
 ApprovalMode: TypeAlias = Literal["all", "whitelist", "blacklist", "unless_read_only"]
-LayerKind: TypeAlias = Literal["defaults", "tool", "service", "agent", "app"]
-LAYER_KINDS: tuple[LayerKind, ...] = ("defaults", "tool", "service", "agent", "app")
 
 Duration = Annotated[
     timedelta,
@@ -312,6 +310,8 @@ class RuleSet(_Strict):
 
     @classmethod
     def from_yaml(cls, text: str) -> RuleSet:
+        import yaml  # for rule files: rules read from the store are JSON
+
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -333,6 +333,8 @@ class RuleSet(_Strict):
         return self.model_dump(mode="json", exclude_unset=True)
 
     def to_yaml(self) -> str:
+        import yaml
+
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
 
     def layers(self) -> list[tuple[LayerKind, str, dict[str, Any]]]:

@@ -8,7 +8,6 @@ chain — is written once, in the operation mixins, on top of `Tx`.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -166,6 +165,8 @@ class StoreCore(ABC):
         return self.hub.subscribe(request_id)
 
     def subscribe_async(self, request_id: str) -> Waiter:
+        import asyncio  # here, not for every command that opens a store
+
         self._start_wakeup_source()
         return self.hub.subscribe(request_id, loop=asyncio.get_running_loop())
 

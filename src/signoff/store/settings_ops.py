@@ -1,14 +1,19 @@
-"""Settings in the store: rule layers, group membership and AskOnce memory."""
+"""Settings in the store: rule layers, group membership and AskOnce memory.
+
+The rule files' models (pydantic) load when rules are read or written, not with the store."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._util import utcnow
 from ..errors import ConfigError, RulesChanged
 from ..rules.history import LayerChange, single_change_data, whole_change_data
-from ..rules.model import LAYER_KINDS, LayerKind, RuleSet, validate_entry
+from ..rules.kinds import LAYER_KINDS, LayerKind
 from .core import Json, StoreCore, Tx
+
+if TYPE_CHECKING:
+    from ..rules.model import RuleSet
 
 RULES_COUNTER = "rules_version"
 
@@ -21,6 +26,8 @@ class SettingsOps(StoreCore):
     # -- rule layers --------------------------------------------------------------------------
 
     def load_rules(self) -> RuleSet:
+        from ..rules.model import RuleSet
+
         with self._read() as tx:
             rows = tx.all("list_layers")
         return RuleSet.from_layers([(row["kind"], row["name"], row["data"]) for row in rows])
@@ -52,6 +59,8 @@ class SettingsOps(StoreCore):
         nothing changed) unless the rules are still at that version."""
         _check_kind(kind)
         name = _layer_name(kind, name)
+        from ..rules.model import validate_entry
+
         canonical = validate_entry(kind, data, name)
         with self._transaction() as (tx, _):
             version = self._next_rules_version(tx, if_version)
@@ -188,4 +197,6 @@ def _layer_name(kind: str, name: str) -> str:
 
 
 def _rules_in(tx: Tx) -> RuleSet:
+    from ..rules.model import RuleSet
+
     return RuleSet.from_layers([(row["kind"], row["name"], row["data"]) for row in tx.all("list_layers")])
