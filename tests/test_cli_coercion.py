@@ -98,3 +98,34 @@ def test_a_path_option_still_goes_to_typer(runner: CliRunner, tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     missing = runner.invoke(app, ["explain", "send_email", "--rules", str(tmp_path / "nope.yaml")])
     assert missing.exit_code != 0
+
+
+def approve_coercions() -> tuple[typer.Context, dict[str, object]]:
+    """`signoff approve`'s parameters (flags and an Enum among them), given the plain coercion."""
+    root = typer.main.get_command(app)
+    ctx = typer.Context(root)
+    command = lazy_command("approve")
+    coerce_plainly(command, ctx)
+    return ctx, {param.name or "": param for param in command.params}
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("every", False), ("every", True), ("yes", True), ("grant_scope", "app"), ("grant_scope", "thread")],
+)
+def test_flags_and_enum_choices_coerce_as_typer_would(name: str, value: object) -> None:
+    ctx, params = approve_coercions()
+    param = params[name]
+    plain = param.get_runtime_param()  # type: ignore[attr-defined]
+    assert isinstance(plain, PlainCoercion)
+    result = plain.coerce(value, param=param, ctx=ctx)
+    typers = plain._typer_coercion().coerce(value, param=param, ctx=ctx)
+    assert result == typers
+    assert type(result) is type(typers)
+
+
+def test_an_enum_value_that_is_no_member_gets_typers_error() -> None:
+    ctx, params = approve_coercions()
+    param = params["grant_scope"]
+    with pytest.raises(typer.BadParameter):
+        param.get_runtime_param().coerce("everyone", param=param, ctx=ctx)  # type: ignore[attr-defined]

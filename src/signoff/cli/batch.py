@@ -7,16 +7,19 @@ the confirmation is not in it); the batch itself is `signoff.batch`'s, locally o
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
 from ..batch import MAX_BATCH, BatchDecisionType, BatchFilter, BatchResult, batch_decision, decide_batch
-from ..client import Client
 from ..errors import InvalidInput
 from ..requests import RequestStatus
 from .render import console
-from .state import CliError, CliInputError, acting_user, store_of
+from .state import CliError, CliInputError, acting_user, state_of, store_of
+
+if TYPE_CHECKING:
+    from ..client import Client
+    from ..store import Store
 
 DecideAll = Annotated[
     bool,
@@ -54,8 +57,9 @@ def decide_all(
         raise CliInputError("--all needs at least one of --tool, --thread, --agent, --app") from None
     decision = batch_decision(kind, reason)
     store = store_of(ctx)
+    remote = state_of(ctx).remote  # not isinstance(store, Client): that would import the client
     actor = acting_user(ctx, as_user)
-    visible_to = None if isinstance(store, Client) else actor
+    visible_to = None if remote else actor
     found = store.list_requests(
         status=RequestStatus.PENDING.value, limit=MAX_BATCH + 1, visible_to=visible_to, **selection.to_dict()
     )
@@ -69,18 +73,19 @@ def decide_all(
     verb = "Approve" if kind == "approve" else "Reject"
     if not yes and not typer.confirm(f"{verb} {len(ids)} request(s) matching {what}?", default=False):
         raise CliError(f"nothing {kind}d")
-    if isinstance(store, Client):
-        result = store.decide_many(ids, kind, reason=reason)
+    if remote:
+        result = cast("Client", store).decide_many(ids, kind, reason=reason)
     else:
+        local = cast("Store", store)
         result = decide_batch(
-            store,
+            local,
             ids,
             decision,
             actor=actor,
             channel="cli",
-            visible=lambda request_id: store.get_request_for(request_id, actor, channel="cli"),
+            visible=lambda request_id: local.get_request_for(request_id, actor, channel="cli"),
             listing={"visible_to": actor},
-            decide_one=lambda request_id, one: store.decide_as_person(
+            decide_one=lambda request_id, one: local.decide_as_person(
                 request_id, one, actor=actor, channel="cli"
             ),
         )

@@ -5,7 +5,8 @@ first time the parameter is parsed, even when the value is the option's default 
 pydantic and building a dozen adapters cost a command about 0.07 s of CPU at every start, more
 than everything `signoff pending` itself does. Here the plainest values get what Typer would have
 returned, without pydantic: a missing value (None), a string for a `str`, a decimal integer for an
-`int` within its `min`/`max`. Any other value, or a parameter with its own parser or `clamp`, goes
+`int` within its `min`/`max`, a flag's `True`/`False` for a `bool`, a member (or a member's exact
+value) for an `Enum`. Any other value, or a parameter with its own parser or `clamp`, goes
 to Typer's own coercion, so what it accepts and its error messages stay Typer's.
 
 With a Typer that coerces otherwise (no `_TyperParameter` with a `_runtime_param`) nothing changes.
@@ -14,6 +15,7 @@ With a Typer that coerces otherwise (no `_TyperParameter` with a `_runtime_param
 from __future__ import annotations
 
 import re
+from enum import Enum
 from typing import Any
 
 import typer.core
@@ -35,8 +37,9 @@ class PlainCoercion:
         plain = getattr(info, "parser", None) is None and not getattr(info, "clamp", False)
         plain = plain and getattr(descriptor, "file_annotation", None) is None
         self.kind: type | None = None
-        if plain and descriptor.annotation in (str, int):
-            self.kind = descriptor.annotation
+        annotation = descriptor.annotation
+        if plain and (annotation in (str, int, bool) or _is_enum(annotation)):
+            self.kind = annotation
         self.low: Any = getattr(info, "min", None)
         self.high: Any = getattr(info, "max", None)
         self._typers: Any = None
@@ -52,6 +55,12 @@ class PlainCoercion:
                 number = _plain_int(value)
                 if number is not None and self._in_range(number):
                     return number
+            if self.kind is bool and type(value) is bool:
+                return value
+            if _is_enum(self.kind):
+                member = _member(self.kind, value)
+                if member is not None:
+                    return member
         return self._typer_coercion().coerce(value, param=param, ctx=ctx)
 
     def _in_range(self, number: int) -> bool:
@@ -63,6 +72,19 @@ class PlainCoercion:
 
             self._typers = build_runtime_param(self.descriptor)
         return self._typers
+
+
+def _is_enum(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, Enum)
+
+
+def _member(kind: Any, value: Any) -> Any:
+    if isinstance(value, kind):
+        return value
+    for member in kind:
+        if type(value) is str and value == member.value:
+            return member
+    return None
 
 
 def _plain_int(value: Any) -> int | None:
