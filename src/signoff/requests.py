@@ -99,6 +99,9 @@ class NewRequest:
     drafting: bool = False
     actor: str = LOCAL_CREATOR
     """Who asks: the request's creator."""
+    creator_owner: str | None = None
+    """Who owns the token the creator asked with (through a server): a rule's `separation:
+    requester_and_creator` keeps them from approving (`RequestRule.for_separation`)."""
     channel: str = "gate"
 
     def __post_init__(self) -> None:
@@ -187,6 +190,8 @@ class Request:
             "allowed_decisions": list(rule.allowed_decisions),
             "quorum": rule.quorum,
             "confirm": rule.confirm,
+            "separation": rule.separation,
+            "separated": list(rule.separated),
             "approvals": list(self.approvals),
             "rule_origin": rule.origin.to_dict() if rule.origin is not None else None,
             "created_at": _iso(self.created_at),

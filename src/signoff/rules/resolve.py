@@ -27,7 +27,15 @@ from typing import Any
 from ..decisions import DECISION_TYPES, DecisionType
 from .callables import WhenInput, call_when, python_name, shown
 from .conditions import evaluate_condition
-from .effective import DEFAULT_CHANNELS, INBOX_CHANNEL, REQUESTER, Rule, who_decides
+from .effective import (
+    DEFAULT_CHANNELS,
+    INBOX_CHANNEL,
+    REQUESTER,
+    Rule,
+    Separation,
+    separation_words,
+    who_decides,
+)
 from .keys import KeyIndex, Match, literal_chars
 from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
 
@@ -72,7 +80,7 @@ class Explanation:
 
     def who_decides(self, requester: str | None = None) -> str:
         """Who may decide the call's request, in words (for a call made for `requester`)."""
-        return who_decides(self.rule.approvers, requester)
+        return who_decides(self.rule.approvers, requester, self.rule.separation)
 
     def to_dict(self, requester: str | None = None) -> dict[str, Any]:
         return {
@@ -88,6 +96,8 @@ class Explanation:
             "who_decides": self.who_decides(requester) if self.ask else None,
             "channels": list(self.rule.channels),
             "quorum": self.rule.quorum,
+            "separation": self.rule.separation,
+            "four_eyes": separation_words(self.rule.separation) if self.ask else None,
             "deadline_seconds": self.rule.deadline.total_seconds(),
             "on_expire": self.rule.on_expire,
             "when": shown(self.rule.when),
@@ -309,6 +319,7 @@ class Resolver:
             feedback_template=settings.get("feedback_template") or defaults.feedback_template,
             unattended=settings.get("unattended") or defaults.unattended,
             confirm=bool(settings.get("confirm", False)),
+            separation=_separation(settings),
             required=required,
         )
         exempt = read_only_exempt and on and layer == "service" and not required
@@ -447,6 +458,11 @@ def _overlay(switch: ToolSwitch, settings: dict[str, Any]) -> tuple[bool, str]:
     settings.update(fields_set)
     said = ", ".join(f"{name}={shown(value)}" for name, value in fields_set.items()) or "no fields"
     return True, f"on with {said}"
+
+
+def _separation(settings: dict[str, Any]) -> Separation | None:
+    said = settings.get("separation")
+    return None if said in (None, "none") else said
 
 
 def _approvers(settings: dict[str, Any]) -> tuple[str, ...]:

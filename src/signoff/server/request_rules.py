@@ -9,7 +9,8 @@ nothing it does not have; `deny` makes the server's defaults apply to such reque
 
 The rest of a rule is the agent's: its texts and description template; where both say something,
 the allowed decisions are those both allow, the redacted args those either names, and a call
-either calls destructive (`confirm`) is asked about once more.
+either calls destructive (`confirm`) is asked about once more, and where both say who may not
+approve (four eyes: `separation`), the stricter holds.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Literal, TypeAlias
 
+from ..rules.effective import stricter_separation
 from ..rules.model import Authority, RequestRule, RuleOrigin
 from ..rules.resolve import Explanation
 
@@ -73,6 +75,7 @@ def governed_rule(
         expire_message=server.expire_message,
         unattended=server.unattended,
         confirm=server.confirm or snapshot.confirm,
+        separation=stricter_separation(server.separation, snapshot.separation),
         origin=replace(asked, authority="server"),
     )
     return Governed(rule, server.deadline)
@@ -97,6 +100,7 @@ def _as_the_server_says(
         unattended=server.unattended,
         redact=tuple(dict.fromkeys((*server.redact, *snapshot.redact))),
         confirm=server.confirm or snapshot.confirm,
+        separation=stricter_separation(server.separation, snapshot.separation),
         origin=RuleOrigin(
             source="server", layer=explanation.layer, key=explanation.deciding_key, authority="server"
         ),

@@ -24,7 +24,11 @@ class RequestCreation(RequestReads, OutboxOps):
         request_id = new_id("req")
         now = utcnow()
         status = RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING
-        rule = new.rule.for_requester(new.requester).for_annotations(new.tool_annotations)
+        rule = (
+            new.rule.for_requester(new.requester)
+            .for_annotations(new.tool_annotations)
+            .for_separation(new.requester, creator=new.actor, creator_owner=new.creator_owner)
+        )
         if rule is not new.rule:
             new = replace(new, rule=rule)
         notices = self._notices(rule.channels, rule.approvers) if status is RequestStatus.PENDING else []
@@ -67,6 +71,7 @@ class RequestCreation(RequestReads, OutboxOps):
                 "requester": new.requester,
                 **({"client": new.client} if new.client is not None else {}),
                 "approvers": list(new.rule.approvers),
+                **({"separated": list(rule.separated)} if rule.separated else {}),
                 "deadline": to_iso(new.deadline),
                 "status": status.value,
             },

@@ -12,7 +12,7 @@ from .._util import format_moment, new_id, to_iso, utcnow
 from ..changes import changes_data
 from ..decision_checks import check_decision, refuse_if_closed
 from ..decisions import Approve, Decision, DecisionRecord, Edit, Respond, decision_to_dict
-from ..errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpired
+from ..errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpired, SeparationOfDuties
 from ..requests import STATUS_FOR_DECISION, Request
 from ..templates import redact_args
 from .core import AuditNote, Json
@@ -42,7 +42,11 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
         request = self.get_request(request_id)
         try:
             check_decision(
-                request, decision, actor=actor, groups=None if on_behalf else partial(self.groups_of, actor)
+                request,
+                decision,
+                actor=actor,
+                groups=None if on_behalf else partial(self.groups_of, actor),
+                unattended=on_behalf,
             )
         except RequestExpired:
             if not request.is_terminal:
@@ -54,7 +58,7 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
                 actor=actor,
                 channel=channel,
                 request_id=request_id,
-                data={"type": decision.type, "reason": "not an approver"},
+                data={"type": decision.type, "reason": _refusal_reason(refused)},
             )
             refused.audited = True
             raise
@@ -126,6 +130,11 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
             )
             self._enqueue_event(tx, request_id, "request.decided", "update", now)
             return self._locked(tx, request_id)
+
+
+def _refusal_reason(refused: NotAnApprover) -> str:
+    """What the audit log says of a refused decision: four eyes say why in full."""
+    return refused.message if isinstance(refused, SeparationOfDuties) else "not an approver"
 
 
 def _approval_if_unchanged(request: Request, decision: Decision) -> Decision:

@@ -33,6 +33,10 @@ class TokenView(BaseModel):
     expires_at: Moment | None
     used_at: Moment | None = Field(description="Its last use (written at most once a minute).")
     revoked: bool
+    owner: str | None = Field(
+        default=None,
+        description="Who holds its secret: a person's own token, them; an agent's, the admin who issued it.",
+    )
 
 
 class NewToken(TokenView):

@@ -1,0 +1,129 @@
+"""Rules whose four eyes contradict their approvers, refused when they are loaded (DESIGN §14).
+
+A rule that keeps the requester from approving (`separation`) but names nobody else to approve
+(`approvers: [requester]`, or no approvers: then the requester alone decides) would leave every
+request it asks about to expire; so would a quorum larger than the people named besides the
+requester. Layers combine, so the check resolves each tool, agent and app the rules name (a
+glob or list key stands for the tools it names) and refuses the first combination that says
+both; the message names the call and the layers that said so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError
+from .effective import REQUESTER, Rule
+from .keys import parse_key
+
+if TYPE_CHECKING:
+    from .model import RuleSet
+    from .resolve import Explanation
+
+MAX_COMBINATIONS = 20_000
+"""Beyond this many (tool, agent, app) combinations, only each tool with no agent and no app,
+and with each agent and app alone, is checked (a very large rule set still loads quickly)."""
+
+
+def sets_separation(rules: RuleSet) -> bool:
+    """Whether any entry says `separation` (otherwise nothing here can contradict)."""
+    for entry in (*rules.tools.values(), *rules.services.values()):
+        if entry.separation is not None:
+            return True
+    for agent in rules.agents.values():
+        if any(not isinstance(switch, bool) and switch.separation for switch in agent.interrupt_on.values()):
+            return True
+    for app in rules.apps.values():
+        if any(
+            not isinstance(switch, bool) and switch.separation for switch in app.interrupt_overrides.values()
+        ):
+            return True
+    return False
+
+
+def contradiction(rule: Rule) -> str | None:
+    """Why `rule`'s separation leaves nobody to approve (None: it does not)."""
+    if rule.separation is None:
+        return None
+    others = [name for name in rule.approvers if name != REQUESTER]
+    if not others:
+        named = (
+            "names no approvers (so the requester decides)" if not rule.approvers else "names only requester"
+        )
+        return (
+            f"separation: {rule.separation} keeps the requester from approving, but the rule {named}: "
+            "name the people or groups who approve instead"
+        )
+    if rule.quorum > len(others) and not any(name.startswith("group:") for name in others):
+        return (
+            f"separation: {rule.separation} leaves {len(others)} approver(s) besides the requester "
+            f"({', '.join(others)}), fewer than the quorum of {rule.quorum}"
+        )
+    return None
+
+
+def check_four_eyes(rules: RuleSet) -> None:
+    """ConfigError for the first call the rules would ask about under a separation that leaves
+    nobody to approve it."""
+    if not sets_separation(rules):
+        return
+    from .resolve import Resolver
+
+    resolver = Resolver(rules)
+    for tool, agent, app in _combinations(rules):
+        explanation = resolver.static(tool, agent, app)
+        if not explanation.ask:
+            continue
+        why = contradiction(explanation.rule)
+        if why is not None:
+            raise ConfigError(f"contradictory rules for {_call(explanation)}: {why}")
+
+
+def _call(explanation: Explanation) -> str:
+    where = [f"tool {explanation.tool!r}"]
+    if explanation.agent is not None:
+        where.append(f"agent {explanation.agent!r}")
+    if explanation.app is not None:
+        where.append(f"app {explanation.app!r}")
+    layers = ", ".join(f"{step.layer} {step.key!r}" for step in explanation.trace if step.key is not None)
+    return " ".join(where) + (f" (from {layers})" if layers else "")
+
+
+def _combinations(rules: RuleSet) -> Iterator[tuple[str, str | None, str | None]]:
+    tools = list(dict.fromkeys(_tool_names(rules)))
+    agents: list[str | None] = [None, *rules.agents]
+    apps: list[str | None] = [None, *rules.apps]
+    if len(tools) * len(agents) * len(apps) <= MAX_COMBINATIONS:
+        for tool in tools:
+            for agent in agents:
+                for app in apps:
+                    yield tool, agent, app
+        return
+    for tool in tools:
+        yield tool, None, None
+        for agent in agents[1:]:
+            yield tool, agent, None
+        for app in apps[1:]:
+            yield tool, None, app
+
+
+def _tool_names(rules: RuleSet) -> Iterator[str]:
+    """A tool name for each key the rules hold: a name as it is, each name of a list, a glob
+    itself (it matches its own text), and each service's tools under its name."""
+    keys: list[str] = [*rules.tools]
+    for agent in rules.agents.values():
+        keys.extend(agent.interrupt_on)
+    for app in rules.apps.values():
+        keys.extend(app.interrupt_overrides)
+        keys.extend(app.hitl_required)
+    for key in keys:
+        parsed = parse_key(key)
+        if isinstance(parsed, tuple):
+            yield from parsed
+        else:
+            yield parsed
+    for name, service in rules.services.items():
+        yield f"{name}.*"
+        for tool in service.tools:
+            yield tool if tool.startswith(name + ".") else f"{name}.{tool}"
