@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ._util import from_iso
 from .decisions import DecisionRecord, parse_decision
 from .jsonvalues import check as check_json
-from .rules.effective import RequestRule
+from .rules.effective import RequestRule, separation_words
 from .templates import redact_args
 from .visible import check_name
 
@@ -165,6 +165,14 @@ class Request:
     @property
     def approvers(self) -> tuple[str, ...]:
         return self.rule.approvers
+
+    def four_eyes(self) -> str | None:
+        """Who four eyes keep from approving, in words (None: the rule has no separation)."""
+        separation = self.rule.separation
+        if separation is None:
+            return None
+        named = f" ({', '.join(self.rule.separated)})" if self.rule.separated else ""
+        return f"{separation_words(separation)}{named}"
 
     def shown_args(self) -> dict[str, Any]:
         """The args as cards, notifications and logs may show them (redacted)."""

@@ -24,6 +24,7 @@ from ..decisions import DecisionRecord
 from ..outcome import outcome_for
 from ..requests import Execution, Request
 from ..rules import Explanation, ServiceEntry, ToolEntry
+from ..rules.effective import separation_words
 from .text import Readout, json_text, moment, with_times
 
 
@@ -162,6 +163,11 @@ def request_details(
             f" (quorum {rule.quorum}, approvals: {read(approvals, 'the approvals')})"
             if rule.quorum > 1
             else ""
+        ),
+        *(
+            [f"[bold]four eyes:[/bold] {read(request.four_eyes() or '', 'the separation')}"]
+            if rule.separation is not None
+            else []
         ),
         f"[bold]allowed decisions:[/bold] {', '.join(rule.allowed_decisions)}",
         f"[bold]created:[/bold] {moment(request.created_at)}",
@@ -313,6 +319,7 @@ def explanation(result: Explanation, requester: str | None = None) -> None:
         out.print(f"allowed decisions: {', '.join(result.allowed_decisions)}")
         out.print(f"approvers: {readout.text(', '.join(rule.approvers) or 'none named', 'the approvers')}")
         out.print(f"who decides: {readout.text(result.who_decides(requester), 'who decides')}")
+        out.print(separation_words(rule.separation))
         out.print(f"channels: {readout.text(', '.join(rule.channels), 'the channels')}")
         if rule.required:
             out.print("required: the app's hitl_required lists it; nothing can silence it")

@@ -112,6 +112,13 @@ class ExplanationView(BaseModel):
         "approvers); null when nobody is asked."
     )
     quorum: int
+    separation: Literal["requester", "requester_and_creator"] | None = Field(
+        default=None, description="Four eyes: who the rule keeps from approving their own request."
+    )
+    four_eyes: str | None = Field(
+        default=None,
+        description="The separation in words (or that there is none); null when nobody is asked.",
+    )
     deadline_seconds: float
     on_expire: OnExpire
     when: str | None

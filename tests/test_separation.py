@@ -1,0 +1,384 @@
+"""Four eyes (issue 20 §3): a rule's `separation: requester` keeps the person the agent acts for
+from approving its request, `requester_and_creator` also the owner of the agent's token; quorum
+votes count distinct people and never the separated ones; the separated may still reject;
+refusals say why, are audited and answer 403; contradictory rules are refused when loaded."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from signoff import Approve, ConfigError, Edit, NotAnApprover, Reject, Respond, SeparationOfDuties
+from signoff._util import utcnow
+from signoff.cli import app
+from signoff.decisions import Decision
+from signoff.requests import NewRequest, RequestStatus
+from signoff.rules.effective import RequestRule, Rule
+from signoff.rules.model import RuleSet
+from signoff.rules.resolve import Resolver
+from signoff.store import Store
+from signoff.unattended import decide_unattended
+
+from .conftest import url_for
+from .live import LiveServer
+
+ROLES = ("requester", "owner", "other")
+"""Who tries to decide: the person the agent acts for, the owner of the agent's token, another approver."""
+DECISIONS: dict[str, Decision] = {
+    "approve": Approve(),
+    "edit": Edit(args={"amount": 5}),
+    "respond": Respond(message="done by hand"),
+    "reject": Reject(message="no"),
+}
+
+
+def refused(role: str, separation: str | None, kind: str) -> bool:
+    """What the rule says: only approve, edit and respond are kept from the separated people."""
+    if kind == "reject" or separation is None or role == "other":
+        return False
+    return role == "requester" or separation == "requester_and_creator"
+
+
+def ask(
+    store: Store,
+    call: str,
+    *,
+    separation: str | None,
+    quorum: int = 1,
+    requester: str | None = "carol",
+    owner: str | None = "dave",
+    approvers: tuple[str, ...] = ("carol", "dave", "erin", "frank"),
+) -> str:
+    new = NewRequest(
+        thread_id="t",
+        tool_call_id=call,
+        tool_name="pay",
+        args={"amount": 10},
+        description="Pay 10",
+        deadline=utcnow() + timedelta(hours=1),
+        requester=requester,
+        rule=RequestRule(approvers=approvers, quorum=quorum, separation=separation),  # type: ignore[arg-type]
+        actor="bot",
+        creator_owner=owner,
+    )
+    return store.create_request(new)[0].id
+
+
+def person(role: str) -> str:
+    return {"requester": "carol", "owner": "dave", "other": "erin"}[role]
+
+
+def decision_refusals(store: Store, request_id: str) -> list[dict[str, Any]]:
+    return [
+        {"actor": entry.actor, **entry.data}
+        for entry in store.audit_entries(request_id=request_id)
+        if entry.action == "decision.refused"
+    ]
+
+
+# -- the store (the library and the CLI's local path) ---------------------------------------------
+
+
+@pytest.mark.parametrize("separation", [None, "requester", "requester_and_creator"])
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("kind", list(DECISIONS))
+def test_each_role_and_decision(store: Store, separation: str | None, role: str, kind: str) -> None:
+    request_id = ask(store, f"{role}-{kind}", separation=separation)
+    actor = person(role)
+    if refused(role, separation, kind):
+        with pytest.raises(SeparationOfDuties) as caught:
+            store.decide(request_id, DECISIONS[kind], actor=actor)
+        assert isinstance(caught.value, NotAnApprover)
+        assert caught.value.status_code == 403
+        assert f"separation: {separation}" in caught.value.message
+        assert store.get_request(request_id).status is RequestStatus.PENDING
+        [entry] = decision_refusals(store, request_id)
+        assert entry["actor"] == actor and entry["type"] == kind
+        assert "four eyes" in entry["reason"]
+    else:
+        decided = store.decide(request_id, DECISIONS[kind], actor=actor)
+        assert decided.is_terminal
+        assert decision_refusals(store, request_id) == []
+
+
+def test_the_request_names_who_is_kept_out(store: Store) -> None:
+    plain = store.get_request(ask(store, "plain", separation=None))
+    assert plain.rule.separated == ()
+    requester = store.get_request(ask(store, "req", separation="requester"))
+    assert requester.rule.separated == ("carol",)
+    both = store.get_request(ask(store, "both", separation="requester_and_creator"))
+    assert both.rule.separated == ("carol", "dave", "bot")
+    assert both.to_dict()["separated"] == ["carol", "dave", "bot"]
+    created = [e for e in store.audit_entries(request_id=both.id) if e.action == "request.created"]
+    assert created[0].data["separated"] == ["carol", "dave", "bot"]
+    nobody_asked_for = store.get_request(ask(store, "none", separation="requester", requester=None))
+    assert nobody_asked_for.rule.separated == ()
+
+
+def test_a_quorum_counts_distinct_people_and_never_the_separated(store: Store) -> None:
+    request_id = ask(store, "quorum", separation="requester_and_creator", quorum=2)
+    for kept_out in ("carol", "dave"):
+        with pytest.raises(SeparationOfDuties):
+            store.decide(request_id, Approve(), actor=kept_out)
+    assert store.get_request(request_id).approvals == ()
+    counted = store.decide(request_id, Approve(), actor="erin")
+    assert counted.status is RequestStatus.PENDING and counted.approvals == ("erin",)
+    with pytest.raises(Exception, match="already approved"):
+        store.decide(request_id, Approve(), actor="erin")
+    assert store.decide(request_id, Approve(), actor="frank").status is RequestStatus.APPROVED
+    assert [entry["actor"] for entry in decision_refusals(store, request_id)] == ["carol", "dave"]
+
+
+def test_a_separated_person_may_reject_a_quorum_request(store: Store) -> None:
+    request_id = ask(store, "quorum-reject", separation="requester", quorum=2)
+    store.decide(request_id, Approve(), actor="erin")
+    assert store.decide(request_id, Reject(message="not mine after all"), actor="carol").status is (
+        RequestStatus.REJECTED
+    )
+
+
+def test_an_unattended_run_may_not_approve_under_separation(store: Store) -> None:
+    request_id = ask(store, "cron", separation="requester")
+    with pytest.raises(SeparationOfDuties, match="unattended run may not approve"):
+        decide_unattended(store, store.get_request(request_id), "pay")
+    assert store.get_request(request_id).status is RequestStatus.CANCELLED
+    plain = ask(store, "cron-plain", separation=None)
+    assert decide_unattended(store, store.get_request(plain), "pay").status is RequestStatus.APPROVED
+
+
+def test_without_separation_the_requester_approves_their_own(store: Store) -> None:
+    """Seed 004's `approvers: [requester]` stays valid where separation is not set."""
+    request_id = ask(store, "seed", separation=None, approvers=("requester",))
+    assert store.get_request(request_id).approvers == ("carol",)
+    assert store.decide(request_id, Approve(), actor="carol").status is RequestStatus.APPROVED
+
+
+# -- rules: resolution, explain, contradictions ----------------------------------------------------
+
+PAY = {"requires_approval": True, "approvers": ["requester", "group:finance"], "separation": "requester"}
+
+
+def test_rules_resolve_the_separation_and_a_later_layer_may_turn_it_off() -> None:
+    rules = RuleSet.from_dict(
+        {
+            "tools": {"pay": PAY},
+            "apps": {
+                "sandbox": {
+                    "interrupt_overrides": {"pay": {"separation": "none", "approvers": ["requester"]}}
+                }
+            },
+        }
+    )
+    resolver = Resolver(rules)
+    assert resolver.explain("pay").rule.separation == "requester"
+    assert resolver.explain("pay", app="sandbox").rule.separation is None
+    explained = resolver.explain("pay", requester="carol").to_dict("carol")
+    assert explained["separation"] == "requester"
+    assert explained["four_eyes"] == "four eyes: the requester may not approve"
+    assert "carol (the requester), group:finance; four eyes" in explained["who_decides"]
+    sandbox = resolver.explain("pay", app="sandbox").to_dict()
+    assert sandbox["four_eyes"].startswith("no separation: the requester may approve")
+    assert Rule(ask=True, separation="requester").for_request().separation == "requester"
+
+
+@pytest.mark.parametrize(
+    ("rules", "says"),
+    [
+        ({"tools": {"pay": {**PAY, "approvers": ["requester"]}}}, "names only requester"),
+        ({"tools": {"pay": {"requires_approval": True, "separation": "requester"}}}, "names no approvers"),
+        (
+            {"tools": {"pay": {**PAY, "approvers": ["requester", "erin"], "quorum": 2}}},
+            "fewer than the quorum of 2",
+        ),
+        (  # the layers contradict only together: the app's separation over the tool's approvers
+            {
+                "tools": {"pay": {"requires_approval": True, "approvers": ["requester"]}},
+                "apps": {"prod": {"interrupt_overrides": {"*": {"separation": "requester_and_creator"}}}},
+            },
+            "app 'prod'",
+        ),
+    ],
+)
+def test_contradictory_rules_are_refused_at_load(rules: dict[str, Any], says: str) -> None:
+    with pytest.raises(ConfigError, match="contradictory rules") as caught:
+        RuleSet.from_dict(rules)
+    assert says in caught.value.message
+
+
+def test_a_group_may_meet_any_quorum_and_the_seed_case_loads() -> None:
+    RuleSet.from_dict({"tools": {"pay": {**PAY, "quorum": 3}}})
+    RuleSet.from_dict({"tools": {"pay": {"requires_approval": True, "approvers": ["requester"]}}})
+
+
+def test_the_layer_api_refuses_a_contradiction_and_changes_nothing(store: Store) -> None:
+    store.set_layer("tool", "pay", {"requires_approval": True, "approvers": ["requester"]}, actor="test")
+    version = store.rules_version()
+    override = {"interrupt_overrides": {"pay": {"separation": "requester"}}}
+    with pytest.raises(ConfigError, match="contradictory"):
+        store.set_layer("app", "prod", override, actor="test")
+    assert store.get_layer("app", "prod") is None
+    assert store.rules_version() == version
+    # fine while pay's own entry names finance; deleting it would leave `*`'s requester alone
+    store.set_layer("tool", "*", {"requires_approval": True, "approvers": ["requester"]}, actor="test")
+    finance = {"requires_approval": True, "approvers": ["group:finance"]}
+    store.set_layer("tool", "pay", finance, actor="test")
+    store.set_layer("app", "prod", override, actor="test")
+    with pytest.raises(ConfigError, match="contradictory rules for tool 'pay' app 'prod'"):
+        store.delete_layer("tool", "pay", actor="test")
+    assert store.get_layer("tool", "pay") == finance
+
+
+# -- tokens know their owner -----------------------------------------------------------------------
+
+
+def test_an_agents_token_belongs_to_the_admin_who_issued_it(store: Store) -> None:
+    store.add_user("dave", role="admin", actor="test")
+    store.add_user("bot", role="agent", actor="test")
+    _, agent_token = store.issue_credential("token", "bot", actor="dave")
+    _, own_token = store.issue_credential("token", "dave", actor="test")
+    assert agent_token.owner == "dave"
+    assert own_token.owner == "dave"
+    _, first, token = store.create_agent("bot2", ttl=None, actor="dave")
+    assert token.owner == "dave"
+    found = store.authenticate_token(first)
+    assert found is not None and found[1] == "dave"
+    assert store.get_credential(token.id).owner == "dave"  # type: ignore[union-attr]
+
+
+# -- through a server: the API and the CLI ---------------------------------------------------------
+
+
+@dataclass
+class Scene:
+    server: LiveServer
+    store: Store
+    bot: httpx.Client
+    tokens: dict[str, str]
+
+    def ask(self, call: str, *, quorum: int = 1, separation: str = "requester_and_creator") -> str:
+        entry = {**PAY, "approvers": ["requester", "group:finance"], "separation": separation}
+        if quorum > 1:
+            entry["quorum"] = quorum
+        self.store.set_layer("tool", "pay", entry, actor="test")
+        body = {
+            "thread_id": "t",
+            "tool_call_id": call,
+            "tool": "pay",
+            "args": {"amount": 10},
+            "requester": "carol",
+        }
+        response = self.bot.post("/v1/requests", json=body)
+        assert response.status_code == 201, response.text
+        request_id: str = response.json()["id"]
+        return request_id
+
+
+@pytest.fixture
+def scene(store: Store) -> Iterator[Scene]:
+    with LiveServer(store) as server:
+        tokens = {name: server.user(name, groups=("finance",)) for name in ("carol", "dave", "erin", "frank")}
+        store.update_user("dave", role="admin", actor="test")
+        server.user("bot", "agent")
+        secret, _ = store.issue_credential("token", "bot", actor="dave")
+        with server.client(secret) as bot:
+            yield Scene(server, store, bot, tokens)
+
+
+def test_the_api_refuses_the_separated_with_403_and_says_why(scene: Scene) -> None:
+    request_id = scene.ask("api")
+    view = scene.bot.get(f"/v1/requests/{request_id}").json()
+    assert view["separation"] == "requester_and_creator"
+    assert view["separated"] == ["carol", "dave", "bot"]
+    for name in ("carol", "dave"):
+        with scene.server.client(scene.tokens[name]) as client:
+            for kind in ("approve", "edit", "respond"):
+                body: dict[str, Any] = {"type": kind}
+                if kind == "edit":
+                    body["args"] = {"amount": 5}
+                if kind == "respond":
+                    body["message"] = "paid by hand"
+                answer = client.post(f"/v1/requests/{request_id}/decision", json=body)
+                assert answer.status_code == 403, answer.text
+                assert "four eyes" in answer.text
+    assert scene.store.get_request(request_id).status is RequestStatus.PENDING
+    refusals = decision_refusals(scene.store, request_id)
+    assert {entry["actor"] for entry in refusals} == {"carol", "dave"}
+    assert len(refusals) == 6
+    with scene.server.client(scene.tokens["erin"]) as erin:
+        assert erin.post(f"/v1/requests/{request_id}/decision", json={"type": "approve"}).status_code == 200
+
+
+def test_the_api_lets_the_requester_reject(scene: Scene) -> None:
+    request_id = scene.ask("api-reject", separation="requester")
+    with scene.server.client(scene.tokens["carol"]) as carol:
+        answer = carol.post(f"/v1/requests/{request_id}/decision", json={"type": "reject"})
+    assert answer.status_code == 200, answer.text
+    assert scene.store.get_request(request_id).status is RequestStatus.REJECTED
+
+
+def test_the_api_quorum_skips_the_separated(scene: Scene) -> None:
+    request_id = scene.ask("api-quorum", quorum=2)
+    with scene.server.client(scene.tokens["carol"]) as carol:
+        assert carol.post(f"/v1/requests/{request_id}/decision", json={"type": "approve"}).status_code == 403
+    for name, status in (("erin", RequestStatus.PENDING), ("frank", RequestStatus.APPROVED)):
+        with scene.server.client(scene.tokens[name]) as client:
+            assert (
+                client.post(f"/v1/requests/{request_id}/decision", json={"type": "approve"}).status_code
+                == 200
+            )
+        assert scene.store.get_request(request_id).status is status
+    assert scene.store.get_request(request_id).approvals == ("erin", "frank")
+
+
+def test_an_unattended_approval_is_refused_through_the_server(scene: Scene) -> None:
+    request_id = scene.ask("api-cron", separation="requester")
+    body = {"type": "approve", "on_behalf": "unattended"}
+    answer = scene.bot.post(f"/v1/requests/{request_id}/decision", json=body)
+    assert answer.status_code == 403, answer.text
+    assert "unattended run may not approve" in answer.text
+    assert decision_refusals(scene.store, request_id)
+
+
+def test_the_cli_locally_and_against_the_server(scene: Scene) -> None:
+    local_id, remote_id = scene.ask("cli-local"), scene.ask("cli-remote")
+    local = CliRunner(env={"SIGNOFF_DB": url_for(scene.store), "SIGNOFF_URL": None, "COLUMNS": "200"})
+    shown = local.invoke(app, ["show", local_id, "--as", "erin"])
+    assert shown.exit_code == 0, shown.output
+    assert "four eyes: the requester and the agent's owner may not approve (carol, dave, bot)" in shown.stdout
+    no = local.invoke(app, ["approve", local_id, "--as", "carol"])
+    assert no.exit_code == 1
+    assert "four eyes" in no.stderr
+    remote = CliRunner(env={"SIGNOFF_URL": scene.server.url, "SIGNOFF_TOKEN": scene.tokens["dave"]})
+    no = remote.invoke(app, ["approve", remote_id])
+    assert no.exit_code == 1
+    assert "four eyes" in no.stderr
+    assert scene.store.get_request(local_id).status is RequestStatus.PENDING
+    assert scene.store.get_request(remote_id).status is RequestStatus.PENDING
+    assert local.invoke(app, ["reject", local_id, "--as", "carol"]).exit_code == 0
+    erin = CliRunner(env={"SIGNOFF_URL": scene.server.url, "SIGNOFF_TOKEN": scene.tokens["erin"]})
+    assert erin.invoke(app, ["approve", remote_id]).exit_code == 0
+    assert scene.store.get_request(local_id).status is RequestStatus.REJECTED
+    assert scene.store.get_request(remote_id).status is RequestStatus.APPROVED
+
+
+def test_explain_shows_which_applies(scene: Scene) -> None:
+    scene.store.set_layer("tool", "pay", PAY, actor="test")
+    scene.store.set_layer(
+        "tool", "mail", {"requires_approval": True, "approvers": ["requester"]}, actor="test"
+    )
+    runner = CliRunner(env={"SIGNOFF_DB": url_for(scene.store), "SIGNOFF_URL": None, "COLUMNS": "200"})
+    shown = runner.invoke(app, ["explain", "pay", "--requester", "carol"])
+    assert "four eyes: the requester may not approve" in shown.stdout
+    seed = runner.invoke(app, ["explain", "mail", "--requester", "carol"])
+    assert "no separation: the requester may approve their own request" in seed.stdout
+    as_json = json.loads(runner.invoke(app, ["explain", "pay", "--json"]).stdout)
+    assert as_json["separation"] == "requester"
+    with scene.server.client(scene.tokens["erin"]) as erin:
+        assert erin.get("/v1/explain", params={"tool": "pay"}).json()["separation"] == "requester"
