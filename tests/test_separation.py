@@ -382,3 +382,50 @@ def test_explain_shows_which_applies(scene: Scene) -> None:
     assert as_json["separation"] == "requester"
     with scene.server.client(scene.tokens["erin"]) as erin:
         assert erin.get("/v1/explain", params={"tool": "pay"}).json()["separation"] == "requester"
+
+
+def test_the_inbox_offers_the_requester_only_reject_and_refuses_an_approval(scene: Scene) -> None:
+    from .test_inbox import Person
+
+    request_id = scene.ask("inbox", separation="requester")
+    carol = Person(scene.server, "carol")
+    try:
+        page = carol.client.get(f"/requests/{request_id}")
+        assert "four eyes: the requester may not approve (carol)" in page.text
+        assert "you may not approve this request" in page.text
+        assert 'data-action="approve"' not in page.text
+        answer = carol.decide(request_id, type="approve")  # a form sent anyway
+        assert answer.status_code == 403
+        assert "Four eyes: you may not approve this request" in answer.text
+        assert scene.store.get_request(request_id).status is RequestStatus.PENDING
+        assert [entry["actor"] for entry in decision_refusals(scene.store, request_id)] == ["carol"]
+        assert carol.decide(request_id, type="reject", message="not now").status_code == 200
+    finally:
+        carol.close()
+    assert scene.store.get_request(request_id).status is RequestStatus.REJECTED
+
+
+def test_a_chat_callback_from_the_requester_is_refused(store: Store) -> None:
+    from signoff.channels import ChannelRegistry
+    from signoff.channels.recording import RecordingChannel
+    from signoff.server import ServerSettings
+
+    from .test_channel_inbound import SECRET, callback
+
+    registry = ChannelRegistry()
+    registry.add(RecordingChannel("chat", secret=SECRET))
+    store.set_layer("tool", "pay", PAY, actor="test")
+    with LiveServer(store, ServerSettings(), channels=registry) as server:
+        for name, address in (("carol", "U-CAROL"), ("erin", "U-ERIN")):
+            server.user(name, groups=("finance",))
+            store.set_address(name, "recording", address, actor="test")
+        with server.client(server.user("bot", "agent")) as bot:
+            body = {"thread_id": "t", "tool_call_id": "chat", "tool": "pay", "args": {}, "requester": "carol"}
+            request_id = bot.post("/v1/requests", json=body).json()["id"]
+        payload = {"request_id": request_id, "decision": {"type": "approve"}}
+        refused = callback(server, {"sender": "U-CAROL", **payload})
+        assert refused.json()["ok"] is False, refused.text
+        assert store.get_request(request_id).status is RequestStatus.PENDING
+        assert [entry["actor"] for entry in decision_refusals(store, request_id)] == ["carol"]
+        assert callback(server, {"sender": "U-ERIN", **payload}).json()["ok"] is True
+    assert store.get_request(request_id).status is RequestStatus.APPROVED
