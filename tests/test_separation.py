@@ -429,3 +429,86 @@ def test_a_chat_callback_from_the_requester_is_refused(store: Store) -> None:
         assert [entry["actor"] for entry in decision_refusals(store, request_id)] == ["carol"]
         assert callback(server, {"sender": "U-ERIN", **payload}).json()["ok"] is True
     assert store.get_request(request_id).status is RequestStatus.APPROVED
+
+
+# -- chat cards and mail say who may not approve ---------------------------------------------------
+
+
+@pytest.mark.parametrize("locale", ["en", "zh"])
+def test_every_channel_says_who_may_not_approve(sqlite_store: Store, locale: str) -> None:
+    from signoff.channels import email_render, feishu_cards, slack_blocks, text, wecom
+    from signoff.channels.notice import build_notice
+
+    request = sqlite_store.get_request(ask(sqlite_store, "cards", separation="requester_and_creator"))
+    url = "https://signoff.example/requests/" + request.id
+    theirs = build_notice(request, approver="erin", link=None, request_url=url, locale=locale)  # type: ignore[arg-type]
+    mine = build_notice(request, approver="carol", link=None, request_url=url, locale=locale)  # type: ignore[arg-type]
+    assert theirs.four_eyes is not None and "carol, dave, bot" in theirs.four_eyes
+    assert mine.four_eyes is not None and "carol" not in mine.four_eyes
+    assert "approve" in theirs.decisions
+    assert mine.decisions == ("reject",)
+    sender = email_render.Sender(address="approvals@example.com", domain="example.com")
+    for notice in (theirs, mine):
+        said = notice.four_eyes
+        rendered = [
+            json.dumps(
+                [block.to_dict() for block in slack_blocks.message_blocks(notice)], ensure_ascii=False
+            ),
+            text.notice_text(notice),
+            json.dumps(wecom.template_card(notice, task_id="t"), ensure_ascii=False),
+            json.dumps(feishu_cards.notice_card(notice), ensure_ascii=False),
+        ]
+        for shown in rendered:
+            assert said in shown
+        mail = email_render.notice_mail(notice, sender, "erin@example.com")
+        bodies = [part.get_content() for part in mail.walk() if part.get_content_maintype() == "text"]
+        assert all(said in body for body in bodies)
+    from signoff.channels.texts import BUTTONS
+
+    assert BUTTONS[locale]["approve"] not in text.notice_text(mine)  # type: ignore[index]
+    assert BUTTONS[locale]["approve"] in text.notice_text(theirs)  # type: ignore[index]
+
+
+def test_a_request_without_separation_says_nothing_of_four_eyes(sqlite_store: Store) -> None:
+    from signoff.channels.notice import build_notice
+
+    request = sqlite_store.get_request(ask(sqlite_store, "plain-card", separation=None))
+    notice = build_notice(request, approver="carol", link=None, request_url="https://x/r")
+    assert notice.four_eyes is None
+    assert "approve" in notice.decisions
+
+
+def test_the_migration_names_the_owners_of_tokens_issued_before(store: Store, tmp_path: Any) -> None:
+    """0019's backfill, run again over tokens whose owner was not recorded: the issuer the audit
+    log names (an agent created with its token, a token issued later), else a person's own name."""
+    from signoff.store.postgres import PostgresStore
+    from signoff.store.queries import migration_files
+
+    store.add_user("dave", role="admin", actor="test")
+    store.add_user("carol", actor="test")
+    _, _, first = store.create_agent("bot", ttl=None, actor="dave")
+    _, second = store.issue_credential("token", "bot", actor="erin")
+    _, own = store.issue_credential("token", "carol", actor="dave")
+    dialect = "postgres" if isinstance(store, PostgresStore) else "sqlite"
+    [script] = [text for version, _, text in migration_files(dialect) if version == 19]  # type: ignore[arg-type]
+    backfill = script[script.index("UPDATE credentials") :]
+    if isinstance(store, PostgresStore):
+        import psycopg
+        from psycopg import sql
+
+        from .conftest import POSTGRES_DSN
+
+        assert POSTGRES_DSN is not None
+        with psycopg.connect(POSTGRES_DSN, autocommit=True) as pg:
+            pg.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(store.schema)))
+            pg.execute("UPDATE credentials SET owner_name = NULL")
+            pg.execute(backfill.encode())
+    else:
+        import sqlite3
+
+        connection = sqlite3.connect(store.url.removeprefix("sqlite:///"), isolation_level=None)
+        connection.execute("UPDATE credentials SET owner_name = NULL")
+        connection.execute(backfill)
+        connection.close()
+    owners = {token.id: token.owner for token in store.list_credentials("token")}
+    assert owners == {first.id: "dave", second.id: "erin", own.id: "carol"}
