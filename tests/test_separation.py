@@ -425,6 +425,7 @@ def test_a_chat_callback_from_the_requester_is_refused(store: Store) -> None:
         payload = {"request_id": request_id, "decision": {"type": "approve"}}
         refused = callback(server, {"sender": "U-CAROL", **payload})
         assert refused.json()["ok"] is False, refused.text
+        assert "Four eyes: you may not approve this request" in refused.text
         assert store.get_request(request_id).status is RequestStatus.PENDING
         assert [entry["actor"] for entry in decision_refusals(store, request_id)] == ["carol"]
         assert callback(server, {"sender": "U-ERIN", **payload}).json()["ok"] is True
@@ -512,3 +513,18 @@ def test_the_migration_names_the_owners_of_tokens_issued_before(store: Store, tm
         connection.close()
     owners = {token.id: token.owner for token in store.list_credentials("token")}
     assert owners == {first.id: "dave", second.id: "erin", own.id: "carol"}
+
+
+def test_the_cli_sets_a_separation_and_refuses_a_contradiction(sqlite_store: Store) -> None:
+    runner = CliRunner(env={"SIGNOFF_DB": url_for(sqlite_store), "SIGNOFF_URL": None, "COLUMNS": "200"})
+    set_pay = ["tool", "set", "pay", "--requires-approval", "--approvers", "requester,group:finance"]
+    done = runner.invoke(app, [*set_pay, "--separation", "requester", "--as", "admin"])
+    assert done.exit_code == 0, done.output
+    assert sqlite_store.get_layer("tool", "pay") == {**PAY}
+    refused = runner.invoke(app, ["tool", "set", "pay", "--approvers", "requester", "--as", "admin"])
+    assert refused.exit_code != 0
+    assert "contradictory rules for tool 'pay'" in refused.output
+    assert sqlite_store.get_layer("tool", "pay") == {**PAY}
+    off = runner.invoke(app, ["tool", "set", "pay", "--separation", "", "--as", "admin"])
+    assert off.exit_code == 0, off.output
+    assert "separation" not in (sqlite_store.get_layer("tool", "pay") or {})
