@@ -528,3 +528,19 @@ def test_the_cli_sets_a_separation_and_refuses_a_contradiction(sqlite_store: Sto
     off = runner.invoke(app, ["tool", "set", "pay", "--separation", "", "--as", "admin"])
     assert off.exit_code == 0, off.output
     assert "separation" not in (sqlite_store.get_layer("tool", "pay") or {})
+
+
+def test_the_admin_pages_show_who_owns_each_token(scene: Scene) -> None:
+    from .test_inbox import Person
+
+    dave = Person(scene.server, "dave")
+    try:
+        page = dave.client.get("/admin/agents/bot")
+        assert page.status_code == 200, page.text
+        assert '<td data-label="owner">dave</td>' in page.text
+        assert '<td data-label="owner">test</td>' in page.text  # the token the test server issued
+    finally:
+        dave.close()
+    with scene.server.client(scene.tokens["dave"]) as admin:
+        owners = {token["owner"] for token in admin.get("/v1/tokens").json() if token["user"] == "bot"}
+    assert owners == {"dave", "test"}
