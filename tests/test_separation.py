@@ -544,3 +544,27 @@ def test_the_admin_pages_show_who_owns_each_token(scene: Scene) -> None:
     with scene.server.client(scene.tokens["dave"]) as admin:
         owners = {token["owner"] for token in admin.get("/v1/tokens").json() if token["user"] == "bot"}
     assert owners == {"dave", "test"}
+
+
+@pytest.mark.parametrize(
+    ("approvers", "quorum", "refused"),
+    [
+        (("carol",), 1, True),  # only the requester
+        (("carol", "dave"), 1, True),  # dave owns the agent's token
+        (("carol", "erin"), 2, True),  # one left for a quorum of two
+        (("carol", "erin"), 1, False),
+        (("carol", "group:finance"), 2, False),  # a group may hold enough people
+    ],
+)
+def test_a_request_nobody_could_approve_is_refused_when_asked(
+    store: Store, approvers: tuple[str, ...], quorum: int, refused: bool
+) -> None:
+    def asking() -> str:
+        return ask(store, "nobody", separation="requester_and_creator", approvers=approvers, quorum=quorum)
+
+    if refused:
+        with pytest.raises(ConfigError, match="four eyes"):
+            asking()
+        assert store.find_request("t", "nobody", created_by="bot") is None
+    else:
+        assert store.get_request(asking()).status is RequestStatus.PENDING

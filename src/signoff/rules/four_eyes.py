@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError
-from .effective import REQUESTER, Rule
+from .effective import REQUESTER, RequestRule, Rule
 from .keys import parse_key
 
 if TYPE_CHECKING:
@@ -61,6 +61,24 @@ def contradiction(rule: Rule) -> str | None:
             f"({', '.join(others)}), fewer than the quorum of {rule.quorum}"
         )
     return None
+
+
+def refuse_unapprovable(rule: RequestRule, request: str) -> None:
+    """ConfigError when a new request's four eyes keep out everyone its rule names, or leave
+    fewer than its quorum (where the rule names people, not groups): nobody could approve it,
+    so it is refused when asked rather than left to expire. Rules checked at load cannot get
+    here; an agent's own rule, or `requester_and_creator` naming the token's owner, can."""
+    if not rule.separated or not rule.approvers:
+        return
+    eligible = [name for name in rule.approvers if name not in rule.separated]
+    if any(name.startswith("group:") for name in eligible) or len(eligible) >= rule.quorum:
+        return
+    kept_out = ", ".join(rule.separated)
+    raise ConfigError(
+        f"{request}: four eyes (separation: {rule.separation}) keep out {kept_out}, which leaves "
+        f"{len(eligible)} of the approvers ({', '.join(rule.approvers)}) to approve it, fewer than "
+        f"{rule.quorum}: name other approvers"
+    )
 
 
 def check_four_eyes(rules: RuleSet) -> None:

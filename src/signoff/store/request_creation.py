@@ -11,6 +11,7 @@ from .._util import new_id, to_iso, utcnow
 from ..errors import AlreadyDecided
 from ..requests import NewRequest, Request, RequestStatus
 from ..rules.callables import names_a_callable
+from ..rules.four_eyes import refuse_unapprovable
 from ..templates import redact_args, render_description
 from .core import AuditNote, Json
 from .outbox_ops import OutboxOps
@@ -29,6 +30,7 @@ class RequestCreation(RequestReads, OutboxOps):
             .for_annotations(new.tool_annotations)
             .for_separation(new.requester, creator=new.actor, creator_owner=new.creator_owner)
         )
+        refuse_unapprovable(rule, f"a request for {new.tool_name!r}")
         if rule is not new.rule:
             new = replace(new, rule=rule)
         notices = self._notices(rule.channels, rule.approvers) if status is RequestStatus.PENDING else []
