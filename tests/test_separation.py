@@ -568,3 +568,20 @@ def test_a_request_nobody_could_approve_is_refused_when_asked(
         assert store.find_request("t", "nobody", created_by="bot") is None
     else:
         assert store.get_request(asking()).status is RequestStatus.PENDING
+
+
+def test_an_ag_ui_approval_by_the_requester_is_refused_and_audited(scene: Scene) -> None:
+    from .agui.support import run, run_body, types
+
+    request_id = scene.ask("agui", separation="requester")
+    interrupt = f"agui~{request_id}"
+    approve = [{"interruptId": interrupt, "status": "resolved", "payload": "approved"}]
+    events = run(scene.server, scene.tokens["carol"], run_body(resume=approve))
+    assert types(events) == ["RUN_STARTED", "RUN_ERROR"]
+    assert "four eyes" in events[-1].message  # type: ignore[attr-defined]
+    assert scene.store.get_request(request_id).status is RequestStatus.PENDING
+    [entry] = decision_refusals(scene.store, request_id)
+    assert entry["actor"] == "carol" and "four eyes" in entry["reason"]
+    deny = [{"interruptId": interrupt, "status": "resolved", "payload": "denied"}]
+    assert types(run(scene.server, scene.tokens["carol"], run_body(resume=deny)))[-1] == "RUN_FINISHED"
+    assert scene.store.get_request(request_id).status is RequestStatus.REJECTED
