@@ -122,9 +122,6 @@ def check_decision(
     refuse_if_closed(request)
     if request.deadline <= (now or utcnow()):
         raise RequestExpired(f"request {request.id} expired at {format_moment(request.deadline)}")
-    separated = separation_refusal(request, decision, actor=actor, unattended=unattended)
-    if separated is not None:
-        raise separated
     approvers = request.rule.approvers
     if (
         groups is not None
@@ -132,6 +129,9 @@ def check_decision(
         and not may_decide(request, actor, groups() if approvers else ())
     ):
         raise NotAnApprover(f"{actor} is not an approver of request {request.id}")
+    separated = separation_refusal(request, decision, actor=actor, unattended=unattended)
+    if separated is not None:
+        raise separated
     check_decision_fits(request, decision)
 
 
