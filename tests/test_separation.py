@@ -204,6 +204,20 @@ def test_rules_resolve_the_separation_and_a_later_layer_may_turn_it_off() -> Non
             },
             "app 'prod'",
         ),
+        (  # only one agent, under one app, ends up with the requester alone
+            {
+                "tools": {"pay": PAY},
+                "agents": {
+                    "helper": {"interrupt_on": {"mail": True}},
+                    "payer": {"interrupt_on": {"pay": {"approvers": ["requester"]}}},
+                },
+                "apps": {
+                    "dev": {"interrupt_overrides": {"*": {"separation": "none"}}},
+                    "prod": {"interrupt_overrides": {"p*": {"channels": ["inbox"]}}},
+                },
+            },
+            "tool 'pay' agent 'payer'",
+        ),
     ],
 )
 def test_contradictory_rules_are_refused_at_load(rules: dict[str, Any], says: str) -> None:

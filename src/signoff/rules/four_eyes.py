@@ -10,20 +10,16 @@ both; the message names the call and the layers that said so.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Hashable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from .effective import REQUESTER, RequestRule, Rule
-from .keys import parse_key
+from .keys import KeyIndex, Match, parse_key
 
 if TYPE_CHECKING:
-    from .model import RuleSet
+    from .model import AppEntry, RuleSet
     from .resolve import Explanation
-
-MAX_COMBINATIONS = 20_000
-"""Beyond this many (tool, agent, app) combinations, only each tool with no agent and no app,
-and with each agent and app alone, is checked (a very large rule set still loads quickly)."""
 
 
 def sets_separation(rules: RuleSet) -> bool:
@@ -109,21 +105,39 @@ def _call(explanation: Explanation) -> str:
 
 
 def _combinations(rules: RuleSet) -> Iterator[tuple[str, str | None, str | None]]:
-    tools = list(dict.fromkeys(_tool_names(rules)))
-    agents: list[str | None] = [None, *rules.agents]
-    apps: list[str | None] = [None, *rules.apps]
-    if len(tools) * len(agents) * len(apps) <= MAX_COMBINATIONS:
-        for tool in tools:
-            for agent in agents:
-                for app in apps:
-                    yield tool, agent, app
-        return
-    for tool in tools:
-        yield tool, None, None
-        for agent in agents[1:]:
-            yield tool, agent, None
-        for app in apps[1:]:
-            yield tool, None, app
+    """Each tool the rules name with one agent and one app per distinct word they say of it.
+
+    An agent's part in a tool's answer is which of its keys matches the tool and its
+    `hitl_disabled`; an app's, which override matches, whether `hitl_required` names the tool,
+    and its `hitl_disabled` (as `Resolver.asks_nowhere` reasons). So the first agent (and app) of
+    each kind of word, plus None, stand for all of them; the layers then resolve a handful of
+    combinations per tool rather than every agent with every app."""
+    agents = [
+        (name, entry.hitl_disabled, KeyIndex(entry.interrupt_on)) for name, entry in rules.agents.items()
+    ]
+    apps = [
+        (name, entry.hitl_disabled, KeyIndex(entry.interrupt_overrides), KeyIndex(_required(entry)))
+        for name, entry in rules.apps.items()
+    ]
+    for tool in dict.fromkeys(_tool_names(rules)):
+        agent_words: dict[Hashable, str] = {}
+        for name, silenced, index in agents:
+            agent_words.setdefault((_key(index.match(tool)), silenced), name)
+        app_words: dict[Hashable, str] = {}
+        for name, silenced, overrides, required in apps:
+            word = (_key(overrides.match(tool)), required.match(tool) is not None, silenced)
+            app_words.setdefault(word, name)
+        for agent in (None, *agent_words.values()):
+            for app in (None, *app_words.values()):
+                yield tool, agent, app
+
+
+def _required(entry: AppEntry) -> list[tuple[str, bool]]:
+    return [(key, True) for key in entry.hitl_required]
+
+
+def _key(match: Match[Any] | None) -> str | None:
+    return None if match is None else match.key
 
 
 def _tool_names(rules: RuleSet) -> Iterator[str]:
