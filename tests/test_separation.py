@@ -208,7 +208,7 @@ def test_rules_resolve_the_separation_and_a_later_layer_may_turn_it_off() -> Non
             {
                 "tools": {"pay": PAY},
                 "agents": {
-                    "helper": {"interrupt_on": {"mail": True}},
+                    "helper": {"interrupt_on": {"pay": {"approvers": ["requester", "erin"]}}},
                     "payer": {"interrupt_on": {"pay": {"approvers": ["requester"]}}},
                 },
                 "apps": {

@@ -107,11 +107,13 @@ def _call(explanation: Explanation) -> str:
 def _combinations(rules: RuleSet) -> Iterator[tuple[str, str | None, str | None]]:
     """Each tool the rules name with one agent and one app per distinct word they say of it.
 
-    An agent's part in a tool's answer is which of its keys matches the tool and its
-    `hitl_disabled`; an app's, which override matches, whether `hitl_required` names the tool,
-    and its `hitl_disabled` (as `Resolver.asks_nowhere` reasons). So the first agent (and app) of
-    each kind of word, plus None, stand for all of them; the layers then resolve a handful of
-    combinations per tool rather than every agent with every app."""
+    An agent's part in a tool's answer is what its entry matching the tool says (nothing, off,
+    on, or on with which settings) and its `hitl_disabled`; an app's, what its matching override
+    says, whether `hitl_required` names the tool, and its `hitl_disabled` (as
+    `Resolver.asks_nowhere` reasons, settings included). So the first agent (and app) of each
+    word, plus None, stand for all of them: a handful of combinations per tool, not every
+    agent with every app."""
+    said = _Said()
     agents = [
         (name, entry.hitl_disabled, KeyIndex(entry.interrupt_on)) for name, entry in rules.agents.items()
     ]
@@ -122,22 +124,33 @@ def _combinations(rules: RuleSet) -> Iterator[tuple[str, str | None, str | None]
     for tool in dict.fromkeys(_tool_names(rules)):
         agent_words: dict[Hashable, str] = {}
         for name, silenced, index in agents:
-            agent_words.setdefault((_key(index.match(tool)), silenced), name)
+            agent_words.setdefault((said(name, index.match(tool)), silenced), name)
         app_words: dict[Hashable, str] = {}
         for name, silenced, overrides, required in apps:
-            word = (_key(overrides.match(tool)), required.match(tool) is not None, silenced)
+            word = (said(name, overrides.match(tool)), required.match(tool) is not None, silenced)
             app_words.setdefault(word, name)
         for agent in (None, *agent_words.values()):
             for app in (None, *app_words.values()):
                 yield tool, agent, app
 
 
+class _Said:
+    """What a matching entry says, comparable (its value written out), each entry written once."""
+
+    def __init__(self) -> None:
+        self._written: dict[tuple[str, str], str] = {}
+
+    def __call__(self, name: str, match: Match[Any] | None) -> str | None:
+        if match is None:
+            return None
+        found = self._written.get((name, match.key))
+        if found is None:
+            found = self._written[name, match.key] = repr(match.value)
+        return found
+
+
 def _required(entry: AppEntry) -> list[tuple[str, bool]]:
     return [(key, True) for key in entry.hitl_required]
-
-
-def _key(match: Match[Any] | None) -> str | None:
-    return None if match is None else match.key
 
 
 def _tool_names(rules: RuleSet) -> Iterator[str]:
