@@ -22,6 +22,9 @@ Prints one table (measurement, value, target, met) and writes bench/results/adap
      conditional approval), and with signoff's gated tool, inside a `SignoffApproval.run` (its
      scope bound: the tool reads `needs_approval=False` there) and under `Runner.run` directly
      (signoff's predicate, asked per call).
+   - Agent Framework: `SignoffApprovals`' function middleware in a `FunctionMiddlewarePipeline`
+     against no middleware (`tool.invoke`, what the loop calls then) and against a pass-through
+     `FunctionMiddleware` in the same pipeline; the context built per call, as the loop does.
 2. The gate's own cost for the same call: `gate.review`, `gate.submit`, `gate.explain`.
 3. Wake-up: a request is made, a waiter blocks in the adapter's waiting mode (or in
    `gate.review` / `gate.areview`), another thread decides; the time from `decide()` returning
@@ -377,6 +380,51 @@ def openai_agents_hooks(
     ]
 
 
+def agent_framework_hooks(
+    gate: Gate, loop: asyncio.AbstractEventLoop, clock: Clock = time.perf_counter_ns
+) -> list[Side]:
+    from agent_framework import FunctionInvocationContext, FunctionMiddleware, tool
+    from agent_framework._middleware import FunctionMiddlewarePipeline
+
+    from signoff.integrations.agent_framework import SignoffApprovals
+
+    @tool
+    async def search(query: str) -> str:
+        """Search the web."""  # async: a sync tool runs in a thread (asyncio.to_thread), which would dominate
+        return query
+
+    class PassThrough(FunctionMiddleware):
+        async def process(self, context: Any, call_next: Callable[[], Awaitable[None]]) -> None:
+            await call_next()
+
+    async def final(context: Any) -> Any:
+        return await search.invoke(arguments=context.arguments, context=context)
+
+    approvals = SignoffApprovals(gate, thread_id=THREAD)
+    passing = FunctionMiddlewarePipeline(PassThrough())
+    ours = FunctionMiddlewarePipeline(approvals.function_middleware)
+
+    def through(pipeline: Any) -> AsyncHook:
+        # what the function-invocation loop does per call when an agent has function middleware
+        def call() -> Awaitable[Any]:
+            context = FunctionInvocationContext(function=search, arguments=dict(SEARCH_ARGS))
+            context.metadata["call_id"] = "maf-1"
+            return pipeline.execute(context, final)
+
+        return call
+
+    def bare() -> Awaitable[Any]:
+        return search.invoke(arguments=dict(SEARCH_ARGS))  # what it does with no middleware
+
+    result = loop.run_until_complete(through(ours)())
+    check(result[0].text == SEARCH_ARGS["query"], "search runs through signoff's middleware")
+    return [
+        Side("no middleware (tool.invoke)", lambda n: async_ns(bare, n, loop, clock)),
+        Side("pass-through FunctionMiddleware", lambda n: async_ns(through(passing), n, loop, clock)),
+        Side("SignoffApprovals' FunctionMiddleware", lambda n: async_ns(through(ours), n, loop, clock)),
+    ]
+
+
 def measure_hooks(report: Report, gate: Gate, sizes: Sizes) -> None:
     loop = asyncio.new_event_loop()
     try:
@@ -422,6 +470,12 @@ def measure_hooks(report: Report, gate: Gate, sizes: Sizes) -> None:
         report_pair(
             report, "openai_agents_function", section, runs, sides[1].label, [sides[2].label, sides[3].label]
         )
+        progress("hooks: Agent Framework")
+        sides = agent_framework_hooks(gate, loop)
+        runs = interleaved(sides, sizes)
+        section = "Agent Framework hook, no approval"
+        report_pair(report, "agent_framework_bare", section, runs, sides[0].label, [sides[2].label])
+        report_pair(report, "agent_framework_passthrough", section, runs, sides[1].label, [sides[2].label])
     finally:
         loop.close()
 

@@ -24,6 +24,7 @@ BENCH_EXTRA = (
     "haystack",
     "pydantic_ai",
     "agents",
+    "agent_framework",
 )
 MISSING = [name for name in BENCH_EXTRA if importlib.util.find_spec(name) is None]
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

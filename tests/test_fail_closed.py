@@ -5,8 +5,9 @@ with opposite declarations each get the answer of their own declarations.
 Each entry point makes one call of `send_email` in a thread of its own, named as gated (or, for
 the sibling, not) in the entry point's own way: a component's tool layer, `@guard`,
 `interrupt_on`, a Haystack strategies key, a Pydantic AI `requires_approval` tool, an Agents SDK
-`needs_approval` tool. Waiting modes are driven in a thread: when the call asks, a person
-rejects it; either way the tool's ledger says whether it ran.
+`needs_approval` tool, Agent Framework's `SignoffApprovals(tools=...)`. Waiting modes are driven
+in a thread: when the call asks, a person rejects it; either way the tool's ledger says whether
+it ran.
 """
 
 from __future__ import annotations
@@ -166,6 +167,21 @@ def through_openai_agents(*, wait: bool) -> Attempt:
     return build
 
 
+def through_agent_framework(*, wait: bool) -> Attempt:
+    def build(gate: Gate, named: bool, thread: str, ledger: Ledger) -> Callable[[], Any]:
+        from agent_framework import tool
+
+        from signoff.integrations.agent_framework import SignoffApprovals
+        from tests.integrations.af_support import OneCall, make_agent
+
+        approvals = SignoffApprovals(gate, tools=declared(named), thread_id=thread, wait=wait)
+        send_email = tool(send_email_into(ledger), name="send_email", description="Send an email.")
+        agent = make_agent(OneCall("send_email", EMAIL, "c1"), [send_email], approvals.middleware)
+        return lambda: asyncio.run(agent.run("mail alice", session=agent.create_session()))
+
+    return build
+
+
 ENTRY_POINTS: dict[str, Attempt] = {
     "gate.review": through_review,
     "gate.run": through_run,
@@ -179,12 +195,15 @@ ENTRY_POINTS: dict[str, Attempt] = {
     "pydantic-ai-waiting": through_pydantic_ai(wait=True),
     "openai-agents-durable": through_openai_agents(wait=False),
     "openai-agents-waiting": through_openai_agents(wait=True),
+    "agent-framework-durable": through_agent_framework(wait=False),
+    "agent-framework-waiting": through_agent_framework(wait=True),
 }
 FRAMEWORKS = {
     "langchain": "langchain",
     "haystack": "haystack",
     "pydantic-ai": "pydantic_ai",
     "openai": "agents",
+    "agent-framework": "agent_framework",
 }
 
 

@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from .outcome import Outcome, Reply
     from .pending import Pending, Suspended
     from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
+    from .request_steps import RequestStep
     from .requests import Execution, ExecutionStatus, Request, RequestStatus
     from .rules import (
         AgentEntry,
@@ -75,6 +76,8 @@ if TYPE_CHECKING:
         ToolEntry,
         WhenInput,
     )
+    from .rules.schedule_model import Escalation
+    from .shadow import ShadowHit, ShadowRules
     from .store import Store, default_db_path, open_store
 
 __version__ = "0.1.0"
@@ -98,6 +101,7 @@ _LAZY: dict[str, str] = {
     "Defaults": "rules",
     "DescriptionInput": "rules",
     "Edit": "decisions",
+    "Escalation": "rules.schedule_model",
     "Execution": "requests",
     "ExecutionStatus": "requests",
     "Explanation": "rules",
@@ -111,12 +115,15 @@ _LAZY: dict[str, str] = {
     "Reply": "outcome",
     "Request": "requests",
     "RequestStatus": "requests",
+    "RequestStep": "request_steps",
     "Respond": "decisions",
     "RichConsoleUI": "console",
     "RuleSet": "rules",
     "RuleSettings": "rules",
     "Scope": "calls",
     "ServiceEntry": "rules",
+    "ShadowHit": "shadow",
+    "ShadowRules": "shadow",
     "SimpleConsoleUI": "console",
     "Store": "store",
     "Suspended": "pending",
@@ -177,6 +184,7 @@ __all__ = [
     "Defaults",
     "DescriptionInput",
     "Edit",
+    "Escalation",
     "Execution",
     "ExecutionError",
     "ExecutionInDoubt",
@@ -208,6 +216,7 @@ __all__ = [
     "RequestNotFound",
     "RequestNotReady",
     "RequestStatus",
+    "RequestStep",
     "Respond",
     "ReviewTimeout",
     "RichConsoleUI",
@@ -217,6 +226,8 @@ __all__ = [
     "SeparationOfDuties",
     "ServerUnavailable",
     "ServiceEntry",
+    "ShadowHit",
+    "ShadowRules",
     "SignoffError",
     "SimpleConsoleUI",
     "Store",

@@ -15,6 +15,7 @@ from .decisions import Decision
 from .execution import Claim
 from .requests import Execution, NewRequest, Request
 from .rules.model import RuleSet
+from .shadow import ShadowHit, ShadowRules
 from .store.wakeup import Waiter
 
 
@@ -76,6 +77,13 @@ class Backend(Protocol):
     def rules_version(self) -> int: ...
 
     def load_rules(self) -> RuleSet: ...
+
+    def shadows_with_rules(self) -> list[ShadowRules]:
+        """The rules tried in shadow, the active ones, as they stood when `load_rules` read the
+        rules (called right after it)."""
+        ...
+
+    def record_shadow_hits(self, hits: list[ShadowHit]) -> int: ...
 
     def remember(self, scope_key: str, fingerprint: str) -> None: ...
 

@@ -49,10 +49,12 @@ class Planner:
         if call.name not in self.rules.answers and self.rules.asks_nowhere_under(resolver, call.name):
             return not_required(call.name, call.id, call.args)  # and `answers` has it for next time
         scope = effective_scope(scope, default)
-        if resolver.explain(
+        live = resolver.explain(
             call.name, scope.agent, scope.app, call.args, scope.requester, call.annotations
-        ).ask:
+        )
+        if live.ask:
             return None
+        self._shadow_check(live, call, scope)
         return not_required(call.name, call.id, call.args)
 
     def open(self, call: ToolCall, scope: Scope) -> Outcome | Request:
@@ -64,13 +66,18 @@ class Planner:
         if existing is not None and (explanation.ask or existing.is_terminal):
             return same_call(existing, call)
         if not explanation.ask:
+            self._shadow_check(explanation, call, scope)
             return not_required(call.name, call.id, call.args)
         if not explanation.rule.required and not self.policy.should_ask(call, scope, self.store):
             return not_required(call.name, call.id, call.args)
+        self._shadow_check(explanation, call, scope)
         if scope.unattended:
             return self._auto_decide(call, scope, explanation)
         request, _ = self.store.create_request(self.new_request(call, scope, explanation))
         return same_call(request, call)
+
+    def _shadow_check(self, live: Explanation, call: ToolCall, scope: Scope) -> None:
+        self.rules.shadow_check(live, args=call.args, requester=scope.requester, annotations=call.annotations)
 
     def new_request(
         self, call: ToolCall, scope: Scope, explanation: Explanation, *, drafting: bool = False

@@ -1,14 +1,20 @@
 """The rules a gate follows: a `RuleSet` given in code or read from a file, or else the layers kept
 in its store, re-read within `refresh` seconds of a change (so switching HITL off takes effect at
 once); beneath them, the tools and services its component declared in code (`rules.declared`),
-which the rules' own entries override field by field. Each component has its own (`component`)."""
+which the rules' own entries override field by field. Each component has its own (`component`).
+
+Beside the rules kept in the store, the rules tried in shadow there (`signoff.shadow`), read with
+them: `shadow_check` records, in the background, each call a shadow would answer differently."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ._util import utcnow
 from .backend import Backend
@@ -18,7 +24,11 @@ from .rules.declared import Declarations
 from .rules.effective import RuleOrigin
 from .rules.model import RuleSet, ServiceEntry, ToolEntry
 from .rules.resolve import Explanation, Resolver
+from .shadow import ShadowResolver, ShadowRules, Shadows
+from .shadow_recording import ShadowRecorder
 from .waiting import patience
+
+log = logging.getLogger("signoff")
 
 
 class GateRules:
@@ -30,8 +40,11 @@ class GateRules:
         refresh: float,
         path: str | None = None,
         declared: Declarations | None = None,
+        recorder: ShadowRecorder | None = None,
     ) -> None:
         self.store = store
+        self.recorder = recorder if recorder is not None else ShadowRecorder(store)
+        self._shadows_now = Shadows()
         self.refresh = refresh
         self._fixed_rules = RuleSet.from_file(rules) if isinstance(rules, str | Path) else rules
         self._rules_path = str(rules) if isinstance(rules, str | Path) else path
@@ -52,7 +65,12 @@ class GateRules:
         that this gate's own declarations (which it keeps up with)."""
         declared.beneath = self._declared
         child = GateRules(
-            self.store, self._fixed_rules, refresh=self.refresh, path=self._rules_path, declared=declared
+            self.store,
+            self._fixed_rules,
+            refresh=self.refresh,
+            path=self._rules_path,
+            declared=declared,
+            recorder=self.recorder,
         )
         with self._resolver_lock:
             self._components.add(child)
@@ -96,7 +114,12 @@ class GateRules:
         resolver = self._resolver_now
         if resolver is None or (self._fixed_rules is None and time.monotonic() >= self._next_refresh):
             resolver = self.resolver()
-        return resolver.static(tool, agent, app).ask
+        if resolver.static(tool, agent, app).ask:
+            return True
+        shadows = self._shadows_now
+        return bool(shadows) and any(
+            shadow.resolver.static(tool, agent, app).ask for shadow in shadows.resolvers
+        )
 
     def asks_nowhere(self, tool: str) -> bool:
         """`resolver().asks_nowhere(tool)`: no call of `tool` is asked about under the rules in
@@ -115,6 +138,9 @@ class GateRules:
         found = resolver.nowhere.get(tool)
         if found is None:
             found = resolver.asks_nowhere(tool)
+        shadows = self._shadows_now
+        if found and shadows and not shadows.ask_nowhere(tool):
+            found = False  # a shadow may ask: the call is checked, to record its hit
         self.answers.keep(tool, found, still=lambda: resolver is self._resolver_now)
         return found
 
@@ -137,7 +163,9 @@ class GateRules:
                 except (ServerUnavailable, StoreUnavailable):
                     version = self._rules_version
             if self._resolver_now is None or version != self._rules_version:
-                self._resolver_now = self._resolver_for(self.store.load_rules())
+                rules = self.store.load_rules()
+                self._shadows_now = self._shadows_for(self.store.shadows_with_rules())
+                self._resolver_now = self._resolver_for(rules)
                 self._rules_version = version
             self._keep_answers_until(self._next_refresh)
             return self._resolver_now
@@ -153,6 +181,36 @@ class GateRules:
         applied = self._declared.apply(rules)
         self._code_keys = applied.code_keys
         return Resolver(applied.rules, as_given=applied.as_given)
+
+    def _shadows_for(self, shadows: list[ShadowRules]) -> Shadows:
+        """The shadows' resolvers, this component's declarations beneath; one that cannot be
+        built is left out (logged): a shadow never stops the gate."""
+        resolvers = []
+        for shadow in shadows:
+            try:
+                applied = self._declared.apply(shadow.rules)
+                resolver = Resolver(applied.rules, as_given=applied.as_given)
+            except Exception:
+                log.warning("signoff: shadow %d cannot be resolved; it is skipped", shadow.id, exc_info=True)
+                continue
+            resolvers.append(ShadowResolver(shadow.id, resolver))
+        return Shadows(resolvers)
+
+    def shadow_check(
+        self,
+        live: Explanation,
+        *,
+        args: Mapping[str, Any] | None,
+        requester: str | None,
+        annotations: Mapping[str, Any] | None,
+    ) -> None:
+        """Record (in the background) the hits of a call the rules in force answered with `live`."""
+        shadows = self._shadows_now
+        if not shadows:
+            return
+        hits = shadows.hits(live, args=args, requester=requester, annotations=annotations, at=utcnow())
+        if hits:
+            self.recorder.record(hits)
 
     def origin(self, explanation: Explanation) -> RuleOrigin:
         """Where the rule a call is asked under came from (shown with the request)."""

@@ -66,6 +66,7 @@ class PurgeReport:
     outbox: int = 0
     attempts: int = 0
     idempotency_keys: int = 0
+    shadow_hits: int = 0
     audit_entries: int = 0
     """Entries exported and dropped from the live log (0 when the log was kept)."""
     through_seq: int = 0
@@ -83,6 +84,7 @@ class PurgeReport:
             "outbox": self.outbox,
             "attempts": self.attempts,
             "idempotency_keys": self.idempotency_keys,
+            "shadow_hits": self.shadow_hits,
             "audit_entries": self.audit_entries,
         }
 

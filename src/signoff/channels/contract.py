@@ -10,6 +10,8 @@ A channel does four things, and nothing else:
   by alice", no live buttons); `notice.final` says how it ended;
 - `follow_up(message, target, ref)`: a message after it (the execution's result), threaded
   under the first where the platform can;
+- `remind(notice, target, ref)`: remind the person of a request still open (a rule's `remind`),
+  in the first message's thread where the platform has threads, else as a new notice;
 - `verify(body, headers)`: check an inbound callback (signature, freshness, decryption) and
   parse it into an `Inbound`: a person's action on a request, or a reply the platform needs
   (a URL challenge). A forged or stale callback raises `BadSignature` (401), one that cannot be
@@ -30,7 +32,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, TypeAlias
 
 from ..errors import InvalidInput, NotAuthenticated
@@ -42,6 +44,13 @@ MessageRef: TypeAlias = dict[str, Any]
 to `update` and `follow_up`). Each channel decides its keys: `{"channel": "D1", "ts": "17.1"}`."""
 
 InboundKind = Literal["decide", "reply"]
+REMINDER_KEY = "reminder_key"
+"""In a reminder's `Notice.extra`: the same on every retry of one reminder and different for the
+next, for platforms that drop a message sent twice (a Feishu `uuid`, a mail's Message-ID)."""
+
+
+def reminder_key(notice: Notice) -> str:
+    return str(notice.extra.get(REMINDER_KEY) or notice.reminder or "")
 
 
 class BadSignature(NotAuthenticated):
@@ -164,6 +173,11 @@ class Channel(ABC):
     async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
         """Send `message` after the notice (under it where the platform threads). Default: nothing."""
         return None
+
+    async def remind(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
+        """Remind the person of `notice` (its `reminder` says so), the first message being `ref`.
+        By default the notice is sent anew, its title led by the reminder."""
+        return await self.send(replace(notice, title=f"{notice.reminder} · {notice.title}"), target)
 
     async def send_code(self, message: AddressCode, target: str) -> MessageRef:
         """Send a verification code to `target`, an address `message.user` claims. By default

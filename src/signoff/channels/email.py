@@ -32,8 +32,16 @@ from typing import Any, Literal
 
 from ..errors import ConfigError
 from .address_code import AddressCode
-from .contract import Channel, DeliveryError, MessageRef
-from .email_render import Sender, code_mail, final_mail, follow_up_mail, notice_mail, subject_of
+from .contract import Channel, DeliveryError, MessageRef, reminder_key
+from .email_render import (
+    Sender,
+    code_mail,
+    final_mail,
+    follow_up_mail,
+    notice_mail,
+    reminder_mail,
+    subject_of,
+)
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
 
@@ -116,6 +124,11 @@ class EmailChannel(Channel):
 
     async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
         mail = follow_up_mail(message, self.sender, target, parent=ref)
+        await self._deliver(mail, target)
+        return {"message_id": mail["Message-ID"], "in_reply_to": ref.get("message_id")}
+
+    async def remind(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
+        mail = reminder_mail(notice, self.sender, target, parent=ref, key=reminder_key(notice))
         await self._deliver(mail, target)
         return {"message_id": mail["Message-ID"], "in_reply_to": ref.get("message_id")}
 

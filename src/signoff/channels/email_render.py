@@ -14,7 +14,7 @@ of the address, so each approver's mail has its own id), with `.final` and `.res
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.message import EmailMessage
 from email.utils import formatdate
 from pathlib import Path
@@ -121,6 +121,17 @@ def notice_mail(notice: Notice, sender: Sender, to: str) -> EmailMessage:
     }
     mail = _mail(notice, sender, to, subject_of(notice), context)
     mail["Message-ID"] = message_id(notice.request_id, to, sender.domain)
+    return mail
+
+
+def reminder_mail(
+    notice: Notice, sender: Sender, to: str, parent: dict[str, Any] | None, key: str
+) -> EmailMessage:
+    """The open request's mail again, its title led by the reminder, threaded under the notice."""
+    mail = notice_mail(replace(notice, title=f"{notice.reminder} · {notice.title}"), sender, to)
+    mail.replace_header("Subject", _reply_subject(parent, subject_of(notice)))
+    mail.replace_header("Message-ID", message_id(notice.request_id, to, sender.domain, f"remind{key}"))
+    _thread(mail, parent)
     return mail
 
 

@@ -54,7 +54,16 @@ from lark_oapi.event.callback.model.p2_card_action_trigger import (
 from ..errors import ConfigError
 from .address_code import AddressCode
 from .buttons import from_value
-from .contract import BadCallback, BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
+from .contract import (
+    BadCallback,
+    BadSignature,
+    Channel,
+    DeliveryError,
+    Inbound,
+    InboundOutcome,
+    MessageRef,
+    reminder_key,
+)
 from .feishu_cards import final_card, notice_card
 from .freshness import check_fresh
 from .notice import FollowUp, Notice
@@ -165,6 +174,23 @@ class FeishuChannel(Channel):
         )
         request = ReplyMessageRequest.builder().message_id(message_id).request_body(body).build()
         response = await self._call("follow-up", self._client.im.v1.message.reply, request)
+        return {"message_id": response.data.message_id}
+
+    async def remind(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
+        """A reply to the card (its buttons still live there); a new card where there is none."""
+        message_id = ref.get("message_id")
+        if not message_id:
+            return await self.send(notice, target)
+        text = f"{notice.reminder} · {notice.title}"
+        body = (
+            ReplyMessageRequestBody.builder()
+            .msg_type("text")
+            .content(json.dumps({"text": text}, ensure_ascii=False))
+            .uuid(dedupe_key(notice.request_id, f"{target}:remind:{reminder_key(notice)}"))
+            .build()
+        )
+        request = ReplyMessageRequest.builder().message_id(message_id).request_body(body).build()
+        response = await self._call("remind", self._client.im.v1.message.reply, request)
         return {"message_id": response.data.message_id}
 
     async def send_code(self, message: AddressCode, target: str) -> MessageRef:

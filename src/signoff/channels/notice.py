@@ -26,6 +26,7 @@ from .texts import (
     FOUR_EYES,
     FOUR_EYES_YOU,
     QUESTION,
+    REMINDER,
     RESULT,
     TITLE,
     VALID_FOR,
@@ -95,6 +96,9 @@ class Notice:
     four_eyes: str | None = None
     """Who the rule's four eyes keep from approving ('👀 Four eyes: carol may not approve …'), or
     that `approver` is one of them (their notice then offers only reject); None without separation."""
+    reminder: str | None = None
+    """For a reminder (`Channel.remind`): the line it leads with, '⏰ Reminder: still waiting for
+    your decision (2 hours left)'; None for the first notice."""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -128,8 +132,10 @@ def build_notice(
     locale: Locale = "en",
     now: datetime | None = None,
     code: str | None = None,
+    reminder: bool = False,
 ) -> Notice:
-    """The notice for `request` as `approver` sees it; ended requests carry their `final` state."""
+    """The notice for `request` as `approver` sees it; ended requests carry their `final` state.
+    `reminder`: it reminds the approver (at `now`) of a request still open."""
     from ..server.inbox.cards import Card  # the server's package imports the channels' registry
 
     card = Card(request=request, mode="link", details_link=False)
@@ -162,6 +168,7 @@ def build_notice(
         final=final_state(request, locale) if request.is_terminal else None,
         code=code,
         four_eyes=_four_eyes(request, separated, locale),
+        reminder=REMINDER[locale].format(span=span_words(seconds, locale)) if reminder else None,
     )
 
 

@@ -33,7 +33,7 @@ def sign(secret: str, body: bytes) -> str:
 @dataclass(frozen=True)
 class Recorded:
     action: str
-    """send, update, follow_up or code."""
+    """send, update, follow_up, remind or code."""
     target: str
     notice: Notice | None
     follow_up: FollowUp | None
@@ -97,6 +97,11 @@ class RecordingChannel(Channel):
     async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
         await self._attempt()
         self.recorded.append(Recorded("follow_up", target, None, message, ref))
+        return None
+
+    async def remind(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
+        await self._attempt()
+        self.recorded.append(Recorded("remind", target, notice, None, ref))
         return None
 
     async def send_code(self, message: AddressCode, target: str) -> MessageRef:

@@ -197,6 +197,16 @@ class SlackChannel(Channel):
         self._log_sent("follow_up", message.request_id, None, target, sent)
         return sent
 
+    async def remind(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
+        """A reply in the notice's thread (its buttons are still live up there), else a new notice."""
+        if not ref.get("channel") or not ref.get("ts"):
+            return await super().remind(notice, target, ref)
+        text = cut(escape(f"{notice.reminder} · {notice.title}"), SECTION_MAX)
+        data = await self.call("chat.postMessage", channel=ref["channel"], thread_ts=ref["ts"], text=text)
+        sent = {"channel": str(data.get("channel") or ref["channel"]), "ts": str(data.get("ts") or "")}
+        self._log_sent("remind", notice.request_id, notice.thread_id, target, sent)
+        return sent
+
     async def send_code(self, message: AddressCode, target: str) -> MessageRef:
         """The code, as a plain message in the bot's DM with the Slack user `target`."""
         data = await self.call(

@@ -28,7 +28,7 @@ The platform is reached through a bridge with a small HTTP API (one channel per 
 
 - out: `POST {send_url}` (a public destination unless the server allows private ones: see
   `signoff.destinations`) with the JSON `{"to": <address>, "text": <message>, "request_id": ...,
-  "message": "notice" | "update" | "follow_up"}`, signed per Standard Webhooks with `secret`
+  "message": "notice" | "update" | "follow_up" | "remind"}`, signed per Standard Webhooks with `secret`
   (`webhook-id`, the same for every retry of one message, `webhook-timestamp`,
   `webhook-signature`), and `Authorization: Bearer {send_token}` when one is configured. A 2xx
   answer delivers it (`{"message_id": ...}` in it is kept, if given); 408, 429 and 5xx are tried
@@ -67,6 +67,7 @@ from .contract import (
     Inbound,
     InboundOutcome,
     MessageRef,
+    reminder_key,
     retry_after_seconds,
 )
 from .freshness import check_fresh
@@ -240,6 +241,13 @@ class TextChannel(Channel):
     async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
         text = follow_up_text(message, _code_in(ref))
         return await self._post(target, text, message.request_id, "follow_up")
+
+    async def remind(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
+        """The open request's message again, led by the reminder, with its code (`"message": "remind"`)."""
+        notice = replace(notice, code=notice.code or _code_in(ref))
+        text = f"{notice.reminder}\n{notice_text(notice)}"
+        msg_id = self.message_id(notice.request_id, target, f"remind_{reminder_key(notice)}")
+        return await self._post(target, text, notice.request_id, "remind", msg_id=msg_id)
 
     async def send_code(self, message: AddressCode, target: str) -> MessageRef:
         """The code, as a text (`"message": "code"`, about no request: `"request_id": null`)."""

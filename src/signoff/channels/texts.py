@@ -44,6 +44,10 @@ FOUR_EYES_YOU: dict[Locale, str] = {
     "zh": "👀 四眼原则：你不能批准这个请求，须由其他审批人批准；你可以拒绝。",
 }
 """The same, on the card of a person it keeps out (their card offers only reject)."""
+REMINDER: dict[Locale, str] = {
+    "en": "⏰ Reminder: still waiting for your decision ({span} left)",
+    "zh": "⏰ 提醒：仍在等待你的决定（剩余 {span}）",
+}
 EXPIRED_REPLY: dict[Locale, str] = {"en": "The request expired.", "zh": "请求已过期"}
 REPLIES: dict[Locale, dict[str, str]] = {
     "en": {

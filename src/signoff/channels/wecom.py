@@ -144,6 +144,12 @@ class WeComChannel(Channel):
     async def follow_up(self, message: FollowUp, target: str, ref: MessageRef) -> MessageRef | None:
         return await self._text(target, message.text)
 
+    async def remind(self, notice: Notice, target: str, ref: MessageRef) -> MessageRef | None:
+        """A text under the card (a card's task_id is its notice's own): the reminder and a link."""
+        return await self._text(
+            target, f"{notice.reminder}\n{notice.title}\n{notice.link or notice.request_url}"
+        )
+
     async def send_code(self, message: AddressCode, target: str) -> MessageRef:
         """The code, as a text message to the WeCom user `target`."""
         return await self._text(target, message.text)

@@ -10,8 +10,9 @@ from rich.table import Table
 
 from .. import people_admin
 from ..audit import AuditAnchor
-from ..errors import InvalidInput
+from ..errors import ConfigError, InvalidInput
 from ..rules import RuleSet
+from ..rules.shadow_marks import MarkedRules, read_marks
 from . import audit_log, render, rule_changes
 from .options import AsUser, JsonFlag
 from .people_backing import people_face
@@ -43,8 +44,13 @@ def config_import(
     ] = None,
     as_user: AsUser = None,
 ) -> None:
-    """Make the stored rules exactly those of FILE (all layers are replaced)."""
-    rules = RuleSet.from_file(file)
+    """Make the stored rules exactly those of FILE (all layers are replaced). Entries marked
+    `mode: shadow` are tried in shadow instead (see `signoff rules shadow`)."""
+    marks = read_marks(_read_text(file))
+    if marks.marked:
+        _import_with_shadow(ctx, file, marks, if_version=if_version, as_user=as_user)
+        return
+    rules = RuleSet.from_dict(marks.live)
     version = store_of(ctx).replace_rules(
         rules, actor=acting_user(ctx, as_user), channel="cli", if_version=if_version
     )
@@ -58,6 +64,34 @@ def config_import(
         )
     )
     render.console().print(f"Imported {file}: {counts} (version {version}).")
+
+
+def _read_text(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read rules file {file}: {exc.strerror}") from None
+
+
+def _import_with_shadow(
+    ctx: typer.Context, file: Path, marks: MarkedRules, *, if_version: int | None, as_user: str | None
+) -> None:
+    """Apply FILE's unmarked entries (the marked ones keep what the rules in force hold), then
+    try FILE as written in shadow; both at the version read first, so a change made meanwhile
+    is refused (RulesChanged) rather than overwritten."""
+    store = local_store_of(ctx, "config import (with entries in mode: shadow)")
+    actor = acting_user(ctx, as_user)
+    version = store.rules_version() if if_version is None else if_version
+    live = marks.live_over(store.load_rules())
+    applied = store.replace_rules(live, actor=actor, channel="cli", if_version=version)
+    label = f"{file.name}: {', '.join(marks.labels)}"
+    shadow = store.add_shadow_rules(RuleSet.from_dict(marks.shadow), label=label, actor=actor, channel="cli")
+    out = render.console()
+    out.print(f"Imported {file} without its entries in mode: shadow (version {applied}).", markup=False)
+    out.print(
+        f"Shadow #{shadow.id} tries {', '.join(marks.labels)}: signoff rules shadow show {shadow.id}",
+        markup=False,
+    )
 
 
 config_app.command("diff")(rule_changes.config_diff)

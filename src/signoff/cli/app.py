@@ -145,6 +145,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "agent": ("layers", "agent_app"),
     "app": ("layers", "app_app"),
     "config": ("admin", "config_app"),
+    "rules": ("shadow_rules", "rules_app"),
     "audit": ("admin", "audit_app"),
     "groups": ("admin", "groups_app"),
     "users": ("users", "users_app", "channels"),

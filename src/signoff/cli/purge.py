@@ -20,6 +20,7 @@ LABELS = {
     "outbox": "outbox rows",
     "attempts": "delivery attempts",
     "idempotency_keys": "idempotency keys",
+    "shadow_hits": "shadow hits",
     "audit_entries": "audit entries (exported, then dropped from the live log)",
 }
 

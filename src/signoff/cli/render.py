@@ -25,6 +25,7 @@ from ..outcome import outcome_for
 from ..requests import Execution, Request
 from ..rules import Explanation, ServiceEntry, ToolEntry
 from ..rules.effective import separation_words
+from ..rules.schedule_model import schedule_words
 from .text import Readout, json_text, moment, with_times
 
 
@@ -138,6 +139,8 @@ def request_details(
     decisions: list[DecisionRecord],
     execution: Execution | None,
     audit: list[AuditEntry],
+    *,
+    steps_said: str | None = None,
 ) -> None:
     out = console()
     readout = Readout()
@@ -173,6 +176,7 @@ def request_details(
         f"[bold]created:[/bold] {moment(request.created_at)}",
         f"[bold]deadline:[/bold] {moment(request.deadline)}"
         + ("" if request.is_terminal else f" ({countdown(request.deadline)})"),
+        *([f"[bold]reminders:[/bold] {read(steps_said, 'the reminders')}"] if steps_said else []),
         "",
         read(request.description, "the description", newlines=True),
         "",
@@ -321,6 +325,8 @@ def explanation(result: Explanation, requester: str | None = None) -> None:
         out.print(f"who decides: {readout.text(result.who_decides(requester), 'who decides')}")
         out.print(separation_words(rule.separation))
         out.print(f"channels: {readout.text(', '.join(rule.channels), 'the channels')}")
+        for line in schedule_words(rule.remind, rule.escalate, rule.deadline):
+            out.print(readout.text(line, "the reminders and escalations"))
         if rule.required:
             out.print("required: the app's hitl_required lists it; nothing can silence it")
     table = Table(title="trace", title_justify="left")

@@ -6,7 +6,9 @@ from typing import Annotated
 
 import typer
 
+from ..request_steps import steps_summary
 from ..requests import ExecutionStatus, RequestStatus
+from ..store import Store
 from . import render
 from .options import AsUser, JsonFlag, RequestId
 from .state import acting_user, local_store_of, store_of
@@ -53,6 +55,7 @@ def show(
     decisions = store.decisions(request_id)
     execution = store.get_execution(request_id)
     audit = list(store.audit_entries(request_id=request_id))
+    steps = store.steps_of(request_id) if isinstance(store, Store) else []  # a server's: in its API
     if as_json:
         render.print_json(
             {
@@ -60,10 +63,11 @@ def show(
                 "decisions": [record.to_dict(request.rule.redact) for record in decisions],
                 "execution": execution.to_dict() if execution is not None else None,
                 "audit": [entry.to_dict() for entry in audit],
+                "steps": [step.to_dict() for step in steps],
             }
         )
     else:
-        render.request_details(request, decisions, execution, audit)
+        render.request_details(request, decisions, execution, audit, steps_said=steps_summary(steps))
 
 
 def cancel(
@@ -122,11 +126,16 @@ def rerun(
 
 
 def sweep(ctx: typer.Context) -> None:
-    """Expire every open request whose deadline has passed."""
-    expired = local_store_of(ctx, "sweep").expire_due()
+    """Expire every open request whose deadline has passed, and send the reminders and
+    escalations that are due."""
+    store = local_store_of(ctx, "sweep")
+    expired = store.expire_due()
+    stepped = store.run_due_steps()
     out = render.console()
     readout = Readout()
     out.print(f"Expired {len(expired)} request(s).")
+    if stepped:
+        out.print(f"Ran {len(stepped)} reminder and escalation step(s).")
     for request in expired:
         tool = readout.text(request.tool_name, f"request {request.id}: tool")
         out.print(f"  {request.id}  {tool}  (on_expire: {request.rule.on_expire})", soft_wrap=True)

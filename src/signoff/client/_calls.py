@@ -20,6 +20,7 @@ from ..identity import User
 from ..requests import Execution, ExecutionStatus, NewRequest, Request, RequestStatus
 from ..rules.callables import refuse_callables_in
 from ..rules.model import LayerKind, RuleSet
+from ..shadow import ShadowHit, ShadowRules
 from ..store.run_state_ops import RunStateRecord
 from ._wire import (
     Answer,
@@ -295,6 +296,28 @@ def rules() -> Call[tuple[int, RuleSet]]:
         "GET",
         _path("rules"),
         lambda answer: (int(answer.data["version"]), RuleSet.from_dict(answer.data["rules"])),
+    )
+
+
+def rules_and_shadows() -> Call[tuple[int, RuleSet, list[ShadowRules]]]:
+    """`rules`, with the rules tried in shadow beside them (a server without them: none)."""
+    return Call(
+        "GET",
+        _path("rules"),
+        lambda answer: (
+            int(answer.data["version"]),
+            RuleSet.from_dict(answer.data["rules"]),
+            [ShadowRules.from_dict(item) for item in answer.data.get("shadows") or []],
+        ),
+    )
+
+
+def record_shadow_hits(hits: list[ShadowHit]) -> Call[int]:
+    return Call(
+        "POST",
+        _path("rules", "shadow", "hits"),
+        lambda answer: int(answer.data["recorded"]),
+        body={"hits": [hit.to_dict() for hit in hits]},
     )
 
 

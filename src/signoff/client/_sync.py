@@ -30,6 +30,7 @@ from ..execution import Claim, current_owner
 from ..identity import User
 from ..requests import LOCAL_CREATOR, Execution, ExecutionStatus, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
+from ..shadow import ShadowHit, ShadowRules
 from ..store.run_state_ops import RunStateRecord
 from ..store.wakeup import Waiter, WakeupHub
 from . import _calls as calls
@@ -39,6 +40,7 @@ from ._events import EventFollower
 from ._people_admin import PeopleAdminCalls
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
 from ._servers import Servers
+from ._shadow_admin import ShadowAdminCalls
 from ._wire import Call, error_from, unreachable
 
 T = TypeVar("T")
@@ -47,7 +49,7 @@ DEFAULT_RETRY_FOR = 10.0
 """Seconds a call made outside a gate rides out transient server trouble."""
 
 
-class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
+class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls, ShadowAdminCalls):
     """Talks to a signoff server with an API token; a `Backend`, so a `Gate` can use it.
 
     The token decides who acts: `actor` and `channel` arguments are the server's to set (the
@@ -73,7 +75,8 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
         self._http = httpx.Client(headers=headers, timeout=timeout, transport=transport)
         self.hub = WakeupHub()
         self.events = EventFollower(self.servers, headers, self.hub)
-        self._fetched_rules: tuple[int, RuleSet] | None = None
+        self._fetched_rules: tuple[int, RuleSet, list[ShadowRules]] | None = None
+        self._fetched_shadows: list[ShadowRules] = []
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -329,15 +332,23 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls):
     # -- rules and policy memory --------------------------------------------------------------
 
     def rules_version(self) -> int:
-        self._fetched_rules = self._send(calls.rules())
+        self._fetched_rules = self._send(calls.rules_and_shadows())
         return self._fetched_rules[0]
 
     def load_rules(self) -> RuleSet:
         """The server's rules (those fetched by the `rules_version` call just before, if any)."""
         fetched, self._fetched_rules = self._fetched_rules, None
         if fetched is None:
-            fetched = self._send(calls.rules())
+            fetched = self._send(calls.rules_and_shadows())
+        self._fetched_shadows = fetched[2]
         return fetched[1]
+
+    def shadows_with_rules(self) -> list[ShadowRules]:
+        """The rules tried in shadow that came with the rules `load_rules` read last."""
+        return list(self._fetched_shadows)
+
+    def record_shadow_hits(self, hits: list[ShadowHit]) -> int:
+        return self._send(calls.record_shadow_hits(hits))
 
     def get_layer(self, kind: LayerKind, name: str) -> dict[str, Any] | None:
         return self._send(calls.get_layer(kind, name))

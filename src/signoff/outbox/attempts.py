@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
 from .._util import utcnow
-from ..channels.contract import DeliveryError, MessageRef
+from ..channels.contract import REMINDER_KEY, DeliveryError, MessageRef
 from ..channels.notice import build_follow_up, build_notice
 from ..channels.registry import ChannelRegistry
 from ..destinations import Destinations
@@ -19,6 +20,7 @@ from ..errors import RequestNotFound, SignoffError
 from ..requests import Request
 from ..store import Store
 from ..store.outbox_ops import WEBHOOK, OutboxRow, Outcome
+from ..store.step_ops import REMINDED
 from ..store.webhook_ops import Webhook
 from .codes import send_code
 from .settings import OutboxSettings
@@ -143,6 +145,8 @@ class Attempts:
             return _skipped(row, target, "its notice was never delivered")
         parent_ref: MessageRef = parent.ref or {}
         new_ref: MessageRef | None
+        if row.event == REMINDED:
+            return await self._remind(row, request, context, parent_ref)
         if row.message == "update":
             notice = build_notice(
                 request, approver=recipient, link=None, request_url=request_url, locale=locale
@@ -154,6 +158,32 @@ class Attempts:
                 return _skipped(row, target, "no execution was recorded")
             message = build_follow_up(request, execution, locale)
             new_ref = await asyncio.wait_for(channel.follow_up(message, target, parent_ref), channel.timeout)
+        return Outcome(state="sent", result="sent", target=target, next_at=utcnow(), ref=new_ref)
+
+    async def _remind(
+        self, row: OutboxRow, request: Request, context: dict[str, Any], parent_ref: MessageRef
+    ) -> Outcome:
+        """A reminder of a request still open, after (under) the notice `parent_ref` names."""
+        channel = self.channels.get(row.channel)
+        target, recipient = context["target"], row.recipient or ""
+        assert channel is not None, "checked by _message"
+        if request.is_terminal:
+            return _skipped(row, target, f"the request was already {request.status.value}")
+        code = None
+        if channel.reply_codes:
+            code = await asyncio.to_thread(self.store.reply_code, request.id, row.channel, recipient)
+        notice = build_notice(
+            request,
+            approver=recipient,
+            link=await self._handle(request, recipient, context),
+            request_url=f"{self.base_url}/requests/{request.id}",
+            locale=_locale(self.channels, row.channel),
+            now=utcnow(),
+            code=code,
+            reminder=True,
+        )
+        notice = replace(notice, extra={**notice.extra, REMINDER_KEY: str(row.id)})
+        new_ref = await asyncio.wait_for(channel.remind(notice, target, parent_ref), channel.timeout)
         return Outcome(state="sent", result="sent", target=target, next_at=utcnow(), ref=new_ref)
 
     async def _parent(self, row: OutboxRow) -> OutboxRow | None:

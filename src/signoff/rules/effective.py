@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..decisions import DECISION_TYPES, DecisionType
 from .callables import DescribeFn, WhenFn, shown
+from .schedule_model import Escalation, escalations_of
 
 DEFAULT_DESCRIPTION_PREFIX = "Tool execution requires approval"
 DEFAULT_DESCRIPTION = "{prefix}\n\nTool: {tool_name}\nArgs: {tool_args}"
@@ -117,6 +118,10 @@ class Rule:
     """Destructive: an approval by keyboard in the inbox asks once more (`RequestRule.confirm`)."""
     separation: Separation | None = None
     """Four eyes: who may not approve (`RequestRule.separated` names them per request)."""
+    remind: tuple[str, ...] = ()
+    """When to re-notify the approvers: durations after the request was made, or `N%` of its deadline."""
+    escalate: tuple[Escalation, ...] = ()
+    """Whom to add as approvers, and when (`signoff.rules.schedule_model`)."""
     required: bool = False
     """Set by the app's `hitl_required`: nothing can silence it."""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -185,6 +190,9 @@ class RequestRule:
     separated: tuple[str, ...] = ()
     """The people `separation` keeps from approving this request (approve, edit, respond; they
     may still reject), named when it was created (`for_separation`)."""
+    remind: tuple[str, ...] = ()
+    escalate: tuple[Escalation, ...] = ()
+    """The request's planned reminders and escalations (planned when it is made: `signoff.steps`)."""
     origin: RuleOrigin | None = None
 
     @classmethod
@@ -197,6 +205,8 @@ class RequestRule:
             for key, value in data.items()
             if key in defaults
         }
+        if "escalate" in values:
+            values["escalate"] = escalations_of(values["escalate"])
         origin = values.get("origin")
         if isinstance(origin, dict):
             values["origin"] = RuleOrigin(**{key: origin[key] for key in _ORIGIN_FIELDS if key in origin})
@@ -247,7 +257,7 @@ class RequestRule:
 
 def _snapshot_value(value: Any) -> Any:
     if isinstance(value, tuple):
-        return list(value)
+        return [item.to_dict() if isinstance(item, Escalation) else item for item in value]
     if isinstance(value, RuleOrigin):
         return value.to_dict()
     return value

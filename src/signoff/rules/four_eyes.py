@@ -3,9 +3,10 @@
 A rule that keeps the requester from approving (`separation`) but names nobody else to approve
 (`approvers: [requester]`, or no approvers: then the requester alone decides) would leave every
 request it asks about to expire; so would a quorum larger than the people named besides the
-requester. Layers combine, so the check resolves each tool, agent and app the rules name (a
-glob or list key stands for the tools it names) and refuses the first combination that says
-both; the message names the call and the layers that said so.
+requester (those an escalation adds count too). Layers combine, so the check resolves each
+tool, agent and app the rules name (a glob or list key stands for the tools it names) and
+refuses the first combination that says both; the message names the call and the layers that
+said so.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def contradiction(rule: Rule) -> str | None:
     """Why `rule`'s separation leaves nobody to approve (None: it does not)."""
     if rule.separation is None:
         return None
-    others = [name for name in rule.approvers if name != REQUESTER]
+    others = [name for name in _deciders(rule) if name != REQUESTER]
     if not others:
         named = (
             "names no approvers (so the requester decides)" if not rule.approvers else "names only requester"
@@ -66,7 +67,7 @@ def refuse_unapprovable(rule: RequestRule, request: str) -> None:
     here; an agent's own rule, or `requester_and_creator` naming the token's owner, can."""
     if not rule.separated or not rule.approvers:
         return
-    eligible = [name for name in rule.approvers if name not in rule.separated]
+    eligible = [name for name in _deciders(rule) if name not in rule.separated]
     if any(name.startswith("group:") for name in eligible) or len(eligible) >= rule.quorum:
         return
     kept_out = ", ".join(rule.separated)
@@ -75,6 +76,12 @@ def refuse_unapprovable(rule: RequestRule, request: str) -> None:
         f"{len(eligible)} of the approvers ({', '.join(rule.approvers)}) to approve it, fewer than "
         f"{rule.quorum}: name other approvers"
     )
+
+
+def _deciders(rule: Rule | RequestRule) -> list[str]:
+    """Who may come to decide: the approvers, and those an escalation adds later."""
+    escalated = (name for step in rule.escalate for name in step.to)
+    return list(dict.fromkeys((*rule.approvers, *escalated)))
 
 
 def check_four_eyes(rules: RuleSet) -> None:

@@ -1,11 +1,12 @@
 """A change to the stored rules as the audit log keeps it: which layer entries, from what to what.
 
 Every change to the stored rules is one audit entry (`rules.set`, `rules.deleted`,
-`rules.imported`, `rules.reverted`) whose data holds `before` and `after` and the rules'
-`version` after it. A change to one entry names it (`kind`, `name`) and keeps its settings
-(null: it did not exist); a change to the whole set keeps every layer. `recorded_changes` reads
-either back as `LayerChange`s, so the rules' history is those entries, and reverting one puts
-back its `before` in exactly the entries it changed.
+`rules.imported`, `rules.reverted`, `rules.promoted`: rules tried in shadow made those in force)
+whose data holds `before` and `after` and the rules' `version` after it. A change to one entry
+names it (`kind`, `name`) and keeps its settings (null: it did not exist); a change to the whole
+set keeps every layer. `recorded_changes` reads either back as `LayerChange`s, so the rules'
+history is those entries, and reverting one puts back its `before` in exactly the entries it
+changed.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 RULES_FAMILY = "rules"
 """The audit actions of rule changes are `rules.<what>`."""
-RULE_ACTIONS = ("rules.set", "rules.deleted", "rules.imported", "rules.reverted")
+RULE_ACTIONS = ("rules.set", "rules.deleted", "rules.imported", "rules.reverted", "rules.promoted")
 _GROUPS: tuple[tuple[str, LayerKind], ...] = (
     ("tools", "tool"),
     ("services", "service"),

@@ -47,6 +47,7 @@ from .effective import (
     UnattendedMode,
 )
 from .keys import format_key, parse_key
+from .schedule_model import EscalationEntry, StepTime, check_escalate, check_remind
 
 __all__ = [  # with, re-exported, what moved to `effective` (the server, tests and bench import it from here)
     "DEFAULT_DEADLINE",
@@ -133,6 +134,9 @@ class RuleSettings(_Strict):
     """Four eyes: `requester` keeps the person the agent acts for from approving its request;
     `requester_and_creator` also the owner of the agent's token; `none` turns off what a layer
     beneath said."""
+    remind: Annotated[list[StepTime] | None, pydantic.AfterValidator(check_remind)] = None
+    escalate: Annotated[list[EscalationEntry] | None, pydantic.AfterValidator(check_escalate)] = None
+    """Reminders and escalations while the request waits (`schedule_model`)."""
 
     @field_validator("allowed_decisions")
     @classmethod

@@ -38,6 +38,7 @@ from .effective import (
 )
 from .keys import KeyIndex, Match, literal_chars
 from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
+from .schedule_model import escalations_of
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,8 @@ class Explanation:
             "deadline_seconds": self.rule.deadline.total_seconds(),
             "on_expire": self.rule.on_expire,
             "when": shown(self.rule.when),
+            "remind": list(self.rule.remind),
+            "escalate": [escalation.to_dict() for escalation in self.rule.escalate],
         }
 
 
@@ -320,6 +323,8 @@ class Resolver:
             unattended=settings.get("unattended") or defaults.unattended,
             confirm=bool(settings.get("confirm", False)),
             separation=_separation(settings),
+            remind=tuple(settings.get("remind") or ()),
+            escalate=escalations_of(settings.get("escalate")),
             required=required,
         )
         exempt = read_only_exempt and on and layer == "service" and not required

@@ -15,6 +15,7 @@ from ..errors import ConfigError
 from ..visible import check_name
 from .effective import OnExpire, OriginSource, RequestRule, RuleOrigin, Separation, UnattendedMode
 from .model import CHANNEL_NAME
+from .schedule_model import parse_escalate, parse_remind
 
 MAX_QUORUM = 100
 LIST_FIELDS = ("allowed_decisions", "approvers", "channels", "redact")
@@ -66,6 +67,10 @@ def parse_snapshot(data: Any, *, what: str = "rule") -> RequestRule:
             values[name] = parse_origin(value, what=where)
         elif name == "separated":
             raise ConfigError(f"{where} is the server's to say: it names them from the request")
+        elif name == "remind":
+            values[name] = parse_remind(value, where)
+        elif name == "escalate":
+            values[name] = parse_escalate(value, where)
     decisions = values.get("allowed_decisions")
     if decisions is not None:
         unknown = [kind for kind in decisions if kind not in DECISION_TYPES]

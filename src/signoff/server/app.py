@@ -34,7 +34,18 @@ from ..outbox.worker import DeliveryWorker
 from ..store import Store
 from . import agui, channel_routes, health
 from .access import CallerCache
-from .api import agents, audit, channel_admin, executions, identity, people, requests, rules, run_states
+from .api import (
+    agents,
+    audit,
+    channel_admin,
+    executions,
+    identity,
+    people,
+    requests,
+    rules,
+    run_states,
+    shadow_rules,
+)
 from .api import channels as channel_api
 from .api.rule_history import router as rule_history_router
 from .context import Server, ServerSettings
@@ -133,6 +144,7 @@ def create_app(
         requests,
         agents,
         executions,
+        shadow_rules,  # before `rules`: its /v1/rules/{kind}/{name} would take /v1/rules/shadow/{id}
         rules,
         audit,
         identity,
@@ -176,6 +188,9 @@ async def _sweep(server: Server) -> None:
             expired = await asyncio.to_thread(store.expire_due)
             if expired:
                 log.info("expired %d request(s) past their deadline", len(expired))
+            stepped = await asyncio.to_thread(store.run_due_steps)
+            if stepped:
+                log.info("ran %d reminder and escalation step(s)", len(stepped))
             doubtful = await asyncio.to_thread(store.mark_dead_executions)
             if doubtful:
                 log.warning(

@@ -1,11 +1,12 @@
 """Whose rules a request asked through the API follows (DESIGN §4, "Where rules live").
 
 Whether to ask is the agent's call: its own code runs the gate. But who may decide (approvers),
-the quorum, unattended handling, the deadline and `on_expire` come from the server's rules
-wherever they cover the tool (they ask for this call), and from the agent only where they don't
-and the server takes agents' rules (`signoff serve --agent-rules allow`, the default: for a tool
-the server's rules do not cover, the agent could as well not ask at all, so its rules give it
-nothing it does not have; `deny` makes the server's defaults apply to such requests instead).
+the quorum, unattended handling, the deadline, `on_expire`, reminders and escalations come from
+the server's rules wherever they cover the tool (they ask for this call), and from the agent
+only where they don't and the server takes agents' rules (`signoff serve --agent-rules allow`,
+the default: for a tool the server's rules do not cover, the agent could as well not ask at all,
+so its rules give it nothing it does not have; `deny` makes the server's defaults apply to such
+requests instead).
 
 The rest of a rule is the agent's: its texts and description template; where both say something,
 the allowed decisions are those both allow, the redacted args those either names, and a call
@@ -76,6 +77,8 @@ def governed_rule(
         unattended=server.unattended,
         confirm=server.confirm or snapshot.confirm,
         separation=stricter_separation(server.separation, snapshot.separation),
+        remind=server.remind,
+        escalate=server.escalate,
         origin=replace(asked, authority="server"),
     )
     return Governed(rule, server.deadline)
@@ -101,6 +104,8 @@ def _as_the_server_says(
         redact=tuple(dict.fromkeys((*server.redact, *snapshot.redact))),
         confirm=server.confirm or snapshot.confirm,
         separation=stricter_separation(server.separation, snapshot.separation),
+        remind=server.remind,
+        escalate=server.escalate,
         origin=RuleOrigin(
             source="server", layer=explanation.layer, key=explanation.deciding_key, authority="server"
         ),

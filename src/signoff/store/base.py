@@ -3,8 +3,8 @@
 Requests (get-or-create by creator + thread_id + tool_call_id, drafts, decisions with quorum,
 expiry, cancel), execution records (claim, renew, finish, reset), settings (rule layers, groups,
 AskOnce memory), users and their hashed credentials, the rules agents declared in code, the
-answers kept for idempotency keys, the channels admins add, sign-ins through an OpenID
-provider, the hash-chained audit log, and retention (purges).
+answers kept for idempotency keys, rules tried in shadow and their hits, the channels admins add,
+sign-ins through an OpenID provider, the hash-chained audit log, and retention (purges).
 Every state change and its audit entry commit together; waiters are woken after the commit.
 """
 
@@ -27,6 +27,7 @@ from .request_ops import RequestOps
 from .rule_history_ops import RuleHistoryOps
 from .run_state_ops import RunStateOps
 from .settings_ops import SettingsOps
+from .shadow_ops import ShadowOps
 from .webhook_ops import WebhookOps
 
 
@@ -34,6 +35,7 @@ class Store(
     ActingOps,
     RequestOps,
     ExecutionOps,
+    ShadowOps,  # before the settings it builds on
     RuleHistoryOps,  # before the two it builds on
     SettingsOps,
     PurgeOps,  # before the audit ops it builds on

@@ -179,7 +179,8 @@ class StoreCore(ABC):
     ) -> dict[str, Any] | None:
         """Insert a request with its approvers, audit entry, outbox rows (`params["notices"]`,
         and its webhooks' `request.created`, when it is pending) and, when a process waits to run
-        it (`params["runner"]`), its execution record; None if its key already exists."""
+        it (`params["runner"]`), its execution record, and its planned steps (`params["steps"]`:
+        reminders and escalations); None if its key already exists."""
         now = params["now"]
         with self._transaction() as (tx, changes):
             row = tx.one("insert_request", **params)
@@ -190,6 +191,8 @@ class StoreCore(ABC):
             tx.send("queue_audit", **note.params())
             if params["runner"] is not None:
                 tx.send("expect_execution", request_id=row["id"], runner=params["runner"], now=now)
+            for step in params["steps"].value:
+                tx.send("insert_step", request_id=row["id"], **{**step, "payload": Json(step["payload"])})
             if params["status"] == "pending":
                 for notice in params["notices"].value:
                     tx.send("enqueue_notice", request_id=row["id"], event=note.action, now=now, **notice)

@@ -3,7 +3,9 @@ transaction of the change that caused it, and the delivery worker (`signoff.outb
 
 Rows: a `notice` per (channel, person) when a request becomes pending (the rule's `channels`
 times its approvers, groups expanded to their members); when it ends (decided, expired,
-cancelled) an `update` per notice, and after execution a `follow_up` per notice; an `event` per
+cancelled) an `update` per notice, and after execution a `follow_up` per notice (a reminder is
+a `follow_up` too, of event `request.reminded`: see `step_ops`; an escalation writes notices of
+event `request.escalated` for the people it adds); an `event` per
 webhook that wants the request's event. A row's `target` (the person's address on the channel)
 is found when it is first sent: the verified address a person has then. A `code` row (a
 verification code to the address a person claims, see `address_codes`) is about no request and

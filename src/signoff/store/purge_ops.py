@@ -7,7 +7,7 @@ The steps, each safe to stop after (a purge run again finishes the work):
    the first entry of any request that stays; its entries are exported and fsynced;
 2. the purge is recorded (`audit_purges`: from then on the live chain starts at that entry);
 3. the requests go (with their executions, outbox and attempt rows), then the log's entries
-   through the recorded one, then delivered outbox rows and old idempotency keys;
+   through the recorded one, then delivered outbox rows, old idempotency keys and old shadow hits;
 4. an `audit.purged` entry records the counts.
 Verification never sees a request without its entries (requests go before their entries), and
 excuses the log's mention of a request that ended before a recorded cutoff.
@@ -78,7 +78,9 @@ class PurgeOps(AuditOps):
             with self._read() as tx:
                 keys = tx.one("count_purgeable", before=before)
                 outbox = tx.one("count_purgeable_outbox", before=before)
+                hits = tx.one("count_old_shadow_hits", before=before)
             report.idempotency_keys = int(keys["idempotency_keys"]) if keys else 0
+            report.shadow_hits = int(hits["shadow_hits"]) if hits else 0
             report.outbox += int(outbox["outbox"]) if outbox else 0
             report.attempts += int(outbox["attempts"]) if outbox else 0
             return report
@@ -107,6 +109,7 @@ class PurgeOps(AuditOps):
         self._drop_entries(report, through_seq, batch)
         self._purge_outbox(report, before, batch)
         self._purge_kept_answers(report, before, batch)
+        self._purge_shadow_hits(report, before, batch)
         with self._transaction() as (tx, _):
             self._audit(
                 tx,
@@ -180,6 +183,15 @@ class PurgeOps(AuditOps):
             if not dropped:
                 return
             report.idempotency_keys += dropped
+            report.batches += 1
+
+    def _purge_shadow_hits(self, report: PurgeReport, before: datetime, batch: int) -> None:
+        while True:
+            with self._write() as tx:
+                dropped = tx.run("purge_old_shadow_hits", before=before, limit=batch)
+            if not dropped:
+                return
+            report.shadow_hits += dropped
             report.batches += 1
 
     @staticmethod

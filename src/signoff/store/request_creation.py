@@ -9,6 +9,7 @@ from typing import Any
 
 from .._util import new_id, to_iso, utcnow
 from ..errors import AlreadyDecided
+from ..request_steps import plan_steps
 from ..requests import NewRequest, Request, RequestStatus
 from ..rules.callables import names_a_callable
 from ..rules.four_eyes import refuse_unapprovable
@@ -57,6 +58,7 @@ class RequestCreation(RequestReads, OutboxOps):
             "deadline": new.deadline,
             "created_by": new.actor,
             "notices": Json(notices),
+            "steps": Json(plan_steps(rule, now, new.deadline)),
         }
         note = AuditNote(
             "request.created",

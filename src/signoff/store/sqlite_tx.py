@@ -49,6 +49,8 @@ TIME_COLUMNS = frozenset(
         "code_expires_at",
         "code_requested_at",
         "signed_in_at",
+        "due_at",
+        "done_at",
     }
 )
 

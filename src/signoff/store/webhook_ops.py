@@ -26,6 +26,8 @@ EVENTS = (
     "request.decided",
     "request.expired",
     "request.cancelled",
+    "request.reminded",
+    "request.escalated",
     "execution.started",
     "execution.finished",
 )

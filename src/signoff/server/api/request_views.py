@@ -118,11 +118,32 @@ class RequestFields(BaseModel):
     record: RequestRecord | None = Field(default=None, description="Sent only to the agent that asked.")
 
 
+class StepView(BaseModel):
+    """A planned reminder or escalation (the rule's `remind` and `escalate`) and what came of it."""
+
+    kind: Literal["remind", "escalate"]
+    due_at: Moment
+    at: str | None = Field(default=None, description="remind: as the rule wrote it (30m, 50%).")
+    after: str | None = Field(default=None, description="escalate: as the rule wrote it (4h, 50%).")
+    to: list[str] | None = Field(default=None, description="escalate: the people and groups it adds.")
+    done_at: Moment | None
+    outcome: Literal["done", "superseded", "skipped"] | None = Field(
+        description="done; superseded by a later reminder (the sweeper came late); skipped: the "
+        "request had ended. None until it is due."
+    )
+
+
 class RequestView(RequestFields):
     """A request in full."""
 
     decision: DecisionView | None
     truncated: Literal[False]
+    steps: list[StepView] | None = Field(
+        default=None, description="One request's view only: its reminders and escalations."
+    )
+    steps_summary: str | None = Field(
+        default=None, description="The steps in words: 'reminded 2×, escalated to group:oncall at …'."
+    )
 
 
 class RequestBrief(RequestFields):

@@ -13,6 +13,7 @@ from fastapi.responses import Response
 from ..._util import parse_duration, utcnow
 from ...errors import ConfigError, InvalidInput, PermissionDenied, RequestConflict
 from ...identity import User
+from ...request_steps import steps_summary
 from ...requests import NewRequest, Request, RequestStatus
 from ...rules.model import RequestRule
 from ...rules.snapshot import parse_snapshot
@@ -224,8 +225,13 @@ def list_requests(
 
 @router.get("/{request_id}", summary="One request")
 def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> RequestJSON:
-    request = visible_request(server_of(http).store, request_id, caller.user, channel=caller.channel)
-    return request_view(request, caller.user)
+    store = server_of(http).store
+    request = visible_request(store, request_id, caller.user, channel=caller.channel)
+    view = request_view(request, caller.user)
+    steps = store.steps_of(request_id)
+    view["steps"] = [step.to_dict() for step in steps]
+    view["steps_summary"] = steps_summary(steps)
+    return view
 
 
 @router.post(

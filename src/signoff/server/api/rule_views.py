@@ -24,7 +24,7 @@ class RuleChangeView(BaseModel):
     at: Moment
     actor: str
     channel: str
-    action: Literal["rules.set", "rules.deleted", "rules.imported", "rules.reverted"]
+    action: Literal["rules.set", "rules.deleted", "rules.imported", "rules.reverted", "rules.promoted"]
     version: int | None = Field(description="The rules' version after it.")
     changes: list[LayerChangeView] | None = Field(
         description="The entries it changed; null when it was recorded before signoff kept what a "

@@ -32,7 +32,9 @@ def _kind(kind: str) -> LayerKind:
 @router.get("/rules", summary="The rules: every layer, and their version")
 def get_rules(http: HttpRequest, user: CurrentUser) -> RulesJSON:
     store = server_of(http).store
-    return {"version": store.rules_version(), "rules": store.load_rules().to_dict()}
+    version = store.rules_version()  # first: what is read after it is at least this new
+    shadows = [shadow.for_gates() for shadow in store.shadow_rules()]
+    return {"version": version, "rules": store.load_rules().to_dict(), "shadows": shadows}
 
 
 @router.get("/rules/declared", summary="The rules agents declared in their own code, as seen in requests")

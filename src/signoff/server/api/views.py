@@ -67,6 +67,11 @@ class Count(BaseModel):
 class RulesView(BaseModel):
     version: int = Field(description="Bumped by every change to the rules.")
     rules: dict[str, Any] = Field(description="Every layer, as `signoff rules` reads and writes them.")
+    shadows: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The rules tried in shadow beside them (see `/v1/rules/shadow`); gates record "
+        "the calls these would answer differently.",
+    )
 
 
 class DeclaredRuleView(BaseModel):

@@ -2,7 +2,8 @@
 `signoff config import` checks a file; Preview shows what would change (the entries, before and
 after) and a sample call's answer under the rules in force and under the proposed ones, side by
 side; Apply applies exactly what was previewed, and only if nobody changed the rules meanwhile.
-Below, the rules' history (from the audit log), each change with a Revert.
+Below, the rules tried in shadow (`admin_shadow`: Try in shadow instead of Apply), and the rules'
+history (from the audit log), each change with a Revert.
 
 The same store operations as `PUT /v1/rules?if_version=`, `POST /v1/rules/diff`,
 `/v1/rules/history` and `signoff config import/diff/history/revert`. The forms work with htmx
@@ -23,6 +24,7 @@ from ...rules.preview import RulesPreview
 from ..context import server_of
 from .admin_page import admin_context
 from .admin_sections import section
+from .admin_shadow import shadow_context, shadow_note
 from .page_access import Form, PageCaller, PageError, is_htmx
 from .rendering import render
 from .rules_editor import FIELDSETS, LAYER_TEXTS, EditorForm, digest
@@ -36,7 +38,12 @@ PATH = "/admin/rules"
 
 @router.get(PATH, response_class=HTMLResponse)
 async def rules_admin(
-    http: HttpRequest, caller: PageCaller, before: int | None = None, applied: int | None = None
+    http: HttpRequest,
+    caller: PageCaller,
+    before: int | None = None,
+    applied: int | None = None,
+    shadow: str | None = None,
+    shadow_id: int | None = None,
 ) -> HTMLResponse:
     context = await admin_context(http, caller, section=KEY)
     store = server_of(http).store
@@ -44,6 +51,8 @@ async def rules_admin(
     context.update(await run_in_threadpool(_page, http, form, before=before))
     if applied is not None:
         context["notice"] = f"Applied: the rules are at version {applied}."
+    elif (note := shadow_note(shadow, shadow_id)) is not None:
+        context["notice"] = note
     return render(http, "admin_rules.html", context)
 
 
@@ -151,4 +160,5 @@ def _page(http: HttpRequest, editor: EditorForm, *, before: int | None) -> dict[
         "problem": None,
         "previewed": "",
         "notice": None,
+        **shadow_context(store),
     }

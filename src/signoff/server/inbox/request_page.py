@@ -15,6 +15,7 @@ from ...audit import AuditEntry
 from ...changes import Change, changes, changes_from_data
 from ...errors import SignoffError
 from ...execution import args_digest, decided_args, may_run
+from ...request_steps import steps_summary
 from ...requests import Execution, Request
 from ...store import Store
 from ...store.report_ops import Delivery
@@ -62,6 +63,7 @@ def render_request_page(
         deliveries=_deliveries(store, request.id),
         outbox=_quietly(store.outbox_for, request.id),
         attempts=_quietly(store.delivery_attempts, request.id),
+        steps_said=steps_summary(_quietly(store.steps_of, request.id)),
         pretty_json=pretty_json,
         asked_under=origin_text(request.rule.origin),
         authority=authority_text(request.rule.origin),

@@ -575,3 +575,44 @@ FOR EACH ROW EXECUTE FUNCTION audit_log_delete_purged_only();
 -- deleting an outbox row sets its attempts' outbox_id to NULL, which without this index reads
 -- every attempt.
 CREATE INDEX delivery_attempts_by_outbox ON delivery_attempts (outbox_id) WHERE outbox_id IS NOT NULL;
+
+-- Rules tried in shadow (migration 0019 says how).
+CREATE TABLE shadow_rules (
+    id BIGSERIAL PRIMARY KEY,
+    label TEXT NOT NULL,
+    data JSON NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('active', 'promoted', 'dropped')),
+    created_by TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    closed_by TEXT,
+    updated_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE shadow_hits (
+    id BIGSERIAL PRIMARY KEY,
+    shadow_id BIGINT NOT NULL REFERENCES shadow_rules (id) ON DELETE CASCADE,
+    direction TEXT NOT NULL CHECK (direction IN ('newly_asked', 'no_longer_asked')),
+    tool TEXT NOT NULL,
+    agent TEXT,
+    app TEXT,
+    requester TEXT,
+    args JSON NOT NULL,
+    rule JSON NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX shadow_hits_by_shadow ON shadow_hits (shadow_id, id);
+CREATE INDEX shadow_hits_by_time ON shadow_hits (created_at);
+-- The planned reminders and escalations of each request (DESIGN §14), written in the transaction
+-- that makes the request. The sweeper runs each once it is due (`done_at`, with what came of it:
+-- `done`, `superseded` by a later reminder, or `skipped` because the request had ended).
+CREATE TABLE request_steps (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
+    kind TEXT NOT NULL CHECK (kind IN ('remind', 'escalate')),
+    due_at TIMESTAMPTZ NOT NULL,
+    payload JSONB NOT NULL,
+    done_at TIMESTAMPTZ,
+    outcome TEXT CHECK (outcome IN ('done', 'superseded', 'skipped'))
+);
+CREATE INDEX request_steps_due ON request_steps (due_at) WHERE done_at IS NULL;
+CREATE INDEX request_steps_by_request ON request_steps (request_id, due_at);

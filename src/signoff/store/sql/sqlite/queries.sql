@@ -930,3 +930,103 @@ DELETE FROM audit_log WHERE seq IN (SELECT seq FROM audit_log WHERE seq <= :thro
 INSERT INTO counters (name, value) VALUES ('daily_purge', :day)
 ON CONFLICT (name) DO UPDATE SET value = excluded.value WHERE counters.value < excluded.value
 RETURNING value;
+
+-- name: insert_shadow_rules
+INSERT INTO shadow_rules (label, data, status, created_by, created_at, updated_at)
+VALUES (:label, :data, 'active', :actor, :now, :now)
+RETURNING id;
+
+-- name: list_shadow_rules
+-- the shadows (active ones only unless :everything), newest first, with their hits counted
+SELECT s.id, s.label, s.data, s.status, s.created_by, s.created_at, s.closed_by, s.updated_at,
+       (SELECT count(*) FROM shadow_hits h WHERE h.shadow_id = s.id AND h.direction = 'newly_asked')
+       AS newly_asked,
+       (SELECT count(*) FROM shadow_hits h WHERE h.shadow_id = s.id AND h.direction = 'no_longer_asked')
+       AS no_longer_asked
+FROM shadow_rules s
+WHERE s.status = 'active' OR :everything
+ORDER BY s.id DESC;
+
+-- name: get_shadow_rules
+SELECT s.id, s.label, s.data, s.status, s.created_by, s.created_at, s.closed_by, s.updated_at,
+       (SELECT count(*) FROM shadow_hits h WHERE h.shadow_id = s.id AND h.direction = 'newly_asked')
+       AS newly_asked,
+       (SELECT count(*) FROM shadow_hits h WHERE h.shadow_id = s.id AND h.direction = 'no_longer_asked')
+       AS no_longer_asked
+FROM shadow_rules s
+WHERE s.id = :id;
+
+-- name: close_shadow_rules
+-- an active shadow promoted or dropped (once: a closed one stays as it is)
+UPDATE shadow_rules SET status = :status, closed_by = :actor, updated_at = :now
+WHERE id = :id AND status = 'active';
+
+-- name: insert_shadow_hit
+-- a hit of a shadow still active (one closed meanwhile records nothing)
+INSERT INTO shadow_hits (shadow_id, direction, tool, agent, app, requester, args, rule, created_at)
+SELECT :shadow_id, :direction, :tool, :agent, :app, :requester, :args, :rule, :now
+WHERE EXISTS (SELECT 1 FROM shadow_rules WHERE id = :shadow_id AND status = 'active');
+
+-- name: list_shadow_hits
+-- a shadow's hits, newest first, before the hit :before (keyset; 0: from the newest)
+SELECT id, shadow_id, direction, tool, agent, app, requester, args, rule, created_at
+FROM shadow_hits
+WHERE shadow_id = :shadow_id AND (:before = 0 OR id < :before)
+ORDER BY id DESC LIMIT :limit;
+
+-- name: recent_shadow_hits
+-- the calls shadows saw since a moment (for a preview: those that ran unasked are known only here)
+SELECT id, shadow_id, direction, tool, agent, app, requester, args, rule, created_at
+FROM shadow_hits
+WHERE created_at >= :since AND id > :after
+ORDER BY id LIMIT :limit;
+
+-- name: recent_tool_requests
+-- the tool calls asked about since a moment (for a preview), in id order from :after
+SELECT id, tool_name, agent, app, requester, args, created_at
+FROM requests
+WHERE kind = 'tool' AND created_at >= :since AND id > :after
+ORDER BY id LIMIT :limit;
+
+-- name: purge_old_shadow_hits
+-- one batch of the shadow hits recorded before the cutoff
+DELETE FROM shadow_hits
+WHERE id IN (SELECT id FROM shadow_hits WHERE created_at < :before ORDER BY id LIMIT :limit);
+
+-- name: count_old_shadow_hits
+SELECT count(*) AS shadow_hits FROM shadow_hits WHERE created_at < :before;
+
+-- name: shadow_hits_by_rule
+-- a shadow's hits counted by direction and by the shadow's deciding layer and key
+SELECT direction, json_extract(rule, '$.layer') AS layer, json_extract(rule, '$.key') AS rule_key,
+       count(*) AS hits
+FROM shadow_hits WHERE shadow_id = :shadow_id
+GROUP BY direction, layer, rule_key ORDER BY hits DESC, direction, layer, rule_key;
+-- name: insert_step
+-- a request's planned reminder or escalation (store/step_ops.py), written with the request
+INSERT INTO request_steps (request_id, kind, due_at, payload)
+VALUES (:request_id, :kind, :due_at, :payload);
+
+-- name: any_due_step
+SELECT 1 AS due FROM request_steps WHERE done_at IS NULL AND due_at <= :now LIMIT 1;
+
+-- name: due_steps
+-- the steps due now of requests past drafting, a request's together, oldest first; on PostgreSQL
+-- locked, and those another replica holds skipped
+SELECT s.* FROM request_steps s JOIN requests r ON r.id = s.request_id
+WHERE s.done_at IS NULL AND s.due_at <= :now AND r.status <> 'drafting'
+ORDER BY s.request_id, s.due_at, s.id LIMIT :limit
+;
+
+-- name: finish_step
+UPDATE request_steps SET done_at = :now, outcome = :outcome WHERE id = :id AND done_at IS NULL;
+
+-- name: steps_for
+SELECT * FROM request_steps WHERE request_id = :request_id ORDER BY due_at, id;
+
+-- name: set_request_rule
+-- an escalation widens who decides: the request's rule keeps its approvers
+UPDATE requests SET rule = :rule, updated_at = :now WHERE id = :id AND status = 'pending';
+
+-- name: notice_recipients
+SELECT DISTINCT channel, recipient FROM outbox WHERE request_id = :request_id AND message = 'notice';
