@@ -611,3 +611,36 @@ def test_an_escalation_counts_as_someone_else_to_approve() -> None:
     }
     rules = RuleSet.from_dict({"tools": {"pay": escalated}})
     assert Resolver(rules).explain("pay").rule.separation == "requester"
+
+
+def test_a_standing_grant_never_covers_a_call_its_author_is_kept_from(store: Store) -> None:
+    """Erin's grant for pay calls covers carol's next one, but not one made for erin herself."""
+    from signoff.grants import GrantAsk
+
+    def asked(call: str, requester: str) -> str:
+        new = NewRequest(
+            thread_id="t",
+            tool_call_id=call,
+            tool_name="pay",
+            args={"amount": 10},
+            description="Pay 10",
+            deadline=utcnow() + timedelta(hours=1),
+            requester=requester,
+            agent="payer",
+            rule=RequestRule(
+                approvers=("carol", "erin", "frank"),
+                separation="requester",
+                max_grant=timedelta(hours=1),
+            ),
+            actor="bot",
+        )
+        return store.create_request(new)[0].id
+
+    first = asked("first", "carol")
+    store.decide(first, Approve(), actor="erin", grant=GrantAsk(lifetime=timedelta(minutes=30), when="true"))
+    covered = store.get_request(asked("second", "carol"))
+    assert covered.status is RequestStatus.APPROVED and covered.grant_id is not None
+    own = store.get_request(asked("third", "erin"))
+    assert own.status is RequestStatus.PENDING
+    with pytest.raises(SeparationOfDuties):
+        store.decide(own.id, Approve(), actor="erin")

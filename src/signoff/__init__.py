@@ -23,6 +23,7 @@ from .errors import (
     ExecutionError,
     ExecutionInDoubt,
     ExecutionInProgress,
+    GrantNotAllowed,
     IdempotencyKeyReused,
     InvalidArguments,
     InvalidDecision,
@@ -30,6 +31,7 @@ from .errors import (
     MigrationError,
     NotAnApprover,
     NotAuthenticated,
+    NotBatchable,
     PayloadTooLarge,
     PermissionDenied,
     RemoteError,
@@ -53,12 +55,14 @@ if TYPE_CHECKING:
     from .audit import AuditAnchor, AuditEntry, AuditReport
     from .backend import Backend
     from .backends import open_backend
+    from .batch import BatchFilter, BatchResult
     from .calls import Scope, ToolCall
     from .client import AsyncClient, Client
     from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
     from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond, parse_decision
     from .execution import args_digest, idempotency_key
     from .gate import Gate
+    from .grants import Grant, GrantAsk
     from .outcome import Outcome, Reply
     from .pending import Pending, Suspended
     from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
@@ -94,6 +98,8 @@ _LAZY: dict[str, str] = {
     "AuditEntry": "audit",
     "AuditReport": "audit",
     "Backend": "backend",
+    "BatchFilter": "batch",
+    "BatchResult": "batch",
     "Client": "client",
     "ConfirmationUI": "console",
     "Decision": "decisions",
@@ -106,6 +112,8 @@ _LAZY: dict[str, str] = {
     "ExecutionStatus": "requests",
     "Explanation": "rules",
     "Gate": "gate",
+    "Grant": "grants",
+    "GrantAsk": "grants",
     "NeverAsk": "policies",
     "Outcome": "outcome",
     "Pending": "pending",
@@ -175,6 +183,8 @@ __all__ = [
     "AuditReport",
     "AutoResumeExceeded",
     "Backend",
+    "BatchFilter",
+    "BatchResult",
     "Client",
     "ConfigError",
     "ConfirmationUI",
@@ -192,6 +202,9 @@ __all__ = [
     "ExecutionStatus",
     "Explanation",
     "Gate",
+    "Grant",
+    "GrantAsk",
+    "GrantNotAllowed",
     "IdempotencyKeyReused",
     "InvalidArguments",
     "InvalidDecision",
@@ -200,6 +213,7 @@ __all__ = [
     "NeverAsk",
     "NotAnApprover",
     "NotAuthenticated",
+    "NotBatchable",
     "Outcome",
     "PayloadTooLarge",
     "Pending",

@@ -14,11 +14,13 @@ SignoffError
 │   ├── RequestConflict          (409)
 │   │   ├── AlreadyDecided
 │   │   ├── ArgsMismatch         an execution claim for other args than were decided
+│   │   ├── NotBatchable         its rule says `batch: false`: decided alone, never in a batch
 │   │   └── RequestNotReady      still drafting
 │   ├── RequestExpired           (410)
 │   └── InvalidDecision          (422)
 │       ├── DecisionNotAllowed
-│       └── InvalidArguments     args or an answer that break the JSON Schema
+│       ├── InvalidArguments     args or an answer that break the JSON Schema
+│       └── GrantNotAllowed      a standing grant the request's rule does not allow
 ├── ReviewTimeout                nobody decided within the caller's timeout (the request stays pending)
 ├── ExecutionError
 │   ├── ExecutionInProgress      another live process holds the claim
@@ -129,6 +131,10 @@ class ArgsMismatch(RequestConflict):
     """An execution claim would run the call with other args than were decided (DESIGN §14)."""
 
 
+class NotBatchable(RequestConflict):
+    """The request's rule says it is decided on its own (`batch: false`), not in a batch."""
+
+
 class AlreadyDecided(RequestConflict):
     """The request has already been decided."""
 
@@ -155,6 +161,10 @@ class DecisionNotAllowed(InvalidDecision):
 
 class InvalidArguments(InvalidDecision):
     """The arguments do not match the tool's JSON Schema."""
+
+
+class GrantNotAllowed(InvalidDecision):
+    """The request's rule does not allow this standing grant."""
 
 
 class ReviewTimeout(SignoffError):

@@ -174,6 +174,18 @@ class Request:
         named = f" ({', '.join(self.rule.separated)})" if self.rule.separated else ""
         return f"{separation_words(separation)}{named}"
 
+    @property
+    def grant_id(self) -> str | None:
+        """The standing grant it was approved through (`signoff.grants`), if any."""
+        grant = (self.resolution or {}).get("grant")
+        return grant if isinstance(grant, str) else None
+
+    @property
+    def granted_id(self) -> str | None:
+        """The standing grant its approver gave with the decision, if any."""
+        granted = (self.resolution or {}).get("granted")
+        return granted if isinstance(granted, str) else None
+
     def shown_args(self) -> dict[str, Any]:
         """The args as cards, notifications and logs may show them (redacted)."""
         return redact_args(self.args, self.rule.redact)
@@ -200,6 +212,7 @@ class Request:
             "confirm": rule.confirm,
             "separation": rule.separation,
             "separated": list(rule.separated),
+            "batch": rule.batch,
             "approvals": list(self.approvals),
             "rule_origin": rule.origin.to_dict() if rule.origin is not None else None,
             "created_at": _iso(self.created_at),
@@ -209,6 +222,8 @@ class Request:
             "resolution": _redacted_resolution(self.resolution, rule.redact),
             "created_by": self.created_by,
             "client": self.client,
+            "grant_id": self.grant_id,
+            "granted_id": self.granted_id,
         }
 
     def to_record(self) -> dict[str, Any]:

@@ -96,6 +96,8 @@ class Notice:
     four_eyes: str | None = None
     """Who the rule's four eyes keep from approving ('👀 Four eyes: carol may not approve …'), or
     that `approver` is one of them (their notice then offers only reject); None without separation."""
+    grant_minutes: int | None = None
+    """The standing grant its approve may give ("+ like this for 30m"), where its rule allows one."""
     reminder: str | None = None
     """For a reminder (`Channel.remind`): the line it leads with, '⏰ Reminder: still waiting for
     your decision (2 hours left)'; None for the first notice."""
@@ -168,6 +170,7 @@ def build_notice(
         final=final_state(request, locale) if request.is_terminal else None,
         code=code,
         four_eyes=_four_eyes(request, separated, locale),
+        grant_minutes=card.grant_minutes if "approve" in card.actions else None,
         reminder=REMINDER[locale].format(span=span_words(seconds, locale)) if reminder else None,
     )
 

@@ -14,6 +14,11 @@ BUTTONS: dict[Locale, dict[str, str]] = {
     "zh": {"approve": "✅ 批准", "edit": "✏️ 编辑", "respond": "💬 回复", "reject": "❌ 拒绝"},
 }
 """One label per decision, in the order cards show them (`Notice.decisions`)."""
+GRANT_BUTTON: dict[Locale, str] = {
+    "en": "✅ + like this for {minutes}m",
+    "zh": "✅ 同类调用 {minutes} 分钟内批准",
+}
+"""The button that approves and gives a standing grant for calls like it (`Notice.grant_minutes`)."""
 FINAL: dict[Locale, dict[str, str]] = {
     "en": {
         "approved": "✅ Approved",

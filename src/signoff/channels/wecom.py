@@ -249,7 +249,7 @@ class WeComChannel(Channel):
             kind="decide",
             sender=sender,
             request_id=action.request_id,
-            decision={"type": action.decision},
+            decision=action.payload(),
             delivery_id=hashlib.sha256(
                 "|".join([sender, message.get("CreateTime", ""), message.get("EventKey", "")]).encode()
             ).hexdigest()[:32],

@@ -156,6 +156,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "channels": ("channel_admin", "channels_app"),
     "login-link": ("serve", "login_link_command"),
     "mcp-proxy": ("mcp_proxy", "mcp_proxy"),
+    "grants": ("grants", "grants_app"),
 }
 """Each command (or group of commands), and where it lives: `signoff.cli.<module>.<attribute>`, a
 command function or a Typer app, then the modules that add commands to that app. A command's

@@ -18,13 +18,13 @@ from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 
-from .._util import format_span
+from .._util import format_duration, format_span
 from ..audit import AuditEntry
 from ..decisions import DecisionRecord
 from ..outcome import outcome_for
 from ..requests import Execution, Request
 from ..rules import Explanation, ServiceEntry, ToolEntry
-from ..rules.effective import separation_words
+from ..rules.effective import Rule, separation_words
 from ..rules.schedule_model import schedule_words
 from .text import Readout, json_text, moment, with_times
 
@@ -172,7 +172,8 @@ def request_details(
             if rule.separation is not None
             else []
         ),
-        f"[bold]allowed decisions:[/bold] {', '.join(rule.allowed_decisions)}",
+        f"[bold]allowed decisions:[/bold] {', '.join(rule.allowed_decisions)}"
+        + ("" if rule.batch else " (decided alone: batch: false)"),
         f"[bold]created:[/bold] {moment(request.created_at)}",
         f"[bold]deadline:[/bold] {moment(request.deadline)}"
         + ("" if request.is_terminal else f" ({countdown(request.deadline)})"),
@@ -306,6 +307,15 @@ def _switch_text(switch: Any, readout: Readout, tool: str) -> str:
     return "on with " + readout.value(switch, tool)
 
 
+def grants_text(rule: Rule) -> str:
+    """Whether the rule lets its approvers give standing grants, and why not."""
+    if rule.max_grant is not None:
+        return f"up to {format_duration(rule.max_grant)} (max_grant)"
+    if rule.quorum > 1:
+        return f"none: {rule.quorum} approvers must agree"
+    return "none (no max_grant, or a hitl_required tool without the app's grants_for_required)"
+
+
 def explanation(result: Explanation, requester: str | None = None) -> None:
     out = console()
     readout = Readout()
@@ -329,6 +339,9 @@ def explanation(result: Explanation, requester: str | None = None) -> None:
             out.print(readout.text(line, "the reminders and escalations"))
         if rule.required:
             out.print("required: the app's hitl_required lists it; nothing can silence it")
+        if not rule.batch:
+            out.print("batch: false: decided one at a time, never in a batch")
+        out.print(f"standing grants: {grants_text(rule)}")
     table = Table(title="trace", title_justify="left")
     for column in ("layer", "key", "said"):
         table.add_column(column, overflow="fold")

@@ -118,6 +118,11 @@ class Rule:
     """Destructive: an approval by keyboard in the inbox asks once more (`RequestRule.confirm`)."""
     separation: Separation | None = None
     """Four eyes: who may not approve (`RequestRule.separated` names them per request)."""
+    batch: bool = True
+    """False: decided one at a time, never in a batch (`RequestRule.batch`)."""
+    max_grant: timedelta | None = None
+    """The longest standing grant an approver may give (None: grants are off). Already None
+    where grants cannot be: a quorum over 1, or a `hitl_required` tool the app keeps from them."""
     remind: tuple[str, ...] = ()
     """When to re-notify the approvers: durations after the request was made, or `N%` of its deadline."""
     escalate: tuple[Escalation, ...] = ()
@@ -190,6 +195,10 @@ class RequestRule:
     separated: tuple[str, ...] = ()
     """The people `separation` keeps from approving this request (approve, edit, respond; they
     may still reject), named when it was created (`for_separation`)."""
+    batch: bool = True
+    """False (the rule's `batch: false`): a batch decision skips the request; it is decided alone."""
+    max_grant: timedelta | None = None
+    """The longest standing grant its approvers may give; None: none. Only the server's rules set it."""
     remind: tuple[str, ...] = ()
     escalate: tuple[Escalation, ...] = ()
     """The request's planned reminders and escalations (planned when it is made: `signoff.steps`)."""
@@ -205,6 +214,8 @@ class RequestRule:
             for key, value in data.items()
             if key in defaults
         }
+        if isinstance(values.get("max_grant"), int | float):
+            values["max_grant"] = timedelta(seconds=values["max_grant"])
         if "escalate" in values:
             values["escalate"] = escalations_of(values["escalate"])
         origin = values.get("origin")
@@ -256,6 +267,8 @@ class RequestRule:
 
 
 def _snapshot_value(value: Any) -> Any:
+    if isinstance(value, timedelta):
+        return value.total_seconds()
     if isinstance(value, tuple):
         return [item.to_dict() if isinstance(item, Escalation) else item for item in value]
     if isinstance(value, RuleOrigin):

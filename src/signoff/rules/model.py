@@ -134,6 +134,12 @@ class RuleSettings(_Strict):
     """Four eyes: `requester` keeps the person the agent acts for from approving its request;
     `requester_and_creator` also the owner of the agent's token; `none` turns off what a layer
     beneath said."""
+    batch: bool | None = None
+    """`false`: its requests are decided one at a time, never in a batch (`decide_many`, the
+    inbox's selection, `signoff approve --all`); a batch skips them and says why."""
+    max_grant: Duration | None = None
+    """The longest standing grant ("approve calls like this for N minutes") an approver may give
+    deciding such a call; unset: none (`signoff.grants`). Never with a quorum over 1."""
     remind: Annotated[list[StepTime] | None, pydantic.AfterValidator(check_remind)] = None
     escalate: Annotated[list[EscalationEntry] | None, pydantic.AfterValidator(check_escalate)] = None
     """Reminders and escalations while the request waits (`schedule_model`)."""
@@ -238,6 +244,8 @@ class AppEntry(_Strict):
     hitl_disabled: bool = False
     interrupt_overrides: dict[str, ToolSwitch] = Field(default_factory=dict)
     hitl_required: list[str] = Field(default_factory=list)
+    grants_for_required: bool = False
+    """Standing grants may cover the `hitl_required` tools too (where their rule has `max_grant`)."""
 
     @field_validator("interrupt_overrides", mode="before")
     @classmethod

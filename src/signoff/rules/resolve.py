@@ -22,6 +22,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any
 
 from ..decisions import DECISION_TYPES, DecisionType
@@ -102,6 +103,8 @@ class Explanation:
             "deadline_seconds": self.rule.deadline.total_seconds(),
             "on_expire": self.rule.on_expire,
             "when": shown(self.rule.when),
+            "batch": self.rule.batch,
+            "max_grant_seconds": self.rule.max_grant.total_seconds() if self.rule.max_grant else None,
             "remind": list(self.rule.remind),
             "escalate": [escalation.to_dict() for escalation in self.rule.escalate],
         }
@@ -323,6 +326,8 @@ class Resolver:
             unattended=settings.get("unattended") or defaults.unattended,
             confirm=bool(settings.get("confirm", False)),
             separation=_separation(settings),
+            batch=settings.get("batch") is not False,
+            max_grant=_max_grant(settings, required, app[0] if app is not None else None),
             remind=tuple(settings.get("remind") or ()),
             escalate=escalations_of(settings.get("escalate")),
             required=required,
@@ -479,3 +484,14 @@ def _approvers(settings: dict[str, Any]) -> tuple[str, ...]:
     if any(channel != INBOX_CHANNEL for channel in settings.get("channels") or ()):
         return (REQUESTER,)
     return ()
+
+
+def _max_grant(settings: Mapping[str, Any], required: bool, app: AppEntry | None) -> timedelta | None:
+    """The rule's `max_grant`, where grants may be at all: never with a quorum over 1, and for a
+    `hitl_required` tool only where the app's `grants_for_required` allows it."""
+    if (settings.get("quorum") or 1) > 1:
+        return None
+    if required and not (app is not None and app.grants_for_required):
+        return None
+    limit: timedelta | None = settings.get("max_grant")
+    return limit

@@ -27,7 +27,7 @@ TEXT_FIELDS = (
     "description",
     "description_prefix",
 )
-BOOL_FIELDS = ("confirm",)
+BOOL_FIELDS = ("confirm", "batch")
 RULE_FIELDS = tuple(item.name for item in fields(RequestRule))
 ORIGIN_FIELDS = tuple(item.name for item in fields(RuleOrigin))
 CHOICES: dict[str, tuple[str, ...]] = {
@@ -44,6 +44,8 @@ def parse_snapshot(data: Any, *, what: str = "rule") -> RequestRule:
     _refuse_unknown(data, RULE_FIELDS, what)
     values: dict[str, Any] = {}
     for name, value in data.items():
+        if name == "max_grant":  # standing grants are the server's rules' to allow: never the agent's
+            continue
         where = f"{what}.{name}"
         if name in LIST_FIELDS:
             values[name] = _strings(value, where)

@@ -15,14 +15,14 @@ from ..rules.callables import names_a_callable
 from ..rules.four_eyes import refuse_unapprovable
 from ..templates import redact_args, render_description
 from .core import AuditNote, Json
-from .outbox_ops import OutboxOps
-from .request_reads import RequestReads
+from .grant_ops import GrantOps
 
 
-class RequestCreation(RequestReads, OutboxOps):
+class RequestCreation(GrantOps):
     def create_request(self, new: NewRequest) -> tuple[Request, bool]:
         """Get or create by (creator, thread_id, tool_call_id): each creator (`new.actor`) has its
-        own thread ids. Returns the request and whether it is new."""
+        own thread ids. Returns the request and whether it is new. A request a standing grant
+        covers is created approved through it (`signoff.grants`)."""
         request_id = new_id("req")
         now = utcnow()
         status = RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING
@@ -80,6 +80,9 @@ class RequestCreation(RequestReads, OutboxOps):
                 "status": status.value,
             },
         )
+        grant = self._covering_grant(new)
+        if grant is not None and self._insert_granted(new, grant, params, note):
+            return self.get_request(request_id), True
         if self._insert_request_audited(params, list(new.rule.approvers), note) is not None:
             return _created(new, request_id, status, now), True
         existing = self.find_request(new.thread_id, new.tool_call_id, created_by=new.actor)

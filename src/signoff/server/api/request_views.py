@@ -105,6 +105,11 @@ class RequestFields(BaseModel):
     separated: list[str] = Field(
         default_factory=list, description="The people four eyes keep from approving this request."
     )
+    batch: bool = Field(
+        default=True,
+        description="False when the rule says `batch: false`: decided one at a time, never in a "
+        "batch (`POST /v1/requests/decide` skips it).",
+    )
     approvals: list[str]
     rule_origin: RuleOriginView | None
     created_at: Moment

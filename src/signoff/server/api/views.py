@@ -127,6 +127,9 @@ class ExplanationView(BaseModel):
     deadline_seconds: float
     on_expire: OnExpire
     when: str | None
+    batch: bool = Field(
+        default=True, description="False: its requests are decided one at a time, never in a batch."
+    )
 
 
 class AuditEntryView(BaseModel):

@@ -49,6 +49,7 @@ DONE_WORDS: dict[str, tuple[str, NoticeKind]] = {
 }
 """What a person is told on the card right after deciding, and in which colour."""
 QUESTION_TITLE = "Question"
+DEFAULT_GRANT_MINUTES = 30
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,6 +108,18 @@ class Card:
         if viewer is None:
             return True
         return not viewer.is_agent and may_decide(self.request, viewer.name, viewer.groups)
+
+    @property
+    def selectable(self) -> bool:
+        """A checkbox to decide it in a batch: in the inbox's list, open for the viewer's
+        decision, and its rule does not keep it out of batches (`batch: false`)."""
+        return (
+            self.mode == "live"
+            and self.details_link
+            and self.decidable
+            and self.request.rule.batch
+            and self.viewer_decides
+        )
 
     @property
     def actions(self) -> tuple[str, ...]:
@@ -302,6 +315,17 @@ class Card:
         return "This call is marked destructive: it runs as soon as you approve it."
 
     @property
+    def grant_minutes(self) -> int | None:
+        """The standing grant the approve button offers ("+ like this for 30m"): 30 minutes, or
+        the rule's `max_grant` if shorter; None where the rule allows no grant."""
+        request = self.request
+        limit = request.rule.max_grant
+        if limit is None or request.rule.quorum > 1 or request.kind != "tool":
+            return None
+        minutes = min(DEFAULT_GRANT_MINUTES, int(limit.total_seconds() // 60))
+        return minutes if minutes >= 1 else None
+
+    @property
     def quorum_note(self) -> str | None:
         rule = self.request.rule
         if rule.quorum <= 1:
@@ -310,8 +334,9 @@ class Card:
 
 
 def ended_text(request: Request) -> str | None:
-    """How a request ended, in words: 'Approved by alice', 'Rejected automatically (unattended
-    run)', 'Cancelled by alice', 'Cancelled by the agent (bot)'; None while it is open."""
+    """How a request ended, in words: 'Approved by alice', 'Approved by alice, through standing
+    grant grt_…', 'Rejected automatically (unattended run)', 'Cancelled by alice', 'Cancelled by
+    the agent (bot)'; None while it is open."""
     if not request.is_terminal:
         return None
     words = request.status.in_words.capitalize()
@@ -319,6 +344,8 @@ def ended_text(request: Request) -> str | None:
     if record is not None:
         if record.channel == UNATTENDED_CHANNEL:
             return f"{words} automatically (unattended run)"
+        if request.grant_id is not None:
+            return f"{words} by {record.actor}, through standing grant {request.grant_id}"
         return f"{words} by {record.actor}"
     actor = (request.resolution or {}).get("actor")
     if request.status is RequestStatus.CANCELLED and actor:
