@@ -644,3 +644,20 @@ def test_a_standing_grant_never_covers_a_call_its_author_is_kept_from(store: Sto
     assert own.status is RequestStatus.PENDING
     with pytest.raises(SeparationOfDuties):
         store.decide(own.id, Approve(), actor="erin")
+
+
+def test_a_batch_skips_the_requests_four_eyes_keep_from_its_decider(scene: Scene) -> None:
+    mine = scene.ask("batch-mine", separation="requester")
+    body = {"thread_id": "t", "tool_call_id": "batch-theirs", "tool": "pay", "args": {}, "requester": "frank"}
+    theirs = scene.bot.post("/v1/requests", json=body).json()["id"]
+    with scene.server.client(scene.tokens["carol"]) as carol:
+        answer = carol.post("/v1/requests/decide", json={"type": "approve", "ids": [mine, theirs]})
+    assert answer.status_code == 200, answer.text
+    result = answer.json()
+    assert result["decided"] == [theirs]
+    [skipped] = result["skipped"]
+    assert skipped["id"] == mine and skipped["error"] == "SeparationOfDuties"
+    assert "four eyes" in skipped["reason"]
+    assert scene.store.get_request(mine).status is RequestStatus.PENDING
+    assert scene.store.get_request(theirs).status is RequestStatus.APPROVED
+    assert [entry["actor"] for entry in decision_refusals(scene.store, mine)] == ["carol"]
