@@ -26,7 +26,7 @@ from signoff.store import SQLiteStore, Store
 from .requests_mix import Listing, make_mix
 
 TABLES = ("requests", "request_approvers")
-EXPLAINED = frozenset({"list_requests", "open_counts_by"})
+EXPLAINED = frozenset({"list_requests", "list_newest", "list_by_status", "open_counts_by"})
 OPEN = ("pending", "drafting")
 SEED_REQUESTS = 250
 DOUBLINGS = 8
@@ -200,9 +200,14 @@ def explain_postgres(tx: Any, query: str, params: dict[str, Any]) -> Any:
 
 
 @contextmanager
-def explaining(store: Store, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[tuple[str, Any]]]:
+def explaining(
+    store: Store,
+    monkeypatch: pytest.MonkeyPatch,
+    explain: Callable[[Any, str, dict[str, Any]], Any] | None = None,
+) -> Iterator[list[tuple[str, Any]]]:
     plans: list[tuple[str, Any]] = []
-    explain = explain_sqlite if isinstance(store, SQLiteStore) else explain_postgres
+    if explain is None:
+        explain = explain_sqlite if isinstance(store, SQLiteStore) else explain_postgres
     real_read: Callable[[], AbstractContextManager[Any]] = store._read
 
     @contextmanager
@@ -315,3 +320,54 @@ def test_an_unattended_cap_reads_one_threads_rows_not_all_of_its_agents(
     with sqlite_store._read() as tx:
         plan = [row[3] for row in tx._connection.execute(f"EXPLAIN QUERY PLAN {sql}", params)]  # type: ignore[attr-defined]
     assert any("(thread_id=?" in step for step in plan), plan
+
+
+ADMIN_SHAPES = {
+    "admin: inbox": "list_by_status",
+    "admin: history": "list_newest",
+    "admin: history, later page": "list_newest",
+    "admin: history by status": "list_by_status",
+}
+
+
+@pytest.mark.parametrize("generic", [False, True], ids=["custom plans", "generic plans"])
+@pytest.mark.parametrize("shape", list(ADMIN_SHAPES))
+def test_an_admins_unfiltered_listings_read_the_key_or_the_status_ranges(
+    grown: tuple[Store, str], shape: str, generic: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """They skip the visibility union, and stay on index ranges under a prepared statement's
+    generic plan too (PostgreSQL settles on one after a connection has run a statement a few times)."""
+    store, cursor = grown
+    if generic and isinstance(store, SQLiteStore):
+        pytest.skip("SQLite has no generic plans")
+    with explaining(store, monkeypatch, explain_postgres_generic if generic else None) as plans:
+        ask(store, shape, cursor)
+    assert [query for query, _ in plans] == [ADMIN_SHAPES[shape]]
+    for query, plan in plans:
+        assert full_reads(store, query, plan) == [], f"{shape}: {query} reads a whole table:\n{plan}"
+
+
+def explain_postgres_generic(tx: Any, query: str, params: dict[str, Any]) -> Any:
+    """The plan a prepared statement gets once PostgreSQL settles on a generic one."""
+    from psycopg import sql
+
+    from signoff.store.postgres import _param
+
+    names: list[str] = []
+    for name in re.findall(r"%\((\w+)\)s", tx._queries[query]):
+        if name not in names:
+            names.append(name)
+    prepared = re.sub(r"%\((\w+)\)s", lambda match: f"${names.index(match.group(1)) + 1}", tx._queries[query])
+    with tx._pool.connection() as connection:
+        connection.execute("SET plan_cache_mode = force_generic_plan")
+        connection.execute(f"PREPARE generic_listing AS {prepared}".replace("%%", "%"))
+        try:
+            values = sql.SQL(", ").join(sql.Literal(_param(params[name])) for name in names)
+            row = connection.execute(
+                sql.SQL("EXPLAIN (FORMAT JSON) EXECUTE generic_listing ({})").format(values)
+            ).fetchone()
+        finally:
+            connection.execute("DEALLOCATE generic_listing")
+            connection.execute("RESET plan_cache_mode")
+    plan = row["QUERY PLAN"]
+    return json.loads(plan)[0]["Plan"] if isinstance(plan, str) else plan[0]["Plan"]

@@ -7,10 +7,9 @@ CEL engine stay unloaded until something needs them.
 
 from __future__ import annotations
 
-from importlib import import_module
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_exports
 from .errors import (
     AlreadyDecided,
     AlreadyExists,
@@ -23,6 +22,7 @@ from .errors import (
     ExecutionError,
     ExecutionInDoubt,
     ExecutionInProgress,
+    GrantNotAllowed,
     IdempotencyKeyReused,
     InvalidArguments,
     InvalidDecision,
@@ -30,6 +30,7 @@ from .errors import (
     MigrationError,
     NotAnApprover,
     NotAuthenticated,
+    NotBatchable,
     PayloadTooLarge,
     PermissionDenied,
     RemoteError,
@@ -39,6 +40,7 @@ from .errors import (
     RequestNotFound,
     RequestNotReady,
     ReviewTimeout,
+    SeparationOfDuties,
     ServerUnavailable,
     SignoffError,
     StoreError,
@@ -52,12 +54,14 @@ if TYPE_CHECKING:
     from .audit import AuditAnchor, AuditEntry, AuditReport
     from .backend import Backend
     from .backends import open_backend
+    from .batch import BatchFilter, BatchResult
     from .calls import Scope, ToolCall
     from .client import AsyncClient, Client
     from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
     from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond, parse_decision
     from .execution import args_digest, idempotency_key
     from .gate import Gate
+    from .grants import Grant, GrantAsk
     from .outcome import Outcome, Reply
     from .pending import Pending, Suspended
     from .policies import AlwaysAsk, AskOnce, AskOncePerTool, NeverAsk, Policy, PolicyMemory
@@ -75,7 +79,7 @@ if TYPE_CHECKING:
         ToolEntry,
         WhenInput,
     )
-    from .rules.schedule_model import Escalation
+    from .rules.schedule import Escalation
     from .shadow import ShadowHit, ShadowRules
     from .store import Store, default_db_path, open_store
 
@@ -93,6 +97,8 @@ _LAZY: dict[str, str] = {
     "AuditEntry": "audit",
     "AuditReport": "audit",
     "Backend": "backend",
+    "BatchFilter": "batch",
+    "BatchResult": "batch",
     "Client": "client",
     "ConfirmationUI": "console",
     "Decision": "decisions",
@@ -100,11 +106,13 @@ _LAZY: dict[str, str] = {
     "Defaults": "rules",
     "DescriptionInput": "rules",
     "Edit": "decisions",
-    "Escalation": "rules.schedule_model",
+    "Escalation": "rules.schedule",
     "Execution": "requests",
     "ExecutionStatus": "requests",
     "Explanation": "rules",
     "Gate": "gate",
+    "Grant": "grants",
+    "GrantAsk": "grants",
     "NeverAsk": "policies",
     "Outcome": "outcome",
     "Pending": "pending",
@@ -139,22 +147,7 @@ _LAZY: dict[str, str] = {
 """Each public name loaded on first use, and the module (under signoff) it comes from."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'signoff' has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    """The public names, loaded or not, and the submodules loaded so far."""
-    loaded = {
-        name for name, value in globals().items() if isinstance(value, ModuleType) or name.startswith("_")
-    }
-    return sorted(set(__all__) | loaded)
-
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY)
 
 __all__ = [
     "AgentEntry",
@@ -174,6 +167,8 @@ __all__ = [
     "AuditReport",
     "AutoResumeExceeded",
     "Backend",
+    "BatchFilter",
+    "BatchResult",
     "Client",
     "ConfigError",
     "ConfirmationUI",
@@ -191,6 +186,9 @@ __all__ = [
     "ExecutionStatus",
     "Explanation",
     "Gate",
+    "Grant",
+    "GrantAsk",
+    "GrantNotAllowed",
     "IdempotencyKeyReused",
     "InvalidArguments",
     "InvalidDecision",
@@ -199,6 +197,7 @@ __all__ = [
     "NeverAsk",
     "NotAnApprover",
     "NotAuthenticated",
+    "NotBatchable",
     "Outcome",
     "PayloadTooLarge",
     "Pending",
@@ -222,6 +221,7 @@ __all__ = [
     "RuleSet",
     "RuleSettings",
     "Scope",
+    "SeparationOfDuties",
     "ServerUnavailable",
     "ServiceEntry",
     "ShadowHit",

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Literal, TypeAlias
-
-import pydantic
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from .errors import InvalidDecision
 
-_FORBID_EXTRA = pydantic.ConfigDict(extra="forbid")
+if TYPE_CHECKING:
+    import pydantic
+
+_FORBID_EXTRA: pydantic.ConfigDict = {"extra": "forbid"}
+"""Pydantic's configuration of the decisions (a plain dict: pydantic loads when a decision is parsed)."""
 
 DecisionType: TypeAlias = Literal["approve", "edit", "reject", "respond"]
 DECISION_TYPES: tuple[DecisionType, ...] = ("approve", "edit", "reject", "respond")
@@ -69,9 +72,15 @@ class Respond:
 
 Decision: TypeAlias = Approve | Edit | Reject | Respond
 
-_decision_adapter: pydantic.TypeAdapter[Decision] = pydantic.TypeAdapter(
-    Annotated[Approve | Edit | Reject | Respond, pydantic.Field(discriminator="type")]
-)
+
+@cache
+def _decision_adapter() -> pydantic.TypeAdapter[Decision]:
+    """Built on first use: building it (and loading pydantic) costs more CPU than a command's start."""
+    import pydantic
+
+    return pydantic.TypeAdapter(
+        Annotated[Approve | Edit | Reject | Respond, pydantic.Field(discriminator="type")]
+    )
 
 
 def parse_decision(data: Any, *, tool_name: str | None = None) -> Decision:
@@ -96,8 +105,10 @@ def parse_decision(data: Any, *, tool_name: str | None = None) -> Decision:
         if "args" in data:
             raise InvalidDecision("an edit gives its args once: in 'args' or in 'edited_action', not both")
         data["args"] = action.get("args")
+    import pydantic
+
     try:
-        return _decision_adapter.validate_python(data)
+        return _decision_adapter().validate_python(data)
     except pydantic.ValidationError as exc:
         raise InvalidDecision(_explain_validation(kind, exc)) from None
 

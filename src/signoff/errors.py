@@ -10,14 +10,17 @@ SignoffError
 ├── RequestError                 something was asked of a request that cannot be done
 │   ├── RequestNotFound          (404)
 │   ├── NotAnApprover            (403)
+│   │   └── SeparationOfDuties   four eyes: the requester (or the agent's owner) may not approve
 │   ├── RequestConflict          (409)
 │   │   ├── AlreadyDecided
 │   │   ├── ArgsMismatch         an execution claim for other args than were decided
+│   │   ├── NotBatchable         its rule says `batch: false`: decided alone, never in a batch
 │   │   └── RequestNotReady      still drafting
 │   ├── RequestExpired           (410)
 │   └── InvalidDecision          (422)
 │       ├── DecisionNotAllowed
-│       └── InvalidArguments     args or an answer that break the JSON Schema
+│       ├── InvalidArguments     args or an answer that break the JSON Schema
+│       └── GrantNotAllowed      a standing grant the request's rule does not allow
 ├── ReviewTimeout                nobody decided within the caller's timeout (the request stays pending)
 ├── ExecutionError
 │   ├── ExecutionInProgress      another live process holds the claim
@@ -113,6 +116,11 @@ class NotAnApprover(RequestError):
     status_code = 403
 
 
+class SeparationOfDuties(NotAnApprover):
+    """Four eyes: the rule keeps you from approving this request; someone else must approve it
+    (you may still reject it)."""
+
+
 class RequestConflict(RequestError):
     """The request is not in a state that allows this."""
 
@@ -121,6 +129,10 @@ class RequestConflict(RequestError):
 
 class ArgsMismatch(RequestConflict):
     """An execution claim would run the call with other args than were decided (DESIGN §14)."""
+
+
+class NotBatchable(RequestConflict):
+    """The request's rule says it is decided on its own (`batch: false`), not in a batch."""
 
 
 class AlreadyDecided(RequestConflict):
@@ -149,6 +161,10 @@ class DecisionNotAllowed(InvalidDecision):
 
 class InvalidArguments(InvalidDecision):
     """The arguments do not match the tool's JSON Schema."""
+
+
+class GrantNotAllowed(InvalidDecision):
+    """The request's rule does not allow this standing grant."""
 
 
 class ReviewTimeout(SignoffError):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextvars
 import hashlib
 import os
-import socket
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -66,6 +65,8 @@ def _process_start(pid: int) -> str | None:
 
 @cache
 def _hostname() -> str:
+    import socket  # for the first execution a process records; a command that lists needs none
+
     return socket.gethostname()
 
 

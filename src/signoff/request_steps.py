@@ -1,7 +1,7 @@
 """A request's planned reminders and escalations (DESIGN §14): planned from its rule when it is
 made, kept with it in the store, run by the server's sweeper once due (`Store.run_due_steps`).
 
-Each step is planned at its moment (`schedule_model.step_at`); one that would fall at or after
+Each step is planned at its moment (`schedule.step_at`); one that would fall at or after
 the deadline is not planned. When the sweeper comes late (the server was down), every due
 escalation still runs, in order, but of the due reminders only the latest is sent: the others
 are `superseded` (nobody wants three reminders at once). A request that has ended gets none of
@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 from ._util import format_moment, to_iso
 from .rules.effective import RequestRule
-from .rules.schedule_model import step_at
+from .rules.schedule import step_at
 
 StepKind: TypeAlias = Literal["remind", "escalate"]
 StepOutcome: TypeAlias = Literal["done", "superseded", "skipped"]

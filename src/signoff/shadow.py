@@ -13,10 +13,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .rules.model import RuleSet
-from .rules.resolve import Explanation, Resolver
+if TYPE_CHECKING:
+    from .rules.model import RuleSet
+    from .rules.resolve import Explanation, Resolver
 
 ShadowStatus = Literal["active", "promoted", "dropped"]
 HitDirection = Literal["newly_asked", "no_longer_asked"]
@@ -74,6 +75,8 @@ class ShadowRules:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ShadowRules:
+        from .rules.model import RuleSet  # pydantic's: not for every module that names a shadow
+
         updated = data.get("updated_at")
         return cls(
             id=int(data["id"]),

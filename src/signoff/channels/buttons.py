@@ -15,6 +15,9 @@ from .notice import Notice
 CLICKABLE = ("approve", "reject")
 """Decisions a click makes by itself; edit and answer need a form, so their buttons open the
 notice's link (the request's card in the browser) instead."""
+GRANT = "approve_grant"
+"""The button that approves and gives a standing grant for calls like it (`signoff.grants`),
+where the request's rule allows one (`Notice.grant_minutes`)."""
 PREFIX = "so1"
 
 
@@ -22,6 +25,14 @@ PREFIX = "so1"
 class Action:
     decision: str
     request_id: str
+    minutes: int | None = None
+    """For `GRANT`: the grant's lifetime (the server caps it by the rule's `max_grant`)."""
+
+    def payload(self) -> dict[str, Any]:
+        """The decision as the API takes it."""
+        if self.decision == GRANT and self.minutes is not None:
+            return {"type": "approve", "grant": {"minutes": self.minutes}}
+        return {"type": self.decision}
 
 
 def as_key(decision: str, notice: Notice) -> str:
@@ -37,15 +48,25 @@ def from_key(key: str) -> Action | None:
     return Action(parts[1], parts[2])
 
 
-def as_value(decision: str, notice: Notice) -> dict[str, str]:
+def as_value(decision: str, notice: Notice) -> dict[str, Any]:
     """The same as a JSON object, for platforms whose buttons carry one (Feishu's `value`)."""
-    return {"signoff": PREFIX, "decision": decision, "request_id": notice.request_id}
+    value: dict[str, Any] = {"signoff": PREFIX, "decision": decision, "request_id": notice.request_id}
+    if decision == GRANT:
+        value["minutes"] = notice.grant_minutes
+    return value
 
 
 def from_value(value: Any) -> Action | None:
     if not isinstance(value, dict) or value.get("signoff") != PREFIX:
         return None
     decision, request_id = value.get("decision"), value.get("request_id")
-    if decision not in CLICKABLE or not isinstance(request_id, str) or not request_id:
+    if not isinstance(request_id, str) or not request_id:
+        return None
+    if decision == GRANT:
+        minutes = value.get("minutes")
+        if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
+            return None
+        return Action(GRANT, request_id, minutes)
+    if decision not in CLICKABLE:
         return None
     return Action(str(decision), request_id)

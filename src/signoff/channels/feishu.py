@@ -296,7 +296,7 @@ def _inbound(click: P2CardActionTrigger) -> Inbound:
         kind="decide",
         sender=operator.open_id if operator is not None else None,
         request_id=action.request_id,
-        decision={"type": action.decision},
+        decision=action.payload(),
         delivery_id=header.event_id if header is not None else None,
         extra={
             "message_id": context.open_message_id if context is not None else None,

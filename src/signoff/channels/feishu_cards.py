@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from .._util import cut
-from .buttons import CLICKABLE, as_value
+from .buttons import CLICKABLE, GRANT, as_value
 from .notice import Notice
+from .texts import GRANT_BUTTON
 
 ROWS = 20
 BUTTON_TYPE = {"approve": "primary_filled", "reject": "danger"}
@@ -25,6 +26,8 @@ TEMPLATE = {
 def notice_card(notice: Notice) -> dict[str, Any]:
     """The card while the request is open: its buttons are live."""
     elements = [*_content(notice), _buttons(notice), _text(notice.valid_for, notation=True)]
+    if notice.four_eyes:
+        elements.insert(-1, _text(notice.four_eyes, notation=True))
     return _card(notice, "orange", elements)
 
 
@@ -78,4 +81,13 @@ def _buttons(notice: Notice) -> dict[str, Any]:
         else:
             continue
         columns.append({"tag": "column", "width": "auto", "elements": [button]})
+        if decision == "approve" and notice.grant_minutes:
+            columns.append({"tag": "column", "width": "auto", "elements": [_grant_button(notice)]})
     return {"tag": "column_set", "flex_mode": "none", "columns": columns}
+
+
+def _grant_button(notice: Notice) -> dict[str, Any]:
+    label = GRANT_BUTTON[notice.locale].format(minutes=notice.grant_minutes)
+    behaviors = [{"type": "callback", "value": as_value(GRANT, notice)}]
+    text = {"tag": "plain_text", "content": label}
+    return {"tag": "button", "text": text, "type": "primary", "behaviors": behaviors}

@@ -26,8 +26,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-import yaml
-
 from .. import plugins
 from ..destinations import Destinations
 from ..destinations.masking import shown_url
@@ -248,6 +246,8 @@ def build_channel(config: ChannelConfig) -> Channel:
 
 
 def read_config(path: Path, *, destinations: Destinations | None = None) -> dict[str, ChannelConfig]:
+    import yaml
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:

@@ -30,12 +30,16 @@ from slack_sdk.models.views import View
 
 from .._util import cut
 from ..server.inbox.schema_form import FormField
+from .buttons import GRANT
 from .notice import Notice
-from .texts import Locale
+from .texts import GRANT_BUTTON, Locale
 
 ACTION_PREFIX = "signoff."
 """Our buttons' `action_id`s: `signoff.approve`, `signoff.edit`, …; their `value` is the request id."""
 OPEN_ACTION = "signoff.open"
+GRANT_ACTION = ACTION_PREFIX + GRANT
+"""Approve and give a standing grant (`Notice.grant_minutes`); its `value` is `REQUEST_ID|MINUTES`."""
+GRANT_SEPARATOR = "|"
 ACTIONS_BLOCK = "signoff.actions"
 VALUE_ACTION = "value"
 """The `action_id` of every modal input (the block id names the field)."""
@@ -143,6 +147,8 @@ def _context(notice: Notice) -> str:
     parts = [notice.valid_for]
     if notice.requester:
         parts.append(WORDS[notice.locale]["requested"].format(who=notice.requester))
+    if notice.four_eyes:
+        parts.append(notice.four_eyes)
     return " · ".join(parts)
 
 
@@ -158,6 +164,14 @@ def _buttons(notice: Notice) -> list[ButtonElement]:
                 style=style,
             )
         )
+        if decision == "approve" and notice.grant_minutes:
+            buttons.append(
+                ButtonElement(
+                    text=GRANT_BUTTON[notice.locale].format(minutes=notice.grant_minutes),
+                    action_id=GRANT_ACTION,
+                    value=f"{notice.request_id}{GRANT_SEPARATOR}{notice.grant_minutes}",
+                )
+            )
     buttons.append(
         LinkButtonElement(
             text=WORDS[notice.locale]["open"], url=notice.link or notice.request_url, action_id=OPEN_ACTION

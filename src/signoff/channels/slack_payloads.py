@@ -23,10 +23,13 @@ import json
 from typing import Any
 from urllib.parse import parse_qs
 
+from .buttons import GRANT
 from .contract import BadCallback, Inbound
 from .slack_blocks import (
     ACTION_PREFIX,
     EDIT_VIEW,
+    GRANT_ACTION,
+    GRANT_SEPARATOR,
     MESSAGE_BLOCK,
     MODAL_DECISIONS,
     OPEN_ACTION,
@@ -80,6 +83,15 @@ def parse_interaction(payload: dict[str, Any], locale: Locale) -> Inbound:
     return unknown(locale, sender)
 
 
+def _granting(value: str) -> tuple[str | None, dict[str, Any]]:
+    """The request and the approval with its grant, from a grant button's `REQUEST_ID|MINUTES`
+    (None for a value that is not one: nothing is decided)."""
+    request_id, _, minutes = value.partition(GRANT_SEPARATOR)
+    if not minutes.isdigit() or int(minutes) < 1:
+        return None, {}
+    return request_id, {"type": "approve", "grant": {"minutes": int(minutes)}}
+
+
 def _block_action(payload: dict[str, Any], sender: str | None, locale: Locale) -> Inbound:
     actions = payload.get("actions")
     action = actions[0] if isinstance(actions, list) and actions and isinstance(actions[0], dict) else {}
@@ -96,13 +108,16 @@ def _block_action(payload: dict[str, Any], sender: str | None, locale: Locale) -
         return Inbound(kind="reply", reply=None, sender=sender, extra={**extra, "type": "link"})
     request_id = _text(action.get("value"))
     decision = action_id.removeprefix(ACTION_PREFIX) if action_id.startswith(ACTION_PREFIX) else None
+    approval: dict[str, Any] = {"type": "approve"}
+    if action_id == GRANT_ACTION and request_id is not None:
+        request_id, approval = _granting(request_id)
     if not request_id or not sender or decision is None:
         return unknown(locale, sender, extra["slack_channel"])
-    if decision == "approve":
+    if decision in ("approve", GRANT):
         return Inbound(
             sender=sender,
             request_id=request_id,
-            decision={"type": "approve"},
+            decision=approval,
             delivery_id=_delivery(payload),
             extra=extra,
         )

@@ -9,14 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..destinations import Destinations
 from ..destinations.masking import shown_url
 from ..errors import ConfigError
-from .registry import ChannelConfig, Secret
 from .sealing import NO_KEY, SecretsKey
 from .texts import Locale
+
+if TYPE_CHECKING:
+    from .registry import ChannelConfig
 
 SET = "set"
 """How a secret that is set is shown (its value never is)."""
@@ -62,6 +64,8 @@ class StoredChannel:
     def config(self, key: SecretsKey | None, destinations: Destinations | None = None) -> ChannelConfig:
         """What its kind's class is built from, the secrets opened with `key` (ConfigError when
         there is none, or it does not open them)."""
+        from .registry import ChannelConfig, Secret  # every channel kind's registry: for a server
+
         opened: dict[str, Any] = {}
         for setting, sealed in self.secrets.items():
             if key is None:

@@ -16,6 +16,7 @@ from typer.models import CommandInfo, TyperInfo
 from .. import __version__
 from ..environment import DB_ENV, TOKEN_ENV, URL_ENV
 from ..errors import SignoffError
+from .coercion import coerce_plainly
 from .state import CliError, CliInputError, CliState
 
 
@@ -28,6 +29,16 @@ class SignoffGroup(TyperGroup):
 
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         return super().get_command(ctx, cmd_name) or lazy_command(cmd_name)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        coerce_plainly(self, ctx)
+        return super().parse_args(ctx, args)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        if command is not None:
+            coerce_plainly(command, ctx)
+        return name, command, rest
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -156,6 +167,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "channels": ("channel_admin", "channels_app"),
     "login-link": ("serve", "login_link_command"),
     "mcp-proxy": ("mcp_proxy", "mcp_proxy"),
+    "grants": ("grants", "grants_app"),
     "plugins": ("plugins", "plugins"),
 }
 """Each command (or group of commands), and where it lives: `signoff.cli.<module>.<attribute>`, a

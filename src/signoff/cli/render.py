@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any
+from functools import cache
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -18,14 +19,16 @@ from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
 
-from .._util import format_span
+from .._util import format_duration, format_span
 from ..audit import AuditEntry
 from ..decisions import DecisionRecord
 from ..outcome import outcome_for
 from ..requests import Execution, Request
-from ..rules import Explanation, ServiceEntry, ToolEntry
-from ..rules.schedule_model import schedule_words
 from .text import Readout, json_text, moment, with_times
+
+if TYPE_CHECKING:
+    from ..rules import Explanation
+    from ..rules.effective import Rule
 
 
 def console() -> Console:
@@ -166,7 +169,13 @@ def request_details(
             if rule.quorum > 1
             else ""
         ),
-        f"[bold]allowed decisions:[/bold] {', '.join(rule.allowed_decisions)}",
+        *(
+            [f"[bold]four eyes:[/bold] {read(request.four_eyes() or '', 'the separation')}"]
+            if rule.separation is not None
+            else []
+        ),
+        f"[bold]allowed decisions:[/bold] {', '.join(rule.allowed_decisions)}"
+        + ("" if rule.batch else " (decided alone: batch: false)"),
         f"[bold]created:[/bold] {moment(request.created_at)}",
         f"[bold]deadline:[/bold] {moment(request.deadline)}"
         + ("" if request.is_terminal else f" ({countdown(request.deadline)})"),
@@ -257,20 +266,24 @@ def decided(request: Request) -> None:
     warn(out, readout)
 
 
-LAYER_DEFAULTS: dict[str, dict[str, Any]] = {
-    "tool": ToolEntry().model_dump(mode="json", include={"requires_approval"}),
-    "service": ServiceEntry().model_dump(
-        mode="json", include={"requires_approval", "approval_mode", "tools"}
-    ),
-}
-"""Shown even when not stored, so `info` always answers "does it ask?"."""
+@cache
+def layer_defaults() -> dict[str, dict[str, Any]]:
+    """Shown even when not stored, so `info` always answers "does it ask?"."""
+    from ..rules.model import ServiceEntry, ToolEntry
+
+    return {
+        "tool": ToolEntry().model_dump(mode="json", include={"requires_approval"}),
+        "service": ServiceEntry().model_dump(
+            mode="json", include={"requires_approval", "approval_mode", "tools"}
+        ),
+    }
 
 
 def layer_block(kind: str, name: str, data: dict[str, Any]) -> None:
     """A layer entry as seed 004's `info` shows it: an HITL Approval block."""
     readout = Readout()
     per_tool_key = {"agent": "interrupt_on", "app": "interrupt_overrides"}.get(kind)
-    data = {**LAYER_DEFAULTS.get(kind, {}), **data}
+    data = {**layer_defaults().get(kind, {}), **data}
     lines: list[str] = []
     if per_tool_key is not None:
         silenced = bool(data.get("hitl_disabled"))
@@ -300,7 +313,19 @@ def _switch_text(switch: Any, readout: Readout, tool: str) -> str:
     return "on with " + readout.value(switch, tool)
 
 
+def grants_text(rule: Rule) -> str:
+    """Whether the rule lets its approvers give standing grants, and why not."""
+    if rule.max_grant is not None:
+        return f"up to {format_duration(rule.max_grant)} (max_grant)"
+    if rule.quorum > 1:
+        return f"none: {rule.quorum} approvers must agree"
+    return "none (no max_grant, or a hitl_required tool without the app's grants_for_required)"
+
+
 def explanation(result: Explanation, requester: str | None = None) -> None:
+    from ..rules.effective import separation_words
+    from ..rules.schedule import schedule_words
+
     out = console()
     readout = Readout()
     if result.ask:
@@ -317,11 +342,15 @@ def explanation(result: Explanation, requester: str | None = None) -> None:
         out.print(f"allowed decisions: {', '.join(result.allowed_decisions)}")
         out.print(f"approvers: {readout.text(', '.join(rule.approvers) or 'none named', 'the approvers')}")
         out.print(f"who decides: {readout.text(result.who_decides(requester), 'who decides')}")
+        out.print(separation_words(rule.separation))
         out.print(f"channels: {readout.text(', '.join(rule.channels), 'the channels')}")
         for line in schedule_words(rule.remind, rule.escalate, rule.deadline):
             out.print(readout.text(line, "the reminders and escalations"))
         if rule.required:
             out.print("required: the app's hitl_required lists it; nothing can silence it")
+        if not rule.batch:
+            out.print("batch: false: decided one at a time, never in a batch")
+        out.print(f"standing grants: {grants_text(rule)}")
     table = Table(title="trace", title_justify="left")
     for column in ("layer", "key", "said"):
         table.add_column(column, overflow="fold")

@@ -20,13 +20,16 @@ from typing import Any, TypeVar
 import httpx
 
 from ..audit import AuditAnchor, AuditEntry, AuditReport
+from ..batch import BatchDecisionType, BatchFilter, BatchResult
 from ..decisions import Decision, DecisionRecord
 from ..errors import SignoffError
 from ..execution import Claim, current_owner
+from ..grants import Grant, GrantAsk
 from ..identity import User
 from ..requests import Execution, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
 from ..store.run_state_ops import RunStateRecord
+from . import _batch_calls as batch_calls
 from . import _calls as calls
 from ._admin import _matches
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
@@ -155,8 +158,26 @@ class AsyncClient:
                 break
         return found
 
-    async def decide(self, request_id: str, decision: Decision, *, on_behalf: bool = False) -> Request:
-        return await self._send(calls.decide(request_id, decision, on_behalf=on_behalf))
+    async def decide(
+        self, request_id: str, decision: Decision, *, on_behalf: bool = False, grant: GrantAsk | None = None
+    ) -> Request:
+        return await self._send(calls.decide(request_id, decision, on_behalf=on_behalf, grant=grant))
+
+    async def list_grants(self, *, include_ended: bool = False) -> list[Grant]:
+        return await self._send(calls.list_grants(include_ended))
+
+    async def revoke_grant(self, grant_id: str) -> Grant:
+        return await self._send(calls.revoke_grant(grant_id))
+
+    async def decide_many(
+        self,
+        selection: BatchFilter | Sequence[str],
+        decision: BatchDecisionType,
+        *,
+        reason: str | None = None,
+    ) -> BatchResult:
+        """`Client.decide_many`."""
+        return await self._send(batch_calls.decide_many(selection, decision, reason))
 
     async def wait(self, request_id: str, timeout: float | None = None) -> Request:
         """Long-poll: the request as soon as it is decided, expired or cancelled, or as it is

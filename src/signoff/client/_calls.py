@@ -16,6 +16,7 @@ from ..audit import AuditAnchor, AuditEntry, AuditReport
 from ..decisions import Decision, DecisionRecord, decision_to_dict
 from ..errors import RequestConflict
 from ..execution import Claim
+from ..grants import Grant, GrantAsk
 from ..identity import User
 from ..requests import Execution, ExecutionStatus, NewRequest, Request, RequestStatus
 from ..rules.callables import refuse_callables_in
@@ -142,10 +143,14 @@ def get_request(request_id: str) -> Call[Request]:
     return Call("GET", _path("requests", request_id), read_one)
 
 
-def decide(request_id: str, decision: Decision, *, on_behalf: bool = False) -> Call[Request]:
+def decide(
+    request_id: str, decision: Decision, *, on_behalf: bool = False, grant: GrantAsk | None = None
+) -> Call[Request]:
     body: dict[str, Any] = decision_to_dict(decision)
     if on_behalf:
         body["on_behalf"] = "unattended"
+    if grant is not None:
+        body["grant"] = grant.to_dict()
     return Call("POST", _path("requests", request_id, "decision"), read_one, body=body)
 
 
@@ -286,6 +291,22 @@ def list_executions(
 
     params = _query(status=ExecutionStatus(status).value, limit=limit, cursor=cursor)
     return Call("GET", _path("executions"), read, params=params)
+
+
+# -- standing grants -----------------------------------------------------------------------------
+
+
+def list_grants(include_ended: bool = False) -> Call[list[Grant]]:
+    return Call(
+        "GET",
+        _path("grants"),
+        lambda answer: [Grant.from_dict(item) for item in answer.data["grants"]],
+        params=_query(all=include_ended or None),
+    )
+
+
+def revoke_grant(grant_id: str) -> Call[Grant]:
+    return Call("DELETE", _path("grants", grant_id), lambda answer: Grant.from_dict(answer.data))
 
 
 # -- rules, memory, audit, identity --------------------------------------------------------------

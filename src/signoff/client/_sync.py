@@ -24,15 +24,18 @@ from typing import Any, TypeVar
 import httpx
 
 from ..backend import Backend
+from ..batch import BatchDecisionType, BatchFilter, BatchResult
 from ..decisions import Decision, DecisionRecord
 from ..errors import SignoffError
 from ..execution import Claim, current_owner
+from ..grants import Grant, GrantAsk
 from ..identity import User
 from ..requests import LOCAL_CREATOR, Execution, ExecutionStatus, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
 from ..shadow import ShadowHit, ShadowRules
 from ..store.run_state_ops import RunStateRecord
 from ..store.wakeup import Waiter, WakeupHub
+from . import _batch_calls as batch_calls
 from . import _calls as calls
 from ._admin import AdminCalls
 from ._channel_admin import ChannelAdminCalls
@@ -198,15 +201,43 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls, ShadowAdm
         actor: str = "",
         channel: str = "api",
         on_behalf: bool = False,
+        grant: GrantAsk | None = None,
     ) -> Request:
-        """Decide as the token's user; `on_behalf` records the agent's unattended auto-decision."""
-        return self._send(calls.decide(request_id, decision, on_behalf=on_behalf))
+        """Decide as the token's user; `on_behalf` records the agent's unattended auto-decision.
+        `grant`, with an approval: approve calls like this for a while (`signoff.grants`)."""
+        return self._send(calls.decide(request_id, decision, on_behalf=on_behalf, grant=grant))
+
+    def list_grants(self, *, include_ended: bool = False) -> list[Grant]:
+        """The standing grants in force (`include_ended`: expired and revoked ones too)."""
+        return self._send(calls.list_grants(include_ended))
+
+    def revoke_grant(self, grant_id: str) -> Grant:
+        """End a standing grant now (its author or an admin)."""
+        return self._send(calls.revoke_grant(grant_id))
 
     def decide_as_person(
-        self, request_id: str, decision: Decision, *, actor: str = "", channel: str = "api"
+        self,
+        request_id: str,
+        decision: Decision,
+        *,
+        actor: str = "",
+        channel: str = "api",
+        grant: GrantAsk | None = None,
     ) -> Request:
         """`decide`: the server checks that the token's user is a person who may."""
-        return self.decide(request_id, decision)
+        return self.decide(request_id, decision, grant=grant)
+
+    def decide_many(
+        self,
+        selection: BatchFilter | Sequence[str],
+        decision: BatchDecisionType,
+        *,
+        reason: str | None = None,
+    ) -> BatchResult:
+        """Approve or reject, with one reason, the requests named by id or matching the filter
+        (at most 500), each on its own; those the token's user may not decide, or whose rule
+        says `batch: false`, are skipped and named in the result."""
+        return self._send(batch_calls.decide_many(selection, decision, reason))
 
     def wait(self, request_id: str, timeout: float | None = None) -> Request:
         """Long-poll: the request as soon as it is decided, expired or cancelled, or as it is

@@ -135,14 +135,18 @@ def request_from_view(view: dict[str, Any]) -> Request:
         "approvers": view.get("approvers") or [],
         "allowed_decisions": view.get("allowed_decisions") or [],
         "quorum": view.get("quorum", 1),
+        "separation": view.get("separation"),
+        "separated": view.get("separated") or [],
     }
+    if view.get("batch") is False:
+        rule["batch"] = False
     record = {
         **view,
         "tool_name": view["tool"],
         "tool_description": None,
         "args_schema": None,
         "answer_schema": None,
-        "rule": {key: value for key, value in rule.items() if value},
+        "rule": {key: value for key, value in rule.items() if value or value is False},
         "updated_at": view.get("decided_at") or view["created_at"],
         "decision": view.get("resolution"),
     }

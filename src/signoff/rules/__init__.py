@@ -1,19 +1,52 @@
-"""When to ask: the rule layers, their resolution and its explanation."""
+"""When to ask: the rule layers, their resolution and its explanation.
 
-from .callables import DescriptionInput, WhenInput
-from .effective import RequestRule, Rule
-from .keys import KeyIndex, parse_key
-from .model import (
-    AgentEntry,
-    AppEntry,
-    Defaults,
-    RuleSet,
-    RuleSettings,
-    ServiceEntry,
-    ToolEntry,
-    validate_entry,
+The names below are loaded when first used (see `signoff._lazy`): a request's effective rule
+(`rules.effective`) does not load the rule files' pydantic models or YAML."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .callables import DescriptionInput, WhenInput
+    from .effective import RequestRule, Rule
+    from .keys import KeyIndex, parse_key
+    from .model import (
+        AgentEntry,
+        AppEntry,
+        Defaults,
+        RuleSet,
+        RuleSettings,
+        ServiceEntry,
+        ToolEntry,
+        validate_entry,
+    )
+    from .resolve import Explanation, Resolver, TraceStep
+
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "AgentEntry": "model",
+        "AppEntry": "model",
+        "Defaults": "model",
+        "DescriptionInput": "callables",
+        "Explanation": "resolve",
+        "KeyIndex": "keys",
+        "RequestRule": "effective",
+        "Resolver": "resolve",
+        "Rule": "effective",
+        "RuleSet": "model",
+        "RuleSettings": "model",
+        "ServiceEntry": "model",
+        "ToolEntry": "model",
+        "TraceStep": "resolve",
+        "WhenInput": "callables",
+        "parse_key": "keys",
+        "validate_entry": "model",
+    },
 )
-from .resolve import Explanation, Resolver, TraceStep
 
 __all__ = [
     "AgentEntry",

@@ -16,12 +16,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
-
-from .model import LAYER_KINDS, LayerKind, RuleSet
+from .kinds import LAYER_KINDS, LayerKind
 
 if TYPE_CHECKING:
     from ..audit import AuditEntry
+    from .model import RuleSet
 
 RULES_FAMILY = "rules"
 """The audit actions of rule changes are `rules.<what>`."""
@@ -201,6 +200,8 @@ def rules_diff(before: RuleSet, after: RuleSet) -> str:
 
 
 def _rules_yaml(rules: RuleSet) -> str:
+    import yaml
+
     data = _without_empty(rules)
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True) if data else ""
 
@@ -222,6 +223,8 @@ def _yaml(settings: Settings | None) -> str:
         return ""
     if not settings:
         return "{}\n"
+    import yaml
+
     return yaml.safe_dump(settings, sort_keys=False, allow_unicode=True)
 
 

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
 import pydantic
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
 from .._util import format_duration, parse_duration
 from ..decisions import DECISION_TYPES, DecisionType
@@ -42,9 +41,12 @@ from .effective import (
     RequestRule,
     Rule,
     RuleOrigin,
+    Separation,
+    SeparationSetting,
     UnattendedMode,
 )
 from .keys import format_key, parse_key
+from .kinds import LAYER_KINDS, LayerKind
 from .schedule_model import EscalationEntry, StepTime, check_escalate, check_remind
 
 __all__ = [  # with, re-exported, what moved to `effective` (the server, tests and bench import it from here)
@@ -72,6 +74,8 @@ __all__ = [  # with, re-exported, what moved to `effective` (the server, tests a
     "RuleOrigin",
     "RuleSet",
     "RuleSettings",
+    "Separation",
+    "SeparationSetting",
     "ServiceEntry",
     "ToolEntry",
     "ToolSwitch",
@@ -86,8 +90,6 @@ DEFAULT_MAX_AUTO_RESUME = 10
 ENV_MAX_AUTO_RESUME = "SIGNOFF_UNATTENDED_MAX_AUTO_RESUME"
 
 ApprovalMode: TypeAlias = Literal["all", "whitelist", "blacklist", "unless_read_only"]
-LayerKind: TypeAlias = Literal["defaults", "tool", "service", "agent", "app"]
-LAYER_KINDS: tuple[LayerKind, ...] = ("defaults", "tool", "service", "agent", "app")
 
 Duration = Annotated[
     timedelta,
@@ -126,6 +128,16 @@ class RuleSettings(_Strict):
     confirm: bool | None = None
     """The call is destructive: approving it from the keyboard in the inbox asks once more (a
     tool's MCP `destructiveHint: true` does the same)."""
+    separation: SeparationSetting | None = None
+    """Four eyes: `requester` keeps the person the agent acts for from approving its request;
+    `requester_and_creator` also the owner of the agent's token; `none` turns off what a layer
+    beneath said."""
+    batch: bool | None = None
+    """`false`: its requests are decided one at a time, never in a batch (`decide_many`, the
+    inbox's selection, `signoff approve --all`); a batch skips them and says why."""
+    max_grant: Duration | None = None
+    """The longest standing grant ("approve calls like this for N minutes") an approver may give
+    deciding such a call; unset: none (`signoff.grants`). Never with a quorum over 1."""
     remind: Annotated[list[StepTime] | None, pydantic.AfterValidator(check_remind)] = None
     escalate: Annotated[list[EscalationEntry] | None, pydantic.AfterValidator(check_escalate)] = None
     """Reminders and escalations while the request waits (`schedule_model`)."""
@@ -230,6 +242,8 @@ class AppEntry(_Strict):
     hitl_disabled: bool = False
     interrupt_overrides: dict[str, ToolSwitch] = Field(default_factory=dict)
     hitl_required: list[str] = Field(default_factory=list)
+    grants_for_required: bool = False
+    """Standing grants may cover the `hitl_required` tools too (where their rule has `max_grant`)."""
 
     @field_validator("interrupt_overrides", mode="before")
     @classmethod
@@ -293,6 +307,16 @@ class RuleSet(_Strict):
     def _tuple_keys(cls, value: Any) -> Any:
         return _encode_tuple_keys(value)
 
+    @model_validator(mode="after")
+    def _four_eyes_leave_an_approver(self) -> RuleSet:
+        from .four_eyes import check_four_eyes  # it resolves calls: `resolve` imports this module
+
+        try:
+            check_four_eyes(self)
+        except ConfigError as exc:
+            raise ValueError(exc.message) from None
+        return self
+
     @classmethod
     def from_dict(cls, data: Any) -> RuleSet:
         if data is None:
@@ -304,6 +328,8 @@ class RuleSet(_Strict):
 
     @classmethod
     def from_yaml(cls, text: str) -> RuleSet:
+        import yaml  # for rule files: rules read from the store are JSON
+
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -325,6 +351,8 @@ class RuleSet(_Strict):
         return self.model_dump(mode="json", exclude_unset=True)
 
     def to_yaml(self) -> str:
+        import yaml
+
         return yaml.safe_dump(self.to_dict(), sort_keys=False, allow_unicode=True)
 
     def layers(self) -> list[tuple[LayerKind, str, dict[str, Any]]]:

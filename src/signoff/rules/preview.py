@@ -9,12 +9,15 @@ Nothing here is stored: the proposed rules are resolved as they are.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._util import format_duration
+from .effective import separation_words
 from .history import LayerChange, layer_changes, rules_diff
-from .model import RuleSet
-from .resolve import Explanation, Resolver
+
+if TYPE_CHECKING:
+    from .model import RuleSet
+    from .resolve import Explanation
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -28,6 +31,8 @@ class SampleCall:
     args: dict[str, Any] | None = None
 
     def explain(self, rules: RuleSet) -> Explanation:
+        from .resolve import Resolver  # with the rule files' models (pydantic), when a call is explained
+
         return Resolver(rules).explain(self.tool, self.agent, self.app, self.args, self.requester)
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,6 +70,8 @@ def outcome_sentence(explanation: Explanation, requester: str | None = None) -> 
     who = ", ".join(rule.approvers) if rule.approvers else "any person"
     if rule.quorum > 1:
         who += f" ({rule.quorum} of them)"
+    if rule.separation is not None:
+        who += f" ({separation_words(rule.separation)})"
     decisions = ", ".join(explanation.allowed_decisions)
     return f"{call} would ask {who} ({decisions}), {format_duration(rule.deadline)}, then {rule.on_expire}."
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .preview import outcome_sentence
-from .resolve import Explanation, Resolver
+
+if TYPE_CHECKING:
+    from .resolve import Explanation, Resolver
 
 Change = Literal["newly_asked", "no_longer_asked", "other_approvers", "other_deadline", "unchanged"]
 CHANGES: tuple[Change, ...] = (

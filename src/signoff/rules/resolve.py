@@ -22,12 +22,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any
 
 from ..decisions import DECISION_TYPES, DecisionType
 from .callables import WhenInput, call_when, python_name, shown
 from .conditions import evaluate_condition
-from .effective import DEFAULT_CHANNELS, INBOX_CHANNEL, REQUESTER, Rule, who_decides
+from .effective import (
+    DEFAULT_CHANNELS,
+    INBOX_CHANNEL,
+    REQUESTER,
+    Rule,
+    Separation,
+    separation_words,
+    who_decides,
+)
 from .keys import KeyIndex, Match, literal_chars
 from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
 from .schedule_model import escalations_of
@@ -73,7 +82,7 @@ class Explanation:
 
     def who_decides(self, requester: str | None = None) -> str:
         """Who may decide the call's request, in words (for a call made for `requester`)."""
-        return who_decides(self.rule.approvers, requester)
+        return who_decides(self.rule.approvers, requester, self.rule.separation)
 
     def to_dict(self, requester: str | None = None) -> dict[str, Any]:
         return {
@@ -89,9 +98,13 @@ class Explanation:
             "who_decides": self.who_decides(requester) if self.ask else None,
             "channels": list(self.rule.channels),
             "quorum": self.rule.quorum,
+            "separation": self.rule.separation,
+            "four_eyes": separation_words(self.rule.separation) if self.ask else None,
             "deadline_seconds": self.rule.deadline.total_seconds(),
             "on_expire": self.rule.on_expire,
             "when": shown(self.rule.when),
+            "batch": self.rule.batch,
+            "max_grant_seconds": self.rule.max_grant.total_seconds() if self.rule.max_grant else None,
             "remind": list(self.rule.remind),
             "escalate": [escalation.to_dict() for escalation in self.rule.escalate],
         }
@@ -312,6 +325,9 @@ class Resolver:
             feedback_template=settings.get("feedback_template") or defaults.feedback_template,
             unattended=settings.get("unattended") or defaults.unattended,
             confirm=bool(settings.get("confirm", False)),
+            separation=_separation(settings),
+            batch=settings.get("batch") is not False,
+            max_grant=_max_grant(settings, required, app[0] if app is not None else None),
             remind=tuple(settings.get("remind") or ()),
             escalate=escalations_of(settings.get("escalate")),
             required=required,
@@ -454,6 +470,11 @@ def _overlay(switch: ToolSwitch, settings: dict[str, Any]) -> tuple[bool, str]:
     return True, f"on with {said}"
 
 
+def _separation(settings: dict[str, Any]) -> Separation | None:
+    said = settings.get("separation")
+    return None if said in (None, "none") else said
+
+
 def _approvers(settings: dict[str, Any]) -> tuple[str, ...]:
     """The rule's approvers; a rule that tells people on a channel other than the inbox and
     names nobody is decided by the requester (seed 004: only the user the agent acts for)."""
@@ -463,3 +484,14 @@ def _approvers(settings: dict[str, Any]) -> tuple[str, ...]:
     if any(channel != INBOX_CHANNEL for channel in settings.get("channels") or ()):
         return (REQUESTER,)
     return ()
+
+
+def _max_grant(settings: Mapping[str, Any], required: bool, app: AppEntry | None) -> timedelta | None:
+    """The rule's `max_grant`, where grants may be at all: never with a quorum over 1, and for a
+    `hitl_required` tool only where the app's `grants_for_required` allows it."""
+    if (settings.get("quorum") or 1) > 1:
+        return None
+    if required and not (app is not None and app.grants_for_required):
+        return None
+    limit: timedelta | None = settings.get("max_grant")
+    return limit

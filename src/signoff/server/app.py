@@ -37,8 +37,10 @@ from .access import CallerCache
 from .api import (
     agents,
     audit,
+    batch,
     channel_admin,
     executions,
+    grants,
     identity,
     people,
     requests,
@@ -141,6 +143,7 @@ def create_app(
     app.add_middleware(Door, max_body=settings.max_body)
     install_error_handlers(app)
     for module in (
+        batch,
         requests,
         agents,
         executions,
@@ -152,6 +155,7 @@ def create_app(
         run_states,
         channel_api,
         channel_admin,
+        grants,
     ):
         add_routes(app, module.router)
     add_routes(app, executions.per_request)

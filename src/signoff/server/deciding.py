@@ -1,16 +1,19 @@
-"""A person's decision, from whichever surface it comes (API, inbox, handle link)."""
+"""A person's decision, from whichever surface it comes (API, inbox, handle link), alone or in a
+batch (`decide_batch_as`: each request decided here as a single decision would be)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..batch import BatchResult, Selection, decide_batch
 from ..decisions import Decision, parse_decision
-from ..errors import AutoResumeExceeded, PermissionDenied, SignoffError
+from ..errors import AutoResumeExceeded, GrantNotAllowed, PermissionDenied, SignoffError
+from ..grants import GrantAsk
 from ..identity import User, not_a_person
 from ..requests import Request
 from ..store import Store
 from ..unattended import UNATTENDED_ACTOR
-from .access import is_creator
+from .access import is_creator, visible_request
 from .context import Server
 from .refusals import audit_refusal
 
@@ -31,8 +34,13 @@ def decide_as(
     (audited), 409, 410, 422; a refused unattended decision is audited too. Once committed,
     the server's event feed takes the decided request from here."""
     store = server.store
+    payload = dict(payload)
+    grant = GrantAsk.parse(payload.pop("grant")) if payload.get("grant") is not None else None
+    payload.pop("grant", None)
     tool_name = store.get_request(request_id).tool_name if "edited_action" in payload else None
     decision = parse_decision(payload, tool_name=tool_name)
+    if unattended and grant is not None:
+        raise GrantNotAllowed("only a person gives a standing grant")
     if unattended:
         request = store.get_request(request_id)
         try:
@@ -46,13 +54,54 @@ def decide_as(
             request_id, decision, actor=UNATTENDED_ACTOR, channel="unattended", on_behalf=True
         )
     else:
-        decided = _decide_as_person(store, request_id, decision, user, channel)
-    if decided.is_terminal:  # not a quorum's vote that left it pending
-        store.on_commit(lambda: server.feed.remember("request.decided", decided))
+        decided = _decide_as_person(store, request_id, decision, user, channel, grant)
+    _tell_feed(server, decided)
     return decided
 
 
-def _decide_as_person(store: Store, request_id: str, decision: Decision, user: User, channel: str) -> Request:
+def decide_batch_as(
+    server: Server, selection: Selection, decision: Decision, user: User, *, channel: str
+) -> BatchResult:
+    """`decision` on each request of `selection` as `user` (see `signoff.batch`): the open
+    requests they may decide that match a filter, or the requests named by id (one they may not
+    see is skipped, and its refusal audited). Agents never decide batches (403, audited)."""
+    store = server.store
+    refused = not_a_person(user.name, user)
+    if refused is not None:
+        raise audit_refusal(
+            store,
+            PermissionDenied(refused),
+            actor=user.name,
+            channel=channel,
+            action=REFUSED,
+            data={"type": decision.type, "batch": True},
+        )
+
+    def decide_one(request_id: str, decision: Decision) -> Request:
+        decided = store.decide(request_id, decision, actor=user.name, channel=channel)
+        _tell_feed(server, decided)
+        return decided
+
+    return decide_batch(
+        store,
+        selection,
+        decision,
+        actor=user.name,
+        channel=channel,
+        visible=lambda request_id: visible_request(store, request_id, user, channel=channel),
+        listing={"visible_to": user.name},
+        decide_one=decide_one,
+    )
+
+
+def _tell_feed(server: Server, decided: Request) -> None:
+    if decided.is_terminal:  # not a quorum's vote that left it pending
+        server.store.on_commit(lambda: server.feed.remember("request.decided", decided))
+
+
+def _decide_as_person(
+    store: Store, request_id: str, decision: Decision, user: User, channel: str, grant: GrantAsk | None = None
+) -> Request:
     refused = not_a_person(user.name, user)
     if refused is not None:
         raise audit_refusal(
@@ -64,7 +113,7 @@ def _decide_as_person(store: Store, request_id: str, decision: Decision, user: U
             action=REFUSED,
             data={"type": decision.type},
         )
-    return store.decide(request_id, decision, actor=user.name, channel=channel)
+    return store.decide(request_id, decision, actor=user.name, channel=channel, grant=grant)
 
 
 def _check_unattended(server: Server, request: Request, decision: Decision, user: User) -> None:

@@ -10,7 +10,10 @@ requests instead).
 
 The rest of a rule is the agent's: its texts and description template; where both say something,
 the allowed decisions are those both allow, the redacted args those either names, and a call
-either calls destructive (`confirm`) is asked about once more.
+either calls destructive (`confirm`) is asked about once more, one either keeps out of batches
+(`batch: false`) is decided alone, and where both say who may not approve (four eyes:
+`separation`), the stricter holds. Standing grants (`max_grant`) are the server's alone: only
+where its rules ask for the call.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Literal, TypeAlias
 
+from ..rules.effective import stricter_separation
 from ..rules.model import Authority, RequestRule, RuleOrigin
 from ..rules.resolve import Explanation
 
@@ -63,7 +67,7 @@ def governed_rule(
         if approvers and not rule.approvers:
             rule = replace(rule, approvers=approvers)
         authority: Authority = "server" if asked.source == "server" else "agent"
-        rule = replace(rule, origin=replace(asked, authority=authority))
+        rule = replace(rule, origin=replace(asked, authority=authority), max_grant=None)
         return Governed(rule, deadline or server.deadline)
     rule = replace(
         snapshot,
@@ -74,6 +78,9 @@ def governed_rule(
         expire_message=server.expire_message,
         unattended=server.unattended,
         confirm=server.confirm or snapshot.confirm,
+        separation=stricter_separation(server.separation, snapshot.separation),
+        batch=server.batch and snapshot.batch,
+        max_grant=None,
         remind=server.remind,
         escalate=server.escalate,
         origin=replace(asked, authority="server"),
@@ -100,6 +107,9 @@ def _as_the_server_says(
         unattended=server.unattended,
         redact=tuple(dict.fromkeys((*server.redact, *snapshot.redact))),
         confirm=server.confirm or snapshot.confirm,
+        separation=stricter_separation(server.separation, snapshot.separation),
+        batch=server.batch and snapshot.batch,
+        max_grant=server.max_grant,
         remind=server.remind,
         escalate=server.escalate,
         origin=RuleOrigin(

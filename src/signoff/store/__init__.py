@@ -6,8 +6,6 @@ import os
 from pathlib import Path
 from urllib.parse import unquote
 
-import platformdirs
-
 from ..environment import DB_ENV
 from ..errors import ConfigError
 from .base import Store
@@ -15,6 +13,8 @@ from .sqlite import SQLiteStore
 
 
 def default_db_path() -> Path:
+    import platformdirs
+
     return Path(platformdirs.user_data_dir("signoff")) / "signoff.db"
 
 

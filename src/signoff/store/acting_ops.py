@@ -14,6 +14,7 @@ from typing import Any
 
 from ..decisions import Decision
 from ..errors import PermissionDenied
+from ..grants import GrantAsk
 from ..identity import not_a_person
 from ..requests import Execution, Request
 from .execution_ops import ExecutionOps
@@ -47,11 +48,13 @@ class ActingOps(RequestOps, ExecutionOps, IdentityOps):
             request_id = request.id if request is not None else None
             raise self._refused(reason, name, channel, request_id, action, data)
 
-    def decide_as_person(self, request_id: str, decision: Decision, *, actor: str, channel: str) -> Request:
-        """`decide`, by a person named here (see `check_person`)."""
+    def decide_as_person(
+        self, request_id: str, decision: Decision, *, actor: str, channel: str, grant: GrantAsk | None = None
+    ) -> Request:
+        """`decide`, by a person named here (see `check_person`), with a standing `grant` if given."""
         request = self.get_request(request_id)
         self.check_person(actor, channel=channel, request=request, data={"type": decision.type})
-        return self.decide(request_id, decision, actor=actor, channel=channel)
+        return self.decide(request_id, decision, actor=actor, channel=channel, grant=grant)
 
     def cancel_as_person(
         self, request_id: str, *, actor: str, channel: str, reason: str | None = None

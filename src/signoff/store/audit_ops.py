@@ -20,13 +20,15 @@ import logging
 from collections.abc import Collection, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._util import to_iso
 from ..audit import AuditAnchor, AuditEntry, AuditReport, check_request, verify_chain
 from ..errors import AuditBroken, StoreError
-from ..retention import ExportCheck, PurgeRecord, check_export, purge_record, read_export
 from .core import SEAL_BATCH, StoreCore
+
+if TYPE_CHECKING:
+    from ..retention import ExportCheck, PurgeRecord
 
 log = logging.getLogger("signoff.store")
 CHECK_BATCH = 1000
@@ -189,6 +191,8 @@ class AuditOps(StoreCore):
         After a purge the live log's chain starts at the entry it was recorded through; an anchor
         older than that is checked in the purge's export (`exports`: each must be a purge's
         export as it wrote it, and link)."""
+        from ..retention import purge_record, read_export  # the purges' records: for a verification
+
         checks = [read_export(path) for path in exports]
         if seal:
             self._seal_before_reading()
@@ -281,6 +285,8 @@ class AuditOps(StoreCore):
     def _check_export(
         report: AuditReport, check: ExportCheck, purges: list[PurgeRecord], anchor: AuditAnchor | None
     ) -> bool:
+        from ..retention import check_export
+
         found, in_range = check_export(check, purges, anchor)
         report.exported += found.entries
         for problem in found.problems:

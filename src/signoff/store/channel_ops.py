@@ -11,17 +11,26 @@ messages in the same transaction, saying so; an admin can send them again once i
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._util import utcnow
-from ..channels.stored import StoredChannel, stored_channel
 from ..errors import AlreadyExists, Conflict, NotFound
 from .core import Json, StoreCore, Tx
 from .outbox_ops import OutboxRow, outbox_row
 
+if TYPE_CHECKING:
+    from ..channels.stored import StoredChannel
+
 CHANNELS_COUNTER = "channels_version"
 RECENT = 20
 """How many of a lane's rows the admin pages list."""
+
+
+def _stored_channel(row: Any) -> StoredChannel:
+    """The channel a row holds (its module, with the secrets' sealing, loads with the first)."""
+    from ..channels.stored import stored_channel
+
+    return stored_channel(row)
 
 
 def lane_of_channel(name: str) -> str:
@@ -53,20 +62,20 @@ class ChannelOps(StoreCore):
 
     def stored_channels(self) -> list[StoredChannel]:
         with self._read() as tx:
-            return [stored_channel(row) for row in tx.all("list_channels")]
+            return [_stored_channel(row) for row in tx.all("list_channels")]
 
     def stored_channels_at(self) -> tuple[int, list[StoredChannel]]:
         """The stored channels and the version they are at, read together."""
         with self._read() as tx:
             row = tx.one("get_counter", name=CHANNELS_COUNTER)
             return (int(row["value"]) if row else 0), [
-                stored_channel(found) for found in tx.all("list_channels")
+                _stored_channel(found) for found in tx.all("list_channels")
             ]
 
     def stored_channel(self, name: str) -> StoredChannel | None:
         with self._read() as tx:
             row = tx.one("get_channel", name=name)
-        return stored_channel(row) if row is not None else None
+        return _stored_channel(row) if row is not None else None
 
     def insert_channel(self, stored: StoredChannel, *, actor: str, channel: str = "cli") -> StoredChannel:
         """Keep a new channel (its settings checked and its secrets sealed by the caller:
@@ -162,7 +171,7 @@ class ChannelOps(StoreCore):
         row = tx.one("get_channel", name=name)
         if row is None:
             raise NotFound(f"no channel named {name!r} is kept in the store")
-        return stored_channel(row)
+        return _stored_channel(row)
 
     def _changed(
         self,

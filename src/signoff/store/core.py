@@ -8,7 +8,6 @@ chain — is written once, in the operation mixins, on top of `Tx`.
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
@@ -18,7 +17,7 @@ from typing import Any, Protocol
 
 from .._util import canonical_json, to_iso, utcnow
 from ..audit import AuditEntry, entry_payload
-from ..decisions import DecisionRecord, parse_decision
+from ..decisions import Decision, DecisionRecord, parse_decision
 from ..jsonvalues import storable_text
 from ..requests import Request, request_from_record
 from .disk import DiskSpace
@@ -166,6 +165,8 @@ class StoreCore(ABC):
         return self.hub.subscribe(request_id)
 
     def subscribe_async(self, request_id: str) -> Waiter:
+        import asyncio  # here, not for every command that opens a store
+
         self._start_wakeup_source()
         return self.hub.subscribe(request_id, loop=asyncio.get_running_loop())
 
@@ -218,6 +219,16 @@ class StoreCore(ABC):
                 tx.send("enqueue_event", request_id=row["id"], event=note.action, message="update", now=now)
             changes.request_ids.add(row["id"])
             return row
+
+    def _decide_at_once(
+        self, request_id: str, decision: Decision, *, actor: str, channel: str, on_behalf: bool
+    ) -> tuple[bool, Request] | None:
+        """Check and record `decision` in one round trip, where the backend can and the checks
+        pass (`decide_statement`): (True, the request decided). When they do not, nothing was
+        changed and `decide` checks it as usual, refusing, auditing or recording as that path
+        does: from (False, the request as the statement read it), or, when None (not tried), from
+        its own read."""
+        return None
 
     def _webhooks_may_want(self, event: str) -> bool:
         """Whether some webhook may want `event`, asked inside a write transaction: the outbox's

@@ -9,7 +9,6 @@ their own check of what changed as the truth, and a slow poll besides.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import os
 import select
@@ -17,6 +16,10 @@ import struct
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 IN_MODIFY = 0x00000002
 IN_ATTRIB = 0x00000004
@@ -42,6 +45,8 @@ def _libc() -> ctypes.CDLL | None:
     run a subprocess), once per process; None where there are none."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # when a store first watches its file, not for every command
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.inotify_init1.argtypes = [ctypes.c_int]

@@ -11,6 +11,10 @@ creator; an approver), and what the viewer may see is then checked on each row i
 Every range is keyed by status, so that a person's three open requests are found without
 reading past their thirty thousand decided ones; a listing of every status reads each status's
 range to one page, and merges them.
+
+An admin's listing that nothing narrows has queries of its own (`listing_query`), which a
+planner makes at once: every status is one range of the key, newest first (`list_newest`); some
+statuses are each status's two `requests_by_audience` ranges (`list_by_status`).
 """
 
 from __future__ import annotations
@@ -91,3 +95,15 @@ def _like_pattern(search: str | None) -> str | None:
         return None
     escaped = search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return f"%{escaped}%"
+
+
+def listing_query(params: dict[str, Any]) -> str:
+    """The named query that lists with `listing_params`' `params`: an admin's listing with no
+    filter reads the key (every status) or the statuses' ranges, not the visibility union."""
+    narrowed = any(
+        params[name] is not None
+        for name in ("tool", "agent", "app", "thread_id", "tool_call_id", "created_by", "approver", "search")
+    )
+    if params["principals"] is not None or narrowed:
+        return "list_requests"
+    return "list_newest" if set(params["statuses"]) >= set(ALL_STATUSES) else "list_by_status"

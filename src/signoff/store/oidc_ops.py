@@ -8,14 +8,16 @@ provider-given groups and admin role: one transaction, audited, or refused with 
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._util import utcnow
 from ..errors import PermissionDenied
 from ..identity import User, valid_user_name
-from ..identity_provider import ProviderPerson
 from .core import StoreCore, Tx
 from .identity_ops import IdentityOps
+
+if TYPE_CHECKING:
+    from ..identity_provider import ProviderPerson
 
 OIDC_SIGN_IN = "signin.oidc"
 OIDC_BOUND = "oidc.bound"

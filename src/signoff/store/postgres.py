@@ -40,10 +40,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .._util import utcnow
-from ..errors import MigrationError, StoreError
+from .._util import new_id, utcnow
+from ..decisions import Decision
+from ..errors import InvalidInput, MigrationError, RequestNotFound, StoreError
+from ..requests import Request
 from .base import Store
 from .core import AuditNote, BackgroundThread, Json
+from .decide_statement import decide_params, fits_one_statement
 from .failures import postgres_error
 from .queries import load_queries, migration_files
 from .wakeup import ANY, WakeupHub
@@ -280,6 +283,36 @@ class PostgresStore(Store):
         if row is not None:
             self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
         return row
+
+    def _decide_at_once(
+        self, request_id: str, decision: Decision, *, actor: str, channel: str, on_behalf: bool
+    ) -> tuple[bool, Request] | None:
+        if not fits_one_statement(decision):
+            return None
+        try:
+            params = decide_params(
+                request_id,
+                decision,
+                decision_id=new_id("dec"),
+                actor=actor,
+                channel=channel,
+                on_behalf=on_behalf,
+                now=utcnow(),
+            )
+        except InvalidInput:  # a value JSON cannot hold: refused by the checked path, in its order
+            return None
+        row = self._fused("decide_at_once", params)
+        if row is None:
+            raise RequestNotFound(f"no request with id {request_id!r}")
+        if not row["decided_at_once"]:
+            return False, self._with_approvals_read(row)
+        self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
+        return True, self._request(row)
+
+    def _with_approvals_read(self, row: dict[str, Any]) -> Request:
+        """The request of a row, with a quorum's approvals as `get_request` reads them."""
+        with self._read() as tx:
+            return self._with_approvals(tx, row)
 
     def _fused(self, query: str, params: dict[str, Any]) -> dict[str, Any] | None:
         """One statement in autocommit: its own transaction, one round trip. Not run again if

@@ -18,12 +18,15 @@ from __future__ import annotations
 import itertools
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .._util import to_iso, utcnow
 from ..errors import InvalidInput
-from ..retention import PurgeRecord, PurgeReport, purge_record, write_export
 from .audit_ops import AuditOps
 from .core import Tx
+
+if TYPE_CHECKING:
+    from ..retention import PurgeRecord, PurgeReport
 
 PURGE_BATCH = 500
 """Rows dropped per transaction."""
@@ -34,6 +37,8 @@ PURGED = "audit.purged"
 class PurgeOps(AuditOps):
     def audit_purges(self) -> list[PurgeRecord]:
         """Every purge recorded, oldest first."""
+        from ..retention import purge_record  # the purges' records: for a purge or its listing
+
         with self._read() as tx:
             rows = tx.all("audit_purge_records")
         return [purge_record(row) for row in rows]
@@ -53,6 +58,8 @@ class PurgeOps(AuditOps):
         delivered), their executions, outbox and attempt rows, the delivered outbox rows and
         idempotency keys older than it; and, unless `keep_audit`, the audit entries before it
         that no remaining request needs, once written to `export`. With `dry_run`, only count."""
+        from ..retention import PurgeReport, write_export
+
         before = _cutoff(before)
         if not keep_audit and export is None and not dry_run:
             raise InvalidInput(

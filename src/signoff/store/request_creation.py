@@ -12,20 +12,26 @@ from ..errors import AlreadyDecided
 from ..request_steps import plan_steps
 from ..requests import NewRequest, Request, RequestStatus
 from ..rules.callables import names_a_callable
+from ..rules.four_eyes import refuse_unapprovable
 from ..templates import redact_args, render_description
 from .core import AuditNote, Json
-from .outbox_ops import OutboxOps
-from .request_reads import RequestReads
+from .grant_ops import GrantOps
 
 
-class RequestCreation(RequestReads, OutboxOps):
+class RequestCreation(GrantOps):
     def create_request(self, new: NewRequest) -> tuple[Request, bool]:
         """Get or create by (creator, thread_id, tool_call_id): each creator (`new.actor`) has its
-        own thread ids. Returns the request and whether it is new."""
+        own thread ids. Returns the request and whether it is new. A request a standing grant
+        covers is created approved through it (`signoff.grants`)."""
         request_id = new_id("req")
         now = utcnow()
         status = RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING
-        rule = new.rule.for_requester(new.requester).for_annotations(new.tool_annotations)
+        rule = (
+            new.rule.for_requester(new.requester)
+            .for_annotations(new.tool_annotations)
+            .for_separation(new.requester, creator=new.actor, creator_owner=new.creator_owner)
+        )
+        refuse_unapprovable(rule, f"a request for {new.tool_name!r}")
         if rule is not new.rule:
             new = replace(new, rule=rule)
         notices = self._notices(rule.channels, rule.approvers) if status is RequestStatus.PENDING else []
@@ -69,10 +75,14 @@ class RequestCreation(RequestReads, OutboxOps):
                 "requester": new.requester,
                 **({"client": new.client} if new.client is not None else {}),
                 "approvers": list(new.rule.approvers),
+                **({"separated": list(rule.separated)} if rule.separated else {}),
                 "deadline": to_iso(new.deadline),
                 "status": status.value,
             },
         )
+        grant = self._covering_grant(new)
+        if grant is not None and self._insert_granted(new, grant, params, note):
+            return self.get_request(request_id), True
         if self._insert_request_audited(params, list(new.rule.approvers), note) is not None:
             return _created(new, request_id, status, now), True
         existing = self.find_request(new.thread_id, new.tool_call_id, created_by=new.actor)

@@ -11,16 +11,26 @@ from typing import Any
 from .._util import format_moment, new_id, to_iso, utcnow
 from ..changes import changes_data
 from ..decision_checks import check_decision, refuse_if_closed
-from ..decisions import Approve, Decision, DecisionRecord, Edit, Respond, decision_to_dict
-from ..errors import AlreadyDecided, InvalidDecision, NotAnApprover, RequestExpired
+from ..decisions import Approve, Decision, DecisionRecord, Edit, decision_to_dict
+from ..errors import (
+    AlreadyDecided,
+    GrantNotAllowed,
+    InvalidDecision,
+    NotAnApprover,
+    RequestExpired,
+    SeparationOfDuties,
+)
+from ..grants import GrantAsk
 from ..requests import STATUS_FOR_DECISION, Request
 from ..templates import redact_args
 from .core import AuditNote, Json
+from .decide_statement import decision_words
+from .grant_ops import GrantOps
 from .outbox_ops import routes_notices
 from .request_closing import RequestClosing
 
 
-class RequestDecisions(RequestClosing):  # a decision past the deadline expires the request
+class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadline expires the request
     def decide(
         self,
         request_id: str,
@@ -29,8 +39,10 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
         actor: str,
         channel: str = "api",
         on_behalf: bool = False,
+        grant: GrantAsk | None = None,
     ) -> Request:
         """Record a person's decision. The first decision wins; everything else is refused.
+        An approval may give a standing `grant` (`signoff.grants`) in the same transaction.
 
         Raises RequestNotFound (404), NotAnApprover (403, audited), AlreadyDecided or
         RequestNotReady (409), RequestExpired (410), DecisionNotAllowed or InvalidArguments (422).
@@ -39,10 +51,21 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
         """
         if not actor or not isinstance(actor, str):
             raise InvalidDecision("a decision needs an actor")
-        request = self.get_request(request_id)
+        tried = (
+            None
+            if grant is not None  # the statement gives no grants: the checked path does, or refuses
+            else self._decide_at_once(request_id, decision, actor=actor, channel=channel, on_behalf=on_behalf)
+        )
+        if tried is not None and tried[0]:
+            return tried[1]
+        request = tried[1] if tried is not None else self.get_request(request_id)
         try:
             check_decision(
-                request, decision, actor=actor, groups=None if on_behalf else partial(self.groups_of, actor)
+                request,
+                decision,
+                actor=actor,
+                groups=None if on_behalf else partial(self.groups_of, actor),
+                unattended=on_behalf,
             )
         except RequestExpired:
             if not request.is_terminal:
@@ -54,11 +77,16 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
                 actor=actor,
                 channel=channel,
                 request_id=request_id,
-                data={"type": decision.type, "reason": "not an approver"},
+                data={"type": decision.type, "reason": _refusal_reason(refused)},
             )
             refused.audited = True
             raise
         given, decision = decision, _approval_if_unchanged(request, decision)
+        if grant is not None:
+            if on_behalf:
+                raise GrantNotAllowed("only a person gives a standing grant")
+            audit = _decision_audit(request, decision, given=given)
+            return self._decide_granting(request, decision, grant, actor=actor, channel=channel, audit=audit)
         if request.rule.quorum > 1:
             return self._vote(request_id, decision, actor=actor, channel=channel)
         now = utcnow()
@@ -128,6 +156,11 @@ class RequestDecisions(RequestClosing):  # a decision past the deadline expires 
             return self._locked(tx, request_id)
 
 
+def _refusal_reason(refused: NotAnApprover) -> str:
+    """What the audit log says of a refused decision: four eyes say why in full."""
+    return refused.message if isinstance(refused, SeparationOfDuties) else "not an approver"
+
+
 def _approval_if_unchanged(request: Request, decision: Decision) -> Decision:
     """An edit whose args are the request's own changes nothing: it is an approval (Haystack's
     rule, as `outcome_for` applies it), stored with status approved and its comment kept."""
@@ -189,10 +222,5 @@ def _decision_audit(request: Request, decision: Decision, *, given: Decision | N
     if isinstance(decision, Edit):
         data["final_args"] = redact_args(decision.args, request.rule.redact)
         data["changes"] = changes_data(request.args, decision.args, request.rule.redact)
-    said = decision_to_dict(decision)
-    for key in ("comment", "message"):
-        if said.get(key) is not None:
-            data[key] = said[key]
-    if isinstance(decision, Respond) and decision.value is not None:
-        data["value"] = decision.value
+    data.update(decision_words(decision))
     return data

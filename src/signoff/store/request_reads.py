@@ -10,7 +10,7 @@ from ..decisions import DecisionRecord
 from ..errors import NotAnApprover, RequestNotFound
 from ..requests import LOCAL_CREATOR, Request
 from .core import StoreCore, Tx
-from .listing import SEARCH_WINDOW, listing_params
+from .listing import SEARCH_WINDOW, listing_params, listing_query
 
 
 class RequestReads(StoreCore):
@@ -99,7 +99,7 @@ class RequestReads(StoreCore):
             if params["search"] is not None:
                 floor = tx.one("search_floor", cursor=cursor, window=SEARCH_WINDOW)
                 params["search_floor"] = floor["id"] if floor is not None else ""
-            return [self._request(row) for row in tx.all("list_requests", **params)]
+            return [self._request(row) for row in tx.all(listing_query(params), **params)]
 
     def decisions(self, request_id: str) -> list[DecisionRecord]:
         """Every decision on the request: a quorum's votes in order, or the one decision."""

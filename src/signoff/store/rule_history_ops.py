@@ -9,7 +9,7 @@ change, audited as `rules.reverted` with its own `before` and `after`, so it can
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._util import utcnow
 from ..audit import AuditEntry
@@ -22,11 +22,13 @@ from ..rules.history import (
     single_change_data,
     whole_change_data,
 )
-from ..rules.model import RuleSet, validate_entry
-from ..rules.preview import RulesPreview, SampleCall, preview_rules
 from .audit_ops import AuditOps
 from .core import AuditNote, Json
 from .settings_ops import SettingsOps
+
+if TYPE_CHECKING:
+    from ..rules.model import RuleSet
+    from ..rules.preview import RulesPreview, SampleCall
 
 
 class RuleHistoryOps(SettingsOps, AuditOps):
@@ -55,6 +57,8 @@ class RuleHistoryOps(SettingsOps, AuditOps):
         """Put back what change `seq` replaced; the revert's own change. RulesChanged if a later
         change touched the same entries; InvalidInput if it changed nothing or did not record
         what it replaced."""
+        from ..rules.model import RuleSet, validate_entry
+
         recorded = self._rule_entry(seq)
         change = RuleChange.from_entry(recorded)
         if change.changes is None:
@@ -84,11 +88,12 @@ class RuleHistoryOps(SettingsOps, AuditOps):
                     settings = validate_entry(item.kind, item.after, item.name)
                     tx.run("upsert_layer", kind=item.kind, name=item.name, data=Json(settings), now=utcnow())
                     rows[item.kind, item.name] = settings
+            # loaded even for one entry: the layers as a whole must not contradict themselves
+            after_set = RuleSet.from_layers([(kind, name, data) for (kind, name), data in rows.items()])
             data: dict[str, Any]
             if "kind" in recorded.data:
                 data = single_change_data(undo[0], version)
             else:
-                after_set = RuleSet.from_layers([(kind, name, data) for (kind, name), data in rows.items()])
                 data = whole_change_data(before_set, after_set, version)
             data["reverted"] = seq
             note = AuditNote("rules.reverted", actor, channel, None, data)
@@ -110,5 +115,7 @@ class RuleHistoryOps(SettingsOps, AuditOps):
     def preview_rules(self, proposed: RuleSet, sample: SampleCall | None = None) -> RulesPreview:
         """What applying `proposed` would change, and a sample call's answer before and after;
         nothing is stored. Its `version` is the one to apply with (`replace_rules(if_version=)`)."""
+        from ..rules.preview import preview_rules
+
         version = self.rules_version()  # first: rules read after it are at least this new
         return preview_rules(self.load_rules(), version, proposed, sample)

@@ -1,14 +1,19 @@
-"""Settings in the store: rule layers, group membership and AskOnce memory."""
+"""Settings in the store: rule layers, group membership and AskOnce memory.
+
+The rule files' models (pydantic) load when rules are read or written, not with the store."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._util import utcnow
 from ..errors import ConfigError, RulesChanged
 from ..rules.history import LayerChange, single_change_data, whole_change_data
-from ..rules.model import LAYER_KINDS, LayerKind, RuleSet, validate_entry
+from ..rules.kinds import LAYER_KINDS, LayerKind
 from .core import Json, StoreCore, Tx
+
+if TYPE_CHECKING:
+    from ..rules.model import RuleSet
 
 RULES_COUNTER = "rules_version"
 
@@ -21,6 +26,8 @@ class SettingsOps(StoreCore):
     # -- rule layers --------------------------------------------------------------------------
 
     def load_rules(self) -> RuleSet:
+        from ..rules.model import RuleSet
+
         with self._read() as tx:
             rows = tx.all("list_layers")
         return RuleSet.from_layers([(row["kind"], row["name"], row["data"]) for row in rows])
@@ -52,11 +59,14 @@ class SettingsOps(StoreCore):
         nothing changed) unless the rules are still at that version."""
         _check_kind(kind)
         name = _layer_name(kind, name)
+        from ..rules.model import validate_entry
+
         canonical = validate_entry(kind, data, name)
         with self._transaction() as (tx, _):
             version = self._next_rules_version(tx, if_version)
             before = tx.one("get_layer", kind=kind, name=name)
             tx.run("upsert_layer", kind=kind, name=name, data=Json(canonical), now=utcnow())
+            _refuse_contradictions(tx)
             change = LayerChange(kind, name, before["data"] if before else None, canonical)
             self._audit(
                 tx, "rules.set", actor=actor, channel=channel, data=single_change_data(change, version)
@@ -77,6 +87,7 @@ class SettingsOps(StoreCore):
                 if before is None:
                     raise _NoSuchEntry  # undoes the version's bump
                 tx.run("delete_layer", kind=kind, name=name)
+                _refuse_contradictions(tx)
                 change = LayerChange(kind, name, before["data"], None)
                 self._audit(
                     tx,
@@ -174,6 +185,12 @@ def _members_of(tx: Tx, group: str) -> list[str]:
     return sorted(row["user_name"] for row in tx.all("list_members") if row["group_name"] == group)
 
 
+def _refuse_contradictions(tx: Tx) -> None:
+    """ConfigError (and the change rolled back) when the layers as they now stand contradict
+    themselves as a whole (`signoff.rules.four_eyes`: a separation that leaves nobody to approve)."""
+    RuleSet.from_layers([(row["kind"], row["name"], row["data"]) for row in tx.all("list_layers")])
+
+
 def _check_kind(kind: str) -> None:
     if kind not in LAYER_KINDS:
         raise ConfigError(f"unknown layer kind {kind!r}; use one of {', '.join(LAYER_KINDS)}")
@@ -188,4 +205,6 @@ def _layer_name(kind: str, name: str) -> str:
 
 
 def _rules_in(tx: Tx) -> RuleSet:
+    from ..rules.model import RuleSet
+
     return RuleSet.from_layers([(row["kind"], row["name"], row["data"]) for row in tx.all("list_layers")])

@@ -5,24 +5,26 @@ Adding, promoting or dropping a shadow bumps the rules' version, so gates follow
 the change at their next refresh, as they see a change to the rules. Promoting is refused
 (RulesChanged) once the rules in force differ from those the shadow was added against: it would
 undo that later change unseen. Each is audited: `rules.shadow_added`, `rules.promoted` (with the
-layers before and after, like `rules.imported`), `rules.shadow_dropped`.
+layers before and after, like `rules.imported`), `rules.shadow_dropped`. The shadows' and the
+replay's modules load when a shadow is first read or written, not with every store.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._util import canonical_json, utcnow
 from ..errors import Conflict, InvalidInput, NotFound, RulesChanged
 from ..rules.history import whole_change_data
-from ..rules.model import RuleSet
-from ..rules.replay import RecordedCall, ReplayReport, recorded_call, replay
-from ..rules.resolve import Resolver
-from ..shadow import PROMOTED, SHADOW_ADDED, SHADOW_DROPPED, RuleHits, ShadowHit, ShadowRules
 from .core import Json, Tx
 from .settings_ops import SettingsOps, _rules_in
+
+if TYPE_CHECKING:
+    from ..rules.model import RuleSet
+    from ..rules.replay import RecordedCall, ReplayReport
+    from ..shadow import RuleHits, ShadowHit, ShadowRules
 
 HITS_PAGE = 50
 LABEL_LIMIT = 200
@@ -35,6 +37,8 @@ class ShadowOps(SettingsOps):
     ) -> ShadowRules:
         """Try `rules` in shadow beside the rules in force. InvalidInput if they hold code
         (callables cannot be stored) or the label is empty or too long."""
+        from ..shadow import SHADOW_ADDED
+
         label = label.strip()
         if not label or len(label) > LABEL_LIMIT:
             raise InvalidInput(f"a shadow needs a label of 1 to {LABEL_LIMIT} characters")
@@ -100,6 +104,8 @@ class ShadowOps(SettingsOps):
 
     def shadow_hits_by_rule(self, shadow_id: int) -> list[RuleHits]:
         """A shadow's hits counted per direction and per deciding rule of the shadow, most first."""
+        from ..shadow import RuleHits
+
         with self._read() as tx:
             rows = tx.all("shadow_hits_by_rule", shadow_id=shadow_id)
         return [
@@ -138,10 +144,15 @@ class ShadowOps(SettingsOps):
         if not 0 < days <= MAX_REPLAY_DAYS:
             raise InvalidInput(f"replay between 0 and {MAX_REPLAY_DAYS} days back, not {days}")
         since = utcnow() - timedelta(days=days)
+        from ..rules.replay import replay
+        from ..rules.resolve import Resolver  # with the rules' models (pydantic), for a replay
+
         in_force = Resolver(self.load_rules())
         return replay(self._recorded_calls(since), in_force, Resolver(proposed), since=since)
 
     def _recorded_calls(self, since: datetime) -> Iterator[RecordedCall]:
+        from ..rules.replay import RecordedCall, recorded_call
+
         for row in self.recent_tool_calls(since):
             yield recorded_call(row)
         seen: set[tuple[str, str | None, str | None, str | None, str, datetime]] = set()
@@ -165,6 +176,8 @@ class ShadowOps(SettingsOps):
     def promote_shadow_rules(self, shadow_id: int, *, actor: str, channel: str = "cli") -> int:
         """Make the shadow's rules the rules in force; returns the new version. Conflict if it is
         no longer active; RulesChanged if the rules in force changed since it was added."""
+        from ..shadow import PROMOTED
+
         with self._transaction() as (tx, _):
             version = self._next_rules_version(tx, None)
             shadow = _active(tx, shadow_id)
@@ -188,6 +201,8 @@ class ShadowOps(SettingsOps):
 
     def drop_shadow_rules(self, shadow_id: int, *, actor: str, channel: str = "cli") -> ShadowRules:
         """Stop trying the shadow (its hits are kept until purged). Conflict if it is no longer active."""
+        from ..shadow import SHADOW_DROPPED
+
         with self._transaction() as (tx, _):
             self._next_rules_version(tx, None)
             shadow = _active(tx, shadow_id)
@@ -212,6 +227,9 @@ def _entries(rules: RuleSet) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _shadow(row: dict[str, Any]) -> ShadowRules:
+    from ..rules.model import RuleSet
+    from ..shadow import ShadowRules
+
     data = row["data"]
     return ShadowRules(
         id=int(row["id"]),
@@ -229,6 +247,8 @@ def _shadow(row: dict[str, Any]) -> ShadowRules:
 
 
 def _hit(row: dict[str, Any]) -> ShadowHit:
+    from ..shadow import ShadowHit
+
     return ShadowHit(
         id=int(row["id"]),
         shadow_id=int(row["shadow_id"]),

@@ -10,11 +10,13 @@ waiting coroutines need no thread each.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    import asyncio
 
 ANY = "*"
 """Subscribe to this id to be woken by every change (the server's event feed does)."""
@@ -56,7 +58,11 @@ class Waiter:
         self.request_id = request_id
         self._event = threading.Event()
         self._loop = loop
-        self._async_event = asyncio.Event() if loop is not None else None
+        self._async_event: asyncio.Event | None = None
+        if loop is not None:  # asyncio is loaded already (the loop runs); a CLI command never loads it
+            import asyncio
+
+            self._async_event = asyncio.Event()
         self.changes = Changes() if request_id == ANY else None
         """For an `ANY` waiter: which requests changed."""
 
@@ -78,6 +84,8 @@ class Waiter:
         assert self._async_event is not None, "subscribe with a loop to wait asynchronously"
         if self._event.is_set():
             return True
+        import asyncio
+
         try:
             await asyncio.wait_for(self._async_event.wait(), timeout)
         except TimeoutError:

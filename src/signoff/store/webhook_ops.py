@@ -16,7 +16,6 @@ from datetime import datetime
 from typing import Any
 
 from .._util import new_id, utcnow
-from ..destinations import Destinations
 from ..destinations.masking import shown_url
 from ..errors import InvalidInput, NotFound
 from .core import Json, StoreCore, Tx
@@ -130,7 +129,7 @@ class WebhookOps(StoreCore):
         `inbound_as`: it may also send signed decisions, made as that person. Its URL must be
         http(s) to a public destination (`destinations`) unless `allow_private`."""
         chosen = check_events(events)
-        Destinations(allow_private=allow_private).check_url(url)
+        _check_url(url, allow_private=allow_private)
         secret = new_webhook_secret()
         webhook_id = new_id("whk")
         with self._transaction() as (tx, _):
@@ -185,7 +184,7 @@ class WebhookOps(StoreCore):
         none). Its secrets stay: `rotate_webhook_secret` changes them."""
         chosen = check_events(events) if events is not None else None
         if url is not None:
-            Destinations(allow_private=allow_private).check_url(url)
+            _check_url(url, allow_private=allow_private)
         with self._transaction() as (tx, _):
             before = _webhook_in(tx, webhook_id)
             inbound = before.actor if inbound_as is None else (inbound_as or None)
@@ -273,3 +272,11 @@ def _check_inbound(tx: Tx, inbound_as: str | None) -> None:
         raise InvalidInput(f"no user named {inbound_as!r}")
     if user["role"] == "agent":
         raise InvalidInput(f"{inbound_as} is an agent; decisions are made as a person")
+
+
+def _check_url(url: str, *, allow_private: bool) -> None:
+    """InvalidInput unless `url` may be a webhook's (the destinations' policy, which resolves
+    names, loads with the first webhook added or changed)."""
+    from ..destinations import Destinations
+
+    Destinations(allow_private=allow_private).check_url(url)

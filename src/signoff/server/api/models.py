@@ -87,6 +87,13 @@ class DecisionBody(BaseModel):
     on_behalf: Literal["unattended"] | None = Field(
         default=None, description="An agent's unattended auto-decision on its own request."
     )
+    grant: dict[str, Any] | None = Field(
+        default=None,
+        description=(
+            "With an approval: approve calls like this for a while, `{minutes, scope?: agent|app|thread, "
+            "when?: CEL}` (`when` unset: the same args). Only where the request's rule has `max_grant`."
+        ),
+    )
 
 
 class CancelBody(Body):

@@ -82,6 +82,9 @@ def decide(request_id: str, http: HttpRequest, caller: PageCaller, form: Form) -
     notice, kind = DONE_WORDS[payload["type"]]
     if not decided.is_terminal:
         notice = f"Your approval is counted ({len(decided.approvals)} of {decided.rule.quorum})."
+    elif decided.granted_id is not None:
+        minutes = payload["grant"]["minutes"]
+        notice = f"Approved, and calls like it for {minutes} minutes (revoke in Settings)."
     return _answer(http, caller, Card(request=decided, viewer=caller.user, notice=notice, notice_kind=kind))
 
 

@@ -19,6 +19,7 @@ from ...errors import (
     NotAnApprover,
     RequestExpired,
     RequestNotReady,
+    SeparationOfDuties,
     SignoffError,
 )
 from ...identity import User
@@ -48,6 +49,7 @@ DONE_WORDS: dict[str, tuple[str, NoticeKind]] = {
 }
 """What a person is told on the card right after deciding, and in which colour."""
 QUESTION_TITLE = "Question"
+DEFAULT_GRANT_MINUTES = 30
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,6 +110,18 @@ class Card:
         return not viewer.is_agent and may_decide(self.request, viewer.name, viewer.groups)
 
     @property
+    def selectable(self) -> bool:
+        """A checkbox to decide it in a batch: in the inbox's list, open for the viewer's
+        decision, and its rule does not keep it out of batches (`batch: false`)."""
+        return (
+            self.mode == "live"
+            and self.details_link
+            and self.decidable
+            and self.request.rule.batch
+            and self.viewer_decides
+        )
+
+    @property
     def actions(self) -> tuple[str, ...]:
         """The decisions to offer, in a steady order: only those the rule allows (and a quorum
         only approves or rejects)."""
@@ -115,7 +129,25 @@ class Card:
         allowed = set(rule.allowed_decisions)
         if rule.quorum > 1:
             allowed &= {"approve", "reject"}
+        if self.viewer_separated:  # four eyes: they may only reject
+            allowed &= {"reject"}
         return tuple(kind for kind in DECISION_ORDER if kind in allowed)
+
+    @property
+    def viewer_separated(self) -> bool:
+        """The viewer is one the rule's four eyes keep from approving (`RequestRule.separated`)."""
+        viewer = self.viewer
+        return viewer is not None and viewer.name in self.request.rule.separated
+
+    @property
+    def four_eyes_note(self) -> str | None:
+        """Who may not approve the open request (the viewer's own words when it is them)."""
+        said = self.request.four_eyes()
+        if said is None or not self.open:
+            return None
+        if self.viewer_separated:
+            return "Four eyes: you may not approve this request; another approver must. You may reject it."
+        return f"{said[0].upper()}{said[1:]}; they may still reject."
 
     @property
     def panels(self) -> tuple[str, ...]:
@@ -283,6 +315,17 @@ class Card:
         return "This call is marked destructive: it runs as soon as you approve it."
 
     @property
+    def grant_minutes(self) -> int | None:
+        """The standing grant the approve button offers ("+ like this for 30m"): 30 minutes, or
+        the rule's `max_grant` if shorter; None where the rule allows no grant."""
+        request = self.request
+        limit = request.rule.max_grant
+        if limit is None or request.rule.quorum > 1 or request.kind != "tool":
+            return None
+        minutes = min(DEFAULT_GRANT_MINUTES, int(limit.total_seconds() // 60))
+        return minutes if minutes >= 1 else None
+
+    @property
     def quorum_note(self) -> str | None:
         rule = self.request.rule
         if rule.quorum <= 1:
@@ -291,8 +334,9 @@ class Card:
 
 
 def ended_text(request: Request) -> str | None:
-    """How a request ended, in words: 'Approved by alice', 'Rejected automatically (unattended
-    run)', 'Cancelled by alice', 'Cancelled by the agent (bot)'; None while it is open."""
+    """How a request ended, in words: 'Approved by alice', 'Approved by alice, through standing
+    grant grt_…', 'Rejected automatically (unattended run)', 'Cancelled by alice', 'Cancelled by
+    the agent (bot)'; None while it is open."""
     if not request.is_terminal:
         return None
     words = request.status.in_words.capitalize()
@@ -300,6 +344,8 @@ def ended_text(request: Request) -> str | None:
     if record is not None:
         if record.channel == UNATTENDED_CHANNEL:
             return f"{words} automatically (unattended run)"
+        if request.grant_id is not None:
+            return f"{words} by {record.actor}, through standing grant {request.grant_id}"
         return f"{words} by {record.actor}"
     actor = (request.resolution or {}).get("actor")
     if request.status is RequestStatus.CANCELLED and actor:
@@ -332,6 +378,8 @@ def refusal_text(error: SignoffError, request: Request | None) -> str:
         return "This request has expired; the agent was told."
     if isinstance(error, RequestNotReady):
         return "Still drafting: the agent has not finished its arguments yet."
+    if isinstance(error, SeparationOfDuties):
+        return "Four eyes: you may not approve this request; another approver must. You may reject it."
     if isinstance(error, NotAnApprover):
         return "You are not an approver of this request."
     message = error.message

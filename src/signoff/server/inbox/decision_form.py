@@ -1,7 +1,8 @@
 """What a card's forms send, turned into the decision payload `decide_as` takes.
 
 Every form posts `type` (approve, edit, reject, respond) and the fields of that decision:
-`comment`; `message`; the edit fields (`arg.NAME`, or `arg` for the whole object as JSON);
+`comment` (and, with an approval, `grant_minutes`: a standing grant for calls like it);
+`message`; the edit fields (`arg.NAME`, or `arg` for the whole object as JSON);
 the answer fields (`answer.NAME`, or `answer`). Redacted arguments are never sent to the
 browser: their edit inputs start empty, and left empty (or left as `***` in the JSON editor)
 they keep the original value.
@@ -59,7 +60,13 @@ def decision_payload(request: Request, form: Mapping[str, str]) -> dict[str, Any
     """The decision the form describes. Raises FormProblem when it cannot be read."""
     kind = form.get("type", "")
     if kind == "approve":
-        return _without_empty({"type": "approve", "comment": form.get("comment")})
+        payload = _without_empty({"type": "approve", "comment": form.get("comment")})
+        minutes = (form.get("grant_minutes") or "").strip()
+        if minutes:
+            if not minutes.isdigit():
+                raise FormProblem(f"grant_minutes must be a whole number of minutes, not {minutes!r}")
+            payload["grant"] = {"minutes": int(minutes)}
+        return payload
     if kind == "reject":
         return _without_empty({"type": "reject", "message": form.get("message")})
     if kind == "edit":

@@ -1,7 +1,8 @@
 """`/settings`: a person's own addresses on the channels (Slack, WeCom, Feishu, email, a text
 chat), where the requests naming them are sent (DESIGN §9). An address set here counts once the
 person enters the code sent there ("enter code"; "send a new code" for another): until then
-nothing is sent there and nothing from it decides. The forms work with htmx (the addresses'
+nothing is sent there and nothing from it decides. The standing grants in force are listed
+there too, to revoke (`grants_section`). The forms work with htmx (the addresses'
 section is swapped in place) and without (a redirect, or the page with the error)."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ...store.address_ops import ADDRESS_KINDS, AddressState
 from ...store.outbox_ops import OutboxRow
 from ..addresses import code_channel, send_code_as, set_address_as, verify_as
 from ..context import server_of
+from .grants_section import grants_context
 from .page_access import Form, PageCaller, is_htmx
 from .rendering import absolute, page_context, render
 
@@ -47,7 +49,15 @@ def _context(http: HttpRequest, caller: PageCaller, **said: Any) -> dict[str, An
         error=said.get("error"),
         notice=said.get("notice"),
     )
+    context.update(grants_context(http, caller.user))
     return context
+
+
+def page_with(http: HttpRequest, caller: PageCaller, *, status: int, grants: dict[str, Any]) -> Response:
+    """The settings page with the grants' section as given (what a form posted without htmx said)."""
+    context = _context(http, caller)
+    context.update(grants)
+    return render(http, "settings.html", context, status_code=status)
 
 
 def _answer(http: HttpRequest, caller: PageCaller, *, status: int = 200, **said: Any) -> Response:

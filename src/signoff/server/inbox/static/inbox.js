@@ -29,6 +29,7 @@
   }
 
   function isTyping(target) {
+    if (target instanceof HTMLInputElement && target.type === "checkbox") return false; // a card's batch tick
     return (
       target instanceof HTMLElement &&
       (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName))

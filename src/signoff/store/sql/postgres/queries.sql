@@ -79,6 +79,27 @@ SELECT r.* FROM (SELECT id FROM candidates ORDER BY id DESC LIMIT :limit) page
 JOIN requests r ON r.id = page.id
 ORDER BY r.id DESC;
 
+-- name: list_newest
+-- An admin's listing of every status that nothing narrows (store/listing.py): one range of the
+-- key, newest first. The cursor bounds the range in every plan, a prepared statement's generic
+-- one too: up to the cursor (or the newest id), the cursor itself left out.
+SELECT * FROM requests
+WHERE id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND id IS DISTINCT FROM :cursor
+ORDER BY id DESC
+LIMIT :limit;
+
+-- name: list_by_status
+-- An admin's listing of some statuses that nothing else narrows: each status's two ranges of
+-- requests_by_audience (naming approvers or not), each read newest first to one page, merged.
+SELECT x.* FROM unnest(CAST(:statuses AS text[])) AS s (status), unnest(ARRAY[FALSE, TRUE]) AS f (no_approvers),
+LATERAL (
+    SELECT w.* FROM requests w
+    WHERE w.no_approvers = f.no_approvers AND w.status = s.status
+      AND w.id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND w.id IS DISTINCT FROM :cursor
+    ORDER BY w.id DESC LIMIT :limit) AS x
+ORDER BY x.id DESC
+LIMIT :limit;
+
 -- name: search_floor
 -- The text search's window ends here: this many requests before the cursor (none, if fewer).
 SELECT id FROM requests WHERE (CAST(:cursor AS text) IS NULL OR id < :cursor) ORDER BY id DESC
@@ -94,7 +115,7 @@ WHERE id = :id AND status = 'drafting';
 -- name: finish_request
 UPDATE requests
 SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
-WHERE id = :id AND status = 'pending' AND deadline > :now
+WHERE id = :id AND (status = 'pending' AND deadline > :now) IS TRUE  -- by its key (see decide_at_once)
 RETURNING id;
 
 -- name: expire_request
@@ -397,7 +418,7 @@ SELECT id, created_by FROM inserted;
 WITH finished AS (
     UPDATE requests
     SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
-    WHERE id = :id AND status = 'pending' AND deadline > :now
+    WHERE id = :id AND (status = 'pending' AND deadline > :now) IS TRUE  -- by its key (see decide_at_once)
     RETURNING *
 ), audited AS (
     INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
@@ -413,6 +434,63 @@ WITH finished AS (
     WHERE NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
 )
 SELECT id, created_by FROM finished;
+
+-- name: decide_at_once
+-- A person's approve, reject or respond, checked and recorded in one statement (see
+-- store/decide_statement.py): the update takes the request if it is pending before its deadline,
+-- the actor may decide it (unless :on_behalf), its rule allows the decision and names nothing the
+-- statement does not check (:rule_keys), and a response needs no answer schema (a concurrent
+-- decision is seen there, as finish_request's is). Its row otherwise is the request as it was,
+-- unchanged, and the store's checked path refuses or records from it as it did after reading it
+-- (no row: no such request). The pending test is written `(…) IS TRUE` so that no index serves
+-- it: the request is found by its key, whatever the statistics say (a plan made while the table
+-- was small scans every pending request by deadline, and a connection keeps a prepared
+-- statement's plan). The audit entry's data and hashed payload are the caller's text around the
+-- request's shown args, written here.
+WITH finished AS (
+    UPDATE requests r
+    SET status = :status, decided_at = :now, updated_at = :now, decision = :decision,
+        final_args = CASE WHEN CAST(:keeps_args AS boolean) THEN r.args END
+    WHERE r.id = :id AND (r.status = 'pending' AND r.deadline > :now) IS TRUE
+      AND current_setting('server_encoding') = 'UTF8'
+      AND json_typeof(r.args) = 'object' AND strpos(CAST(r.args AS text), '\u0000') = 0
+      AND CAST(r.rule AS jsonb) - CAST(:rule_keys AS text[]) = '{}'
+      AND coalesce(CAST(r.rule ->> 'quorum' AS integer), 1) <= 1
+      AND (NOT CAST(r.rule AS jsonb) ? 'allowed_decisions' OR CAST(r.rule AS jsonb) -> 'allowed_decisions' ? :type)
+      AND (:type <> 'respond' OR r.answer_schema IS NULL OR CAST(r.answer_schema AS text) = 'null')
+      AND (CAST(:on_behalf AS boolean)
+           OR CAST(r.rule AS jsonb) -> 'approvers' ? :actor
+           OR (coalesce(json_array_length(r.rule -> 'approvers'), 0) = 0 AND (r.requester IS NULL OR r.requester = :actor))
+           OR CAST(r.rule AS jsonb) -> 'approvers' ?| ARRAY(SELECT 'group:' || g.group_name FROM group_members g WHERE g.user_name = :actor))
+    RETURNING r.*
+), shown AS (
+    -- the args as `Request.shown_args()` gives them, in canonical JSON (see migration 0019)
+    SELECT (SELECT '{' || coalesce(string_agg(to_json(e.key)::text || ':' || CASE
+               WHEN x.redact ? e.key THEN :mask
+               WHEN json_typeof(e.value) = 'string' THEN to_json(e.value #>> '{}')::text
+               WHEN json_typeof(e.value) IN ('object', 'array') THEN signoff_canonical_json(e.value)
+               ELSE CAST(e.value AS text) END, ',' ORDER BY e.key COLLATE "C"), '') || '}'
+            FROM json_each(f.args) AS e) AS args
+    FROM finished f, LATERAL (SELECT CAST(f.rule -> 'redact' AS jsonb) AS redact) AS x
+), audited AS (
+    INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
+    SELECT :at, :actor, :channel, :action, :request_id, CAST(:data_head || shown.args || :data_tail AS json),
+           :payload_head || shown.args || :payload_tail
+    FROM shown
+), queued AS (
+    -- the decision's outbox rows, as finish_request_audited writes them
+    INSERT INTO outbox (request_id, event, message, channel, recipient, target, parent_id, next_at, created_at, updated_at)
+    SELECT o.request_id, :action, 'update', o.channel, o.recipient, o.target, o.id, :now, :now, :now
+    FROM finished JOIN outbox o ON o.request_id = finished.id AND o.message = 'notice'
+    UNION ALL
+    SELECT finished.id, :action, 'event', 'webhook', NULL, w.id, NULL, :now, :now, :now
+    FROM finished, webhooks w
+    WHERE NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
+)
+-- the request decided, or else as it was (the checked path refuses or records from it, unread)
+SELECT TRUE AS decided_at_once, f.* FROM finished f
+UNION ALL
+SELECT FALSE, r.* FROM requests r WHERE r.id = :id AND NOT EXISTS (SELECT FROM finished);
 
 -- name: changes_after
 -- what changed since a source of wake-ups last looked: the log's entries after :after, by its key
@@ -439,12 +517,13 @@ UPDATE users SET role = COALESCE(CAST(:role AS text), role),
 WHERE name = :name;
 
 -- name: insert_credential
-INSERT INTO credentials (hash, id, kind, user_name, label, request_id, csrf, created_at, expires_at)
-VALUES (:hash, :id, :kind, :user_name, :label, :request_id, :csrf, :now, :expires_at);
+INSERT INTO credentials (hash, id, kind, user_name, label, request_id, csrf, created_at, expires_at,
+                         owner_name)
+VALUES (:hash, :id, :kind, :user_name, :label, :request_id, :csrf, :now, :expires_at, :owner_name);
 
 -- name: credential_user
 -- a live credential and its (enabled) user
-SELECT c.id, c.kind, c.user_name, c.request_id, c.csrf, c.expires_at, c.used_at,
+SELECT c.id, c.kind, c.user_name, c.request_id, c.csrf, c.expires_at, c.used_at, c.owner_name,
        u.role, u.display_name, u.email, u.disabled
 FROM credentials c JOIN users u ON u.name = c.user_name
 WHERE c.hash = :hash AND c.kind = :kind AND c.revoked_at IS NULL
@@ -462,12 +541,14 @@ UPDATE credentials SET revoked_at = :now
 WHERE (id = :id OR hash = :hash) AND revoked_at IS NULL;
 
 -- name: list_credentials
-SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at FROM credentials
+SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at, owner_name
+FROM credentials
 WHERE kind = :kind AND (CAST(:user_name AS text) IS NULL OR user_name = :user_name)
 ORDER BY created_at, id;
 
 -- name: get_credential
-SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at FROM credentials
+SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at, owner_name
+FROM credentials
 WHERE id = :id;
 
 -- name: delete_dead_credentials
@@ -1104,3 +1185,30 @@ UPDATE requests SET rule = :rule, updated_at = :now WHERE id = :id AND status = 
 
 -- name: notice_recipients
 SELECT DISTINCT channel, recipient FROM outbox WHERE request_id = :request_id AND message = 'notice';
+-- name: insert_grant
+INSERT INTO grants (id, tool_name, scope, agent, app, thread_id, creator, condition, args_digest, granted_by,
+                    request_id, created_at, expires_at)
+VALUES (:id, :tool_name, :scope, :agent, :app, :thread_id, :creator, :condition, :args_digest, :granted_by,
+        :request_id, :now, :expires_at);
+
+-- name: active_grants_for_tool
+SELECT * FROM grants WHERE tool_name = :tool_name AND revoked_at IS NULL AND expires_at > :now
+ORDER BY created_at, id;
+
+-- name: hold_active_grant
+-- the grant, still in force, kept so until the covered request commits (a revocation waits)
+SELECT id FROM grants WHERE id = :id AND revoked_at IS NULL AND expires_at > :now FOR SHARE;
+
+-- name: get_grant
+SELECT * FROM grants WHERE id = :id;
+
+-- name: list_grants
+SELECT * FROM grants
+WHERE (:include_ended OR (revoked_at IS NULL AND expires_at > :now))
+  AND (CAST(:granted_by AS text) IS NULL OR granted_by = :granted_by)
+ORDER BY created_at DESC, id DESC LIMIT :limit;
+
+-- name: revoke_grant
+UPDATE grants SET revoked_at = :now, revoked_by = :actor
+WHERE id = :id AND revoked_at IS NULL AND expires_at > :now
+RETURNING id;

@@ -299,7 +299,8 @@ CREATE TABLE credentials (
     created_at TIMESTAMPTZ NOT NULL,
     expires_at TIMESTAMPTZ,
     used_at TIMESTAMPTZ,
-    revoked_at TIMESTAMPTZ
+    revoked_at TIMESTAMPTZ,
+    owner_name TEXT
 );
 CREATE INDEX credentials_by_user ON credentials (user_name, kind);
 
@@ -615,3 +616,59 @@ CREATE TABLE request_steps (
 );
 CREATE INDEX request_steps_due ON request_steps (due_at) WHERE done_at IS NULL;
 CREATE INDEX request_steps_by_request ON request_steps (request_id, due_at);
+-- Standing grants (issue 20 §2): an approver, deciding a request, approves calls like it for a
+-- while. A grant covers calls to `tool_name` of its `agent` (scope agent), its `app` (scope app)
+-- or its creator's thread (scope thread), whose args have `args_digest` (the same args: a digest,
+-- so that no argument, redacted or not, is written here) or meet `condition` (CEL), until
+-- `expires_at` or its revocation. `request_id` is the request it was given deciding.
+CREATE TABLE grants (
+    id TEXT PRIMARY KEY,
+    tool_name TEXT NOT NULL,
+    scope TEXT NOT NULL CHECK (scope IN ('agent', 'app', 'thread')),
+    agent TEXT,
+    app TEXT,
+    thread_id TEXT,
+    creator TEXT,
+    condition TEXT,
+    args_digest TEXT,
+    granted_by TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL,
+    revoked_at TIMESTAMPTZ,
+    revoked_by TEXT
+);
+CREATE INDEX grants_by_tool ON grants (tool_name, expires_at);
+-- A decision is checked and recorded in one statement (store/decide_statement.py). Its audit entry
+-- keeps the request's args as people are shown them (the rule's `redact` names masked), in the
+-- canonical JSON the hash chain covers: the statement writes that text from the stored args
+-- exactly as Python's `canonical_json` writes it from the args read back (keys sorted by code
+-- point, no spaces, non-ASCII characters as they are, numbers as Python wrote them), with this
+-- function for the values that nest. A value's scalars are written where they stand, without a
+-- call of their own.
+CREATE FUNCTION signoff_canonical_json(value JSON) RETURNS TEXT
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+BEGIN
+    CASE json_typeof(value)
+    WHEN 'object' THEN
+        RETURN '{' || coalesce((SELECT string_agg(to_json(e.key)::text || ':' || CASE json_typeof(e.value)
+                                                      WHEN 'string' THEN to_json(e.value #>> '{}')::text
+                                                      WHEN 'object' THEN signoff_canonical_json(e.value)
+                                                      WHEN 'array' THEN signoff_canonical_json(e.value)
+                                                      ELSE e.value::text END,
+                                                  ',' ORDER BY e.key COLLATE "C")
+                                FROM json_each(value) AS e), '') || '}';
+    WHEN 'array' THEN
+        RETURN '[' || coalesce((SELECT string_agg(CASE json_typeof(e.value)
+                                                      WHEN 'string' THEN to_json(e.value #>> '{}')::text
+                                                      WHEN 'object' THEN signoff_canonical_json(e.value)
+                                                      WHEN 'array' THEN signoff_canonical_json(e.value)
+                                                      ELSE e.value::text END, ',' ORDER BY e.n)
+                                FROM json_array_elements(value) WITH ORDINALITY AS e (value, n)), '') || ']';
+    WHEN 'string' THEN
+        RETURN to_json(value #>> '{}')::text;
+    ELSE
+        RETURN value::text;
+    END CASE;
+END;
+$$;

@@ -80,6 +80,22 @@ SELECT r.* FROM requests r WHERE r.id IN (SELECT id FROM candidates)
 ORDER BY r.id DESC
 LIMIT :limit;
 
+-- name: list_newest
+-- An admin's listing of every status that nothing narrows (store/listing.py): one range of the
+-- key, newest first, up to the cursor (char(1114111) sorts after every id).
+SELECT * FROM requests WHERE id < COALESCE(:cursor, char(1114111)) ORDER BY id DESC LIMIT :limit;
+
+-- name: list_by_status
+-- An admin's listing of some statuses that nothing else narrows: each status's two ranges of
+-- requests_by_audience (naming approvers or not), each read newest first to one page, merged.
+SELECT r.* FROM requests r WHERE r.id IN (
+    SELECT c.id FROM json_each(:statuses) s, json_each('[0, 1]') f JOIN requests c ON c.id IN (
+        SELECT w.id FROM requests w
+        WHERE w.no_approvers = f.value AND w.status = s.value AND w.id < COALESCE(:cursor, char(1114111))
+        ORDER BY w.id DESC LIMIT :limit))
+ORDER BY r.id DESC
+LIMIT :limit;
+
 -- name: search_floor
 -- The text search's window ends here: this many requests before the cursor (none, if fewer).
 SELECT id FROM requests WHERE id < COALESCE(:cursor, char(1114111)) ORDER BY id DESC LIMIT 1 OFFSET :window;
@@ -367,12 +383,13 @@ UPDATE users SET role = COALESCE(:role, role), display_name = COALESCE(:display_
 WHERE name = :name;
 
 -- name: insert_credential
-INSERT INTO credentials (hash, id, kind, user_name, label, request_id, csrf, created_at, expires_at)
-VALUES (:hash, :id, :kind, :user_name, :label, :request_id, :csrf, :now, :expires_at);
+INSERT INTO credentials (hash, id, kind, user_name, label, request_id, csrf, created_at, expires_at,
+                         owner_name)
+VALUES (:hash, :id, :kind, :user_name, :label, :request_id, :csrf, :now, :expires_at, :owner_name);
 
 -- name: credential_user
 -- a live credential and its (enabled) user
-SELECT c.id, c.kind, c.user_name, c.request_id, c.csrf, c.expires_at, c.used_at,
+SELECT c.id, c.kind, c.user_name, c.request_id, c.csrf, c.expires_at, c.used_at, c.owner_name,
        u.role, u.display_name, u.email, u.disabled
 FROM credentials c JOIN users u ON u.name = c.user_name
 WHERE c.hash = :hash AND c.kind = :kind AND c.revoked_at IS NULL
@@ -390,12 +407,14 @@ UPDATE credentials SET revoked_at = :now
 WHERE (id = :id OR hash = :hash) AND revoked_at IS NULL;
 
 -- name: list_credentials
-SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at FROM credentials
+SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at, owner_name
+FROM credentials
 WHERE kind = :kind AND (:user_name IS NULL OR user_name = :user_name)
 ORDER BY created_at, id;
 
 -- name: get_credential
-SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at FROM credentials
+SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at, owner_name
+FROM credentials
 WHERE id = :id;
 
 -- name: delete_dead_credentials
@@ -1027,3 +1046,30 @@ UPDATE requests SET rule = :rule, updated_at = :now WHERE id = :id AND status = 
 
 -- name: notice_recipients
 SELECT DISTINCT channel, recipient FROM outbox WHERE request_id = :request_id AND message = 'notice';
+-- name: insert_grant
+INSERT INTO grants (id, tool_name, scope, agent, app, thread_id, creator, condition, args_digest, granted_by,
+                    request_id, created_at, expires_at)
+VALUES (:id, :tool_name, :scope, :agent, :app, :thread_id, :creator, :condition, :args_digest, :granted_by,
+        :request_id, :now, :expires_at);
+
+-- name: active_grants_for_tool
+SELECT * FROM grants WHERE tool_name = :tool_name AND revoked_at IS NULL AND expires_at > :now
+ORDER BY created_at, id;
+
+-- name: hold_active_grant
+-- the grant, still in force, kept so until the covered request commits (a revocation waits)
+SELECT id FROM grants WHERE id = :id AND revoked_at IS NULL AND expires_at > :now;
+
+-- name: get_grant
+SELECT * FROM grants WHERE id = :id;
+
+-- name: list_grants
+SELECT * FROM grants
+WHERE (:include_ended OR (revoked_at IS NULL AND expires_at > :now))
+  AND (CAST(:granted_by AS text) IS NULL OR granted_by = :granted_by)
+ORDER BY created_at DESC, id DESC LIMIT :limit;
+
+-- name: revoke_grant
+UPDATE grants SET revoked_at = :now, revoked_by = :actor
+WHERE id = :id AND revoked_at IS NULL AND expires_at > :now
+RETURNING id;

@@ -1,0 +1,215 @@
+"""An admin's listings at scale: the queries of their own (`list_newest`, `list_by_status`, chosen
+by store/listing.py) against the visibility union they replaced for admins and against the query
+from before that union (bench/scale.py's "before"), in the same run, on bench/scale.py's databases
+(built and cached by it: N requests over 180 days, 0.5 % open, nearly all among the newest).
+
+    .venv/bin/python bench/admin_listings.py [--quick] [--requests N] [--no-postgres] [--dsn DSN]
+
+Each listing as the inbox asks it, through `Store.list_requests` with rows decoded (the "before"
+query through the same connection and decoding), and the statement alone (run and its rows
+fetched, not decoded into requests: what the database and the driver cost): the inbox's first
+page (open requests), the history's first page, a page 90 days back, and one status's history
+(rejected). The three take turns in every round, in a rotating order, several times each; each
+figure is the median of a round's samples, reported as the median (min–max) of the rounds, and
+the ratios are taken round by round. Wall time: the database's own work is in another process.
+Prints a table and writes bench/results/admin-listings.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import scale
+from core import (
+    Metric,
+    Report,
+    Target,
+    machine_info,
+    postgres_unavailable,
+    print_report,
+    progress,
+    write_results,
+)
+from signoff.server.inbox.rendering import OPEN_STATUSES, PAGE_SIZE
+from signoff.store import Store, request_reads
+from signoff.store.listing import listing_params, listing_query
+
+RESULTS = Path(__file__).resolve().parent / "results" / "admin-listings.json"
+OWN = "admin queries"
+UNION = "visibility union"
+BEFORE = "query from before"
+SIDES = (OWN, UNION, BEFORE)
+WHATS = {"page": "the page (rows decoded)", "query": "the statement alone"}
+
+
+@contextmanager
+def union_path() -> Iterator[None]:
+    """Listings as they were chosen before the admin queries: always the union."""
+    real = getattr(request_reads, "listing_query")  # noqa: B009 - put back below
+    setattr(request_reads, "listing_query", lambda params: "list_requests")  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(request_reads, "listing_query", real)  # noqa: B010
+
+
+def listings(middle: str) -> dict[str, scale.Ask]:
+    return {
+        "inbox": scale.Ask(viewer=None, statuses=tuple(OPEN_STATUSES)),
+        "history": scale.Ask(viewer=None),
+        "later": scale.Ask(viewer=None, cursor=middle),
+        "status": scale.Ask(viewer=None, statuses=("rejected",)),
+    }
+
+
+LABELS = {
+    "inbox": "inbox, first page",
+    "history": "history, first page",
+    "later": "history, a page 90 days back",
+    "status": "history of one status",
+}
+
+
+def timed(run: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    run()
+    return (time.perf_counter() - started) * 1000
+
+
+def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> None:
+    store: Store = built.store
+    scale.install_before(store)
+    middle = scale.request_id(datetime.now(UTC) - timedelta(days=scale.DAYS / 2), 0)
+    asks = listings(middle)
+
+    def page(side: str, ask: scale.Ask) -> Callable[[], object]:
+        """The page as the inbox gets it: the listing, its rows decoded into requests."""
+        if side == BEFORE:
+            return lambda: scale.list_before(store, ask)
+        if side == UNION:
+
+            def through_union() -> object:
+                with union_path():
+                    return ask.run(store)
+
+            return through_union
+        return lambda: ask.run(store)
+
+    def query(side: str, ask: scale.Ask) -> Callable[[], object]:
+        """The statement alone: run, rows fetched, nothing decoded."""
+        if side == BEFORE:
+            name = "list_requests_before"
+            params = {
+                "status": list(ask.statuses) if ask.statuses is not None else None,
+                **dict.fromkeys(("tool", "agent", "app", "created_by", "search", "principals", "viewer")),
+                "cursor": ask.cursor,
+                "limit": PAGE_SIZE + 1,
+            }
+        else:
+            statuses = list(ask.statuses) if ask.statuses is not None else None
+            params = listing_params(
+                statuses=statuses, viewer=None, principals=None, cursor=ask.cursor, limit=PAGE_SIZE + 1
+            )
+            name = "list_requests" if side == UNION else listing_query(params)
+
+        def statement() -> object:
+            with store._read() as tx:
+                return len(tx.all(name, **params))
+
+        return statement
+
+    def run(side: str, ask: scale.Ask, what: str) -> Callable[[], object]:
+        return page(side, ask) if what == "page" else query(side, ask)
+
+    for ask in asks.values():  # warm, and the three give the same page
+        for what in WHATS:
+            pages = {side: run(side, ask, what)() for side in SIDES}
+            assert len(set(pages.values())) == 1, pages
+    keys = [(key, what, side) for key in asks for what in WHATS for side in SIDES]
+    medians: dict[tuple[str, str, str], list[float]] = {key: [] for key in keys}
+    for index in range(rounds):
+        progress(f"{built.described}: round {index + 1}/{rounds}")
+        samples: dict[tuple[str, str, str], list[float]] = {key: [] for key in keys}
+        for turn in range(per_round):
+            for key, ask in asks.items():
+                for what in WHATS:
+                    for side in SIDES[turn % 3 :] + SIDES[: turn % 3]:
+                        samples[key, what, side].append(timed(run(side, ask, what)))
+        for found, values in samples.items():
+            medians[found].append(statistics.median(values))
+    for key in asks:
+        for what in WHATS:
+            section = f"{built.described}: admin, {LABELS[key]}, {WHATS[what]}"
+            for side in SIDES:
+                values = medians[key, what, side]
+                report.add(
+                    Metric(
+                        section,
+                        f"{key}_{what}_{side.replace(' ', '_')}_ms",
+                        f"{side}: p50 (median of round medians)",
+                        statistics.median(values),
+                        "ms",
+                        details={"min": min(values), "max": max(values), "rounds": values},
+                    )
+                )
+            for other in (UNION, BEFORE):
+                ratios = [
+                    own / them
+                    for own, them in zip(medians[key, what, OWN], medians[key, what, other], strict=True)
+                ]
+                report.add(
+                    Metric(
+                        section,
+                        f"{key}_{what}_own_over_{other.split()[-1]}",
+                        f"admin queries / {other} (round by round, median)",
+                        statistics.median(ratios),
+                        "x",
+                        Target("<=", 1.0),
+                        {"min": min(ratios), "max": max(ratios)},
+                    )
+                )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="100,000 requests, fewer rounds")
+    parser.add_argument("--requests", type=int, help="how many requests (default 200,000)")
+    parser.add_argument("--no-postgres", action="store_true")
+    parser.add_argument("--dsn", default=scale.parse_args([]).dsn)
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    options = parser.parse_args(argv)
+    count = options.requests or (100_000 if options.quick else 200_000)
+    rounds, per_round = (5, 6) if options.quick else (10, 10)
+    skipped = (
+        "PostgreSQL skipped: --no-postgres" if options.no_postgres else postgres_unavailable(options.dsn)
+    )
+    report = Report()
+    builders: list[Callable[[], scale.Built]] = [lambda: scale.build_sqlite(count, False)]
+    if not skipped:
+        builders.append(lambda: scale.build_postgres(options.dsn, count, False))
+    for build in builders:
+        built = build()
+        try:
+            measure(report, built, rounds, per_round)
+        finally:
+            built.store.close()
+    if skipped:
+        report.notes.append(skipped)
+    report.notes.append(
+        f"{rounds} rounds, each running every listing {per_round} times per side in a rotating order; "
+        f"{count:,} requests (bench/scale.py's mix and cache)."
+    )
+    write_results(report, machine_info(None if skipped else options.dsn), options.quick, options.output)
+    print_report(report, "An admin's listings: their own queries against the union and the query from before")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

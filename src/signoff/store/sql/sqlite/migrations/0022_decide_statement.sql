@@ -1,0 +1,3 @@
+-- PostgreSQL checks and records a decision in one statement, with functions that write the
+-- audit entry's args as canonical JSON. SQLite decides inside one local transaction, with no
+-- round trip to save: nothing changes here; the number keeps both dialects' migrations in step.
