@@ -302,3 +302,23 @@ def test_an_admin_adds_a_channel_of_a_plugin_kind_that_says_its_settings(
     channel: Any = registry.get("pager")
     assert type(channel).__name__ == "AcmeChannel" and channel.prefix == "> "
     assert registry.source_of("pager") == "store"
+
+
+def test_a_plugin_kind_that_says_no_settings_is_left_to_the_channels_file(
+    on_path: Path, sqlite_store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install(
+        tmp_path, "quiet-channel", "0.1", {"quiet_channel.py": CHANNEL.replace("admin_settings", "_x")}, ""
+    )
+    (next(tmp_path.glob("*.dist-info")) / "entry_points.txt").write_text(
+        "[signoff.channels]\nquiet = quiet_channel:AcmeChannel\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    place = ChannelPlace.local(sqlite_store, ChannelRegistry(), key=None, destinations=Destinations())
+    with pytest.raises(InvalidInput, match=r"'quiet' says no settings for admins .*channels file"):
+        add_channel(
+            place, "q", ChannelChange(kind="quiet", settings={"prefix": "> "}), actor="root", via="test"
+        )
+    assert sqlite_store.stored_channel("q") is None
+    built = build_channel(parse_config({"q": {"kind": "quiet", "prefix": "> "}})["q"])
+    assert type(built).__name__ == "AcmeChannel"
