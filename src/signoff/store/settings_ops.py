@@ -188,6 +188,8 @@ def _members_of(tx: Tx, group: str) -> list[str]:
 def _refuse_contradictions(tx: Tx) -> None:
     """ConfigError (and the change rolled back) when the layers as they now stand contradict
     themselves as a whole (`signoff.rules.four_eyes`: a separation that leaves nobody to approve)."""
+    from ..rules.model import RuleSet
+
     RuleSet.from_layers([(row["kind"], row["name"], row["data"]) for row in tx.all("list_layers")])
 
 
