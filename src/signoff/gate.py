@@ -42,8 +42,9 @@ from .policies import AlwaysAsk, Policy, learn_from
 from .requests import Request, RequestStatus
 from .rules.declared import Declarations, DeclaredTools
 from .rules.effective import DEFAULT_DEADLINE
+from .rules.explanation import Explanation
 from .rules.model import RuleSet, ServiceEntry, ToolEntry
-from .rules.resolve import Explanation, Resolver
+from .rules.resolve import Resolver
 from .running import arun_once, run_once, waiting_to_run
 from .scopes import ScopeState, current_scope, scope_state
 from .store import open_store

@@ -19,7 +19,7 @@ from .gate_rules import GateRules
 from .outcome import Outcome, not_required
 from .policies import Policy
 from .requests import NewRequest, Request
-from .rules.resolve import Explanation
+from .rules.explanation import Explanation
 from .scopes import effective_scope
 from .unattended import decide_unattended
 from .waiting import PAST_DEADLINE, narrow_patience

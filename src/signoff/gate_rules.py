@@ -22,8 +22,9 @@ from .errors import ServerUnavailable, StoreUnavailable
 from .fresh_answers import Answers, call_at
 from .rules.declared import Declarations
 from .rules.effective import RuleOrigin
+from .rules.explanation import Explanation
 from .rules.model import RuleSet, ServiceEntry, ToolEntry
-from .rules.resolve import Explanation, Resolver
+from .rules.resolve import Resolver
 from .shadow import ShadowResolver, ShadowRules, Shadows
 from .shadow_recording import ShadowRecorder
 from .waiting import patience

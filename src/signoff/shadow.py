@@ -16,8 +16,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from .rules.explanation import Explanation
     from .rules.model import RuleSet
-    from .rules.resolve import Explanation, Resolver
+    from .rules.resolve import Resolver
 
 ShadowStatus = Literal["active", "promoted", "dropped"]
 HitDirection = Literal["newly_asked", "no_longer_asked"]

@@ -12,6 +12,7 @@ from .._lazy import lazy_exports
 if TYPE_CHECKING:
     from .callables import DescriptionInput, WhenInput
     from .effective import RequestRule, Rule
+    from .explanation import Explanation, TraceStep
     from .keys import KeyIndex, parse_key
     from .model import (
         AgentEntry,
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
         ToolEntry,
         validate_entry,
     )
-    from .resolve import Explanation, Resolver, TraceStep
+    from .resolve import Resolver
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -32,7 +33,7 @@ __getattr__, __dir__ = lazy_exports(
         "AppEntry": "model",
         "Defaults": "model",
         "DescriptionInput": "callables",
-        "Explanation": "resolve",
+        "Explanation": "explanation",
         "KeyIndex": "keys",
         "RequestRule": "effective",
         "Resolver": "resolve",
@@ -41,7 +42,7 @@ __getattr__, __dir__ = lazy_exports(
         "RuleSettings": "model",
         "ServiceEntry": "model",
         "ToolEntry": "model",
-        "TraceStep": "resolve",
+        "TraceStep": "explanation",
         "WhenInput": "callables",
         "parse_key": "keys",
         "validate_entry": "model",

@@ -19,8 +19,8 @@ from .effective import REQUESTER, RequestRule, Rule
 from .keys import KeyIndex, Match, parse_key
 
 if TYPE_CHECKING:
+    from .explanation import Explanation
     from .model import AppEntry, RuleSet
-    from .resolve import Explanation
 
 
 def sets_separation(rules: RuleSet) -> bool:

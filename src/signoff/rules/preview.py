@@ -16,8 +16,8 @@ from .effective import separation_words
 from .history import LayerChange, layer_changes, rules_diff
 
 if TYPE_CHECKING:
+    from .explanation import Explanation
     from .model import RuleSet
-    from .resolve import Explanation
 
 
 @dataclass(frozen=True, kw_only=True)

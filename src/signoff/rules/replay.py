@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from .preview import outcome_sentence
 
 if TYPE_CHECKING:
-    from .resolve import Explanation, Resolver
+    from .explanation import Explanation
+    from .resolve import Resolver
 
 Change = Literal["newly_asked", "no_longer_asked", "other_approvers", "other_deadline", "unchanged"]
 CHANGES: tuple[Change, ...] = (

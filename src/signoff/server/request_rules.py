@@ -23,8 +23,8 @@ from datetime import timedelta
 from typing import Literal, TypeAlias
 
 from ..rules.effective import stricter_separation
+from ..rules.explanation import Explanation
 from ..rules.model import Authority, RequestRule, RuleOrigin
-from ..rules.resolve import Explanation
 
 AgentRules: TypeAlias = Literal["allow", "deny"]
 INPUT_RULE = RequestRule(allowed_decisions=("respond", "reject"))
