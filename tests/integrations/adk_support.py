@@ -6,6 +6,7 @@ c0-2; each later turn says "done". `seen` keeps the function responses of the mo
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -104,3 +105,33 @@ def paused_calls(events: list[Event]) -> list[types.FunctionCall]:
 def final_text(events: list[Event]) -> str | None:
     texts = [p.text for e in events if e.content for p in e.content.parts or [] if p.text]
     return texts[-1] if texts else None
+
+
+class OneCall(BaseLlm):
+    """Asks for one call (`name`, `args`, `call_id`), then says "done"."""
+
+    model: str = "one-call"
+    name: str
+    args: dict[str, Any]
+    call_id: str
+
+    async def generate_content_async(
+        self, llm_request: LlmRequest, stream: bool = False
+    ) -> AsyncGenerator[LlmResponse, None]:
+        asked = any(part.function_call for content in llm_request.contents for part in content.parts or [])
+        if asked:
+            content = types.Content(role="model", parts=[types.Part(text="done")])
+        else:
+            call = types.FunctionCall(id=self.call_id, name=self.name, args=self.args)
+            content = types.Content(role="model", parts=[types.Part(function_call=call)])
+        yield LlmResponse(content=content)
+
+
+def run_once(runner: Runner, text: str) -> list[Event]:
+    """A new session's run, in a loop of its own."""
+
+    async def run() -> list[Event]:
+        session = await runner.session_service.create_session(app_name=APP, user_id=USER_ID)
+        return await run_text(runner, session.id, text)
+
+    return asyncio.run(run())
