@@ -115,3 +115,23 @@ def test_unattended_gated_calls_are_one_round_per_model_turn(
     assert sorted(rounds) == ["c0-1", "c0-2", "c1-1", "c1-2"]  # the third turn asked nothing
     assert rounds["c0-1"] == rounds["c0-2"] != rounds["c1-1"] == rounds["c1-2"]
     assert None not in rounds.values()
+
+
+def test_a_bad_scope_in_the_session_stops_the_run_and_runs_nothing(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    ledger = Ledger(tmp_path / "ledger")
+    plugin = SignoffPlugin(
+        Gate(sqlite_store, rules=RuleSet(tools={"transfer": ToolEntry(requires_approval=True)}))
+    )
+    runner = make_runner(Scripted(), make_tools(ledger), InMemorySessionService(), [plugin])
+
+    async def run() -> None:
+        session = await runner.session_service.create_session(
+            app_name=APP, user_id=USER_ID, state={"signoff": {"thread": "typo"}}
+        )
+        await run_text(runner, session.id)
+
+    with pytest.raises(RuntimeError, match=r"session.state\['signoff'\] has unknown keys \['thread'\]"):
+        asyncio.run(run())
+    assert ledger.runs("transfer") == [] and sqlite_store.list_requests() == []
