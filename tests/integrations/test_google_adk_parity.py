@@ -115,3 +115,21 @@ def test_waiting_mode_under_the_blocking_runner(tmp_path: Path, sqlite_store: SQ
     assert final_text(events) == "done"
     assert model.seen == [("c0-1", {"result": "sent 5 to bob"}), ("c0-2", {"result": "rows of t"})]
     assert [row["args"] for row in ledger.runs("transfer")] == [TRANSFER]
+
+
+def test_a_confirmation_sent_as_adk_docs_show_it_applies_signoffs_decision(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    """A client that answers with ADK's bare `{"confirmed": true}` (no payload) still gets
+    signoff's decision: here a rejection, whatever the response says."""
+    ledger = Ledger(tmp_path / "ledger")
+    model = Scripted()
+    plugin = SignoffPlugin(Gate(sqlite_store, rules=RULES))
+    runner = make_runner(model, make_tools(ledger), InMemorySessionService(), [plugin])
+    session_id, asked = start(runner)
+    (request,) = sqlite_store.list_requests(thread_id=session_id)
+    sqlite_store.decide(request.id, Reject(message="not now"), actor="alice")
+    assert final_text(confirm(runner, session_id, asked, True)) == "done"
+    reason = "Tool execution for 'transfer' was rejected by the user. With user feedback: not now"
+    assert model.seen == [("c0-1", {"error": reason}), ("c0-2", {"result": "rows of t"})]
+    assert ledger.runs("transfer") == []

@@ -119,8 +119,12 @@ class SignoffPlugin(BasePlugin):
         signoff; a dict is the call's result."""
         name = tool.name
         resumed = ours(tool_context)
-        if not resumed and (self.nowhere[name] or not self._asks(name, args, tool_context)):
-            return None  # the fast path: nobody is asked about this call
+        if not resumed:
+            if self.nowhere[name] or not self._asks(name, args, tool_context):
+                return None  # the fast path: nobody is asked about this call
+            # signoff answers a call it asks about before ADK's own gate could pause it, so a
+            # confirmation coming back (even one without signoff's payload) is of signoff's pause
+            resumed = tool_context.tool_confirmation is not None
         call_id = tool_context.function_call_id
         if not call_id:
             raise ValueError(f"the call of {name!r} has no id, so signoff cannot find its request again")
@@ -163,8 +167,8 @@ class SignoffPlugin(BasePlugin):
 
 
 def ours(tool_context: ToolContext) -> bool:
-    """Whether the call comes back with a confirmation of a signoff pause (its payload names
-    signoff's request; ADK's own confirmations are left to ADK)."""
+    """Whether the call comes back with a confirmation naming signoff's request in its payload
+    (then it is signoff's even if the rules no longer ask about the call)."""
     confirmation = tool_context.tool_confirmation
     if confirmation is None:
         return False
