@@ -219,3 +219,34 @@ def decide_when_asked(store: SQLiteStore, thread_id: str, decision: Any) -> thre
     thread = threading.Thread(target=person, daemon=True)
     thread.start()
     return thread
+
+
+def test_two_gated_calls_of_one_turn_resume_together_once_both_are_decided(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    rules = RuleSet.model_validate(
+        {"tools": {"transfer": {"requires_approval": True}, "lookup": {"requires_approval": True}}}
+    )
+    plugin = SignoffPlugin(Gate(sqlite_store, rules=rules))
+    model = Scripted()
+    runner = make_runner(model, make_tools(ledger), InMemorySessionService(), [plugin])
+
+    async def start() -> tuple[str, list[Any]]:
+        session = await runner.session_service.create_session(app_name=APP, user_id=USER_ID)
+        return session.id, await run_text(runner, session.id)
+
+    session_id, events = asyncio.run(start())
+    assert len(paused_calls(events)) == 2 and ledger.runs() == []
+    requests = {r.tool_call_id: r for r in sqlite_store.list_requests(thread_id=session_id)}
+    assert requests["c0-1"].round == requests["c0-2"].round  # one model turn, one round
+    sqlite_store.decide(requests["c0-1"].id, Approve(), actor="alice")
+    half = asyncio.run(plugin.resume(runner, user_id=USER_ID, session_id=session_id))
+    assert half.paused and [p.request_id for p in half.pending] == [requests["c0-2"].id]
+    assert ledger.runs() == []  # nothing runs until every call of the pause is decided
+
+    sqlite_store.decide(requests["c0-2"].id, Respond(message="no rows today"), actor="alice")
+    resumed = asyncio.run(plugin.resume(runner, user_id=USER_ID, session_id=session_id))
+    assert not resumed.paused and final_text(resumed.events) == "done"
+    assert model.seen == [("c0-1", {"result": "sent 5 to bob"}), ("c0-2", {"result": "no rows today"})]
+    assert [row["tool"] for row in ledger.runs()] == ["transfer"]

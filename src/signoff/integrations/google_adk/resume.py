@@ -20,7 +20,7 @@ from google.genai import types
 from signoff import Gate, Pending, ToolCall
 
 from .._scope import ScopeDefaults
-from .results import SIGNOFF_KEY
+from .results import PAUSED, SIGNOFF_KEY
 from .scope import session_scope
 
 CONFIRMATION = "adk_request_confirmation"
@@ -49,17 +49,19 @@ class Resumed:
 
 
 def open_confirmations(session: Session) -> list[types.FunctionCall]:
-    """The session's `adk_request_confirmation` calls whose original call got no result after
-    them (its placeholder result comes before the confirmation request)."""
+    """The session's `adk_request_confirmation` calls whose original call has no result yet but
+    signoff's placeholder (ADK writes the placeholder before or after the request)."""
+    answered: set[str] = set()
     found: dict[str, types.FunctionCall] = {}  # the original call's id → its last confirmation
     for event in session.events:
         for response in event.get_function_responses():
-            found.pop(response.id or "", None)
+            if response.id and response.response != PAUSED:
+                answered.add(response.id)
         for call in event.get_function_calls():
             original = (call.args or {}).get("originalFunctionCall") or {}
             if call.name == CONFIRMATION and original.get("id"):
                 found[original["id"]] = call
-    return list(found.values())
+    return [call for original, call in found.items() if original not in answered]
 
 
 async def decided(gate: Gate, session: Session, defaults: ScopeDefaults) -> Decided:
