@@ -36,6 +36,7 @@ from signoff.rules import Resolver
 from signoff.store import SQLiteStore
 
 from .live import LiveServer, free_port
+from .plugin_packages import install_readme_example, readme_channel_round_trip, run_signoff
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -62,6 +63,8 @@ CHECKED = {
     ("bash", "signoff mcp-proxy"): "test_the_mcp_gateway_example_runs_as_written",
     ("bash", "--oidc-issuer"): "test_the_identity_provider_example_signs_people_in",
     ("bash", "signoff purge"): "test_the_retention_commands_run",
+    ("toml", "signoff.channels"): "test_the_plugin_example_is_listed_and_works",
+    ("python", "class AcmeChannel(Channel)"): "test_the_plugin_example_is_listed_and_works",
 }
 """Each block, by its language and a text only it contains, and the test that runs or checks it."""
 
@@ -770,3 +773,26 @@ def test_the_identity_provider_example_signs_people_in(
         assert ann.groups == ("dba",)  # the map names db-admins only
     finally:
         store.close()
+
+
+def test_the_plugin_example_is_listed_and_works(
+    tmp_path: Path, sqlite_store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pyproject, channel = readme_block("toml", "signoff.channels"), readme_block("python", "AcmeChannel")
+    install_readme_example(tmp_path, pyproject, channel)
+    done = run_signoff(tmp_path, "plugins")
+    assert done.returncode == 0, done.stderr
+    assert "signoff.channels  acme  acme_signoff.channel  acme-signoff 1.0  ok" in done.stdout
+    assert "signoff.integrations  acme  acme_signoff.adapter  acme-signoff 1.0  ok" in done.stdout
+    monkeypatch.syspath_prepend(str(tmp_path))
+    posted, status, callbacks = readme_channel_round_trip(sqlite_store)
+    assert callbacks == [401, 200] and status == "approved"
+    sent, updated = posted
+    assert sent["to"] == "U-ALICE" and sent["title"] == "AI wants to run: send_email"
+    assert sent["choices"] == ["approve", "edit", "respond", "reject"]
+    assert updated == {
+        "to": "U-ALICE",
+        "request": sent["request"],
+        "title": "✅ Approved by alice",
+        "choices": [],
+    }

@@ -9,7 +9,14 @@ from datetime import datetime
 
 from ._util import format_moment, utcnow
 from .decisions import Decision, Edit, Respond
-from .errors import AlreadyDecided, DecisionNotAllowed, NotAnApprover, RequestExpired, RequestNotReady
+from .errors import (
+    AlreadyDecided,
+    DecisionNotAllowed,
+    NotAnApprover,
+    RequestExpired,
+    RequestNotReady,
+    SeparationOfDuties,
+)
 from .requests import Request, RequestStatus
 from .validation import validate_args
 
@@ -47,6 +54,39 @@ def refuse_if_closed(request: Request) -> None:
         raise AlreadyDecided(already_closed(request))
 
 
+SEPARATED_DECISIONS = ("approve", "edit", "respond")
+"""What four eyes keep the separated people from: anything that lets the call go on (or answers
+in its place). Rejecting stays theirs: stopping their own request needs no second pair of eyes."""
+
+
+def separation_refusal(
+    request: Request, decision: Decision, *, actor: str, unattended: bool = False
+) -> SeparationOfDuties | None:
+    """The refusal four eyes give `actor`'s `decision` on `request` (None: no objection). The
+    separated people (`RequestRule.separated`) may not approve, edit or respond; nor may an
+    unattended run decide anything but a reject on its own, under any separation."""
+    rule = request.rule
+    if rule.separation is None or decision.type not in SEPARATED_DECISIONS:
+        return None
+    if unattended:
+        return SeparationOfDuties(
+            f"request {request.id} needs four eyes (separation: {rule.separation}): an unattended "
+            f"run may not {decision.type} it on its own; a person must"
+        )
+    if actor not in rule.separated:
+        return None
+    if actor == request.requester:
+        role = "the requester (the person the agent acts for)"
+    elif actor == request.created_by:
+        role = "the request's creator"
+    else:
+        role = "the owner of the agent's token"
+    return SeparationOfDuties(
+        f"{actor} may not {decision.type} request {request.id}: four eyes (separation: "
+        f"{rule.separation}) keep {role} from approving it; another approver must (they may reject)"
+    )
+
+
 def check_decision_fits(request: Request, decision: Decision) -> None:
     """Raise if the request's rule does not allow the decision, or its args or answer break the
     request's schema."""
@@ -71,11 +111,14 @@ def check_decision(
     actor: str,
     groups: Callable[[], Sequence[str]] | None,
     now: datetime | None = None,
+    unattended: bool = False,
 ) -> None:
     """Raise what recording `decision` by `actor` on `request` would raise now: closed or
     drafting (`AlreadyDecided`, `RequestNotReady`), past its deadline (`RequestExpired`), not an
     approver (`NotAnApprover`; `groups` gives the actor's groups when asked, None skips the check,
-    for system actors or where a server checks it), not allowed or breaking a schema."""
+    for system actors or where a server checks it), kept out by four eyes (`SeparationOfDuties`,
+    checked whatever `groups` is; `unattended` for an unattended run's own decision), not allowed
+    or breaking a schema."""
     refuse_if_closed(request)
     if request.deadline <= (now or utcnow()):
         raise RequestExpired(f"request {request.id} expired at {format_moment(request.deadline)}")
@@ -86,6 +129,9 @@ def check_decision(
         and not may_decide(request, actor, groups() if approvers else ())
     ):
         raise NotAnApprover(f"{actor} is not an approver of request {request.id}")
+    separated = separation_refusal(request, decision, actor=actor, unattended=unattended)
+    if separated is not None:
+        raise separated
     check_decision_fits(request, decision)
 
 
@@ -96,4 +142,5 @@ __all__ = [
     "may_decide",
     "principals_of",
     "refuse_if_closed",
+    "separation_refusal",
 ]

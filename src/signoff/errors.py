@@ -10,6 +10,7 @@ SignoffError
 ├── RequestError                 something was asked of a request that cannot be done
 │   ├── RequestNotFound          (404)
 │   ├── NotAnApprover            (403)
+│   │   └── SeparationOfDuties   four eyes: the requester (or the agent's owner) may not approve
 │   ├── RequestConflict          (409)
 │   │   ├── AlreadyDecided
 │   │   ├── ArgsMismatch         an execution claim for other args than were decided
@@ -113,6 +114,11 @@ class NotAnApprover(RequestError):
     """You are not an approver of this request."""
 
     status_code = 403
+
+
+class SeparationOfDuties(NotAnApprover):
+    """Four eyes: the rule keeps you from approving this request; someone else must approve it
+    (you may still reject it)."""
 
 
 class RequestConflict(RequestError):

@@ -91,6 +91,9 @@ class Credential:
     expires_at: datetime | None
     used_at: datetime | None
     revoked_at: datetime | None
+    owner: str | None = None
+    """An API token's owner: who holds its secret (a person's own token: them; an agent's: the
+    admin who issued it). None for other kinds, and for tokens whose issuer is not known."""
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -103,6 +106,7 @@ class Credential:
             "expires_at": self.expires_at.isoformat() if self.expires_at else None,
             "used_at": self.used_at.isoformat() if self.used_at else None,
             "revoked": self.revoked_at is not None,
+            "owner": self.owner,
         }
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ._util import from_iso
 from .decisions import DecisionRecord, parse_decision
 from .jsonvalues import check as check_json
-from .rules.effective import RequestRule
+from .rules.effective import RequestRule, separation_words
 from .templates import redact_args
 from .visible import check_name
 
@@ -99,6 +99,9 @@ class NewRequest:
     drafting: bool = False
     actor: str = LOCAL_CREATOR
     """Who asks: the request's creator."""
+    creator_owner: str | None = None
+    """Who owns the token the creator asked with (through a server): a rule's `separation:
+    requester_and_creator` keeps them from approving (`RequestRule.for_separation`)."""
     channel: str = "gate"
 
     def __post_init__(self) -> None:
@@ -163,6 +166,14 @@ class Request:
     def approvers(self) -> tuple[str, ...]:
         return self.rule.approvers
 
+    def four_eyes(self) -> str | None:
+        """Who four eyes keep from approving, in words (None: the rule has no separation)."""
+        separation = self.rule.separation
+        if separation is None:
+            return None
+        named = f" ({', '.join(self.rule.separated)})" if self.rule.separated else ""
+        return f"{separation_words(separation)}{named}"
+
     @property
     def grant_id(self) -> str | None:
         """The standing grant it was approved through (`signoff.grants`), if any."""
@@ -199,6 +210,8 @@ class Request:
             "allowed_decisions": list(rule.allowed_decisions),
             "quorum": rule.quorum,
             "confirm": rule.confirm,
+            "separation": rule.separation,
+            "separated": list(rule.separated),
             "batch": rule.batch,
             "approvals": list(self.approvals),
             "rule_origin": rule.origin.to_dict() if rule.origin is not None else None,

@@ -117,6 +117,7 @@ def notice_mail(notice: Notice, sender: Sender, to: str) -> EmailMessage:
         if notice.request_url and not links
         else None,
         "valid_for": notice.valid_for,
+        "four_eyes": notice.four_eyes,
     }
     mail = _mail(notice, sender, to, subject_of(notice), context)
     mail["Message-ID"] = message_id(notice.request_id, to, sender.domain)
@@ -161,6 +162,7 @@ def follow_up_mail(message: FollowUp, sender: Sender, to: str, parent: dict[str,
         "buttons": [],
         "sign_in": None,
         "valid_for": None,
+        "four_eyes": None,
         "intro": "",
         "request_url": "",
     }
@@ -185,6 +187,7 @@ def _mail(notice: Notice, sender: Sender, to: str, subject: str, context: dict[s
         "buttons": [],
         "sign_in": None,
         "valid_for": None,
+        "four_eyes": None,
         "intro": "",
         **context,
     }

@@ -26,6 +26,8 @@ TEMPLATE = {
 def notice_card(notice: Notice) -> dict[str, Any]:
     """The card while the request is open: its buttons are live."""
     elements = [*_content(notice), _buttons(notice), _text(notice.valid_for, notation=True)]
+    if notice.four_eyes:
+        elements.insert(-1, _text(notice.four_eyes, notation=True))
     return _card(notice, "orange", elements)
 
 

@@ -1,9 +1,11 @@
 """The settings each kind of channel takes, for channels an admin adds (the inbox's form, the
 API and the CLI check against this): which are secrets, which are required, what type each is.
 
-It imports no platform library: a kind's own class (`registry.KINDS`) still checks the values
-when the channel is built, as it does for a channels file; this says what may be given at all,
-so that a misspelt setting is refused rather than ignored.
+It imports no platform library: a kind's own class (its `signoff.channels` entry point) still
+checks the values when the channel is built, as it does for a channels file; this says what may
+be given at all, so that a misspelt setting is refused rather than ignored. A kind that a package adds
+(`signoff.plugins`) can be added by admins too when its class says what it takes: a
+`KindSettings` as its `admin_settings`; its class is imported for that.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import InvalidInput
+from .. import plugins
+from ..errors import ConfigError, InvalidInput
 
 SettingType = Literal["text", "int", "float", "choice"]
 
@@ -146,10 +149,44 @@ KIND_SETTINGS: dict[str, KindSettings] = {
 
 
 def kind_settings(kind: str) -> KindSettings:
-    found = KIND_SETTINGS.get(kind)
-    if found is None:
-        raise InvalidInput(f"unknown channel kind {kind!r} (known: {', '.join(KIND_SETTINGS)})")
-    return found
+    found = KIND_SETTINGS.get(kind) or plugin_settings(kind)
+    if found is not None:
+        return found
+    if kind in plugins.names(plugins.CHANNELS):
+        try:
+            plugins.load(plugins.CHANNELS, kind, what=f"channel kind {kind!r}")
+        except ConfigError as exc:  # a broken plugin
+            raise InvalidInput(exc.message) from None
+        raise InvalidInput(
+            f"the channel kind {kind!r} says no settings for admins (admin_settings): "
+            "configure it in the channels file"
+        )
+    known = ", ".join(spec.kind for spec in every_kind_settings())
+    raise InvalidInput(f"unknown channel kind {kind!r} (known: {known})")
+
+
+def plugin_settings(kind: str) -> KindSettings | None:
+    """What an installed plugin's kind takes, if its class says (`admin_settings`); None for a
+    kind not installed, one that says nothing, or one whose plugin cannot be loaded (logged)."""
+    if kind in KIND_SETTINGS or kind not in plugins.names(plugins.CHANNELS):
+        return None
+    try:
+        channel_class = plugins.load(plugins.CHANNELS, kind)
+    except ConfigError:
+        return None
+    declared = getattr(channel_class, "admin_settings", None)
+    return declared if isinstance(declared, KindSettings) and declared.kind == kind else None
+
+
+def every_kind_settings() -> list[KindSettings]:
+    """signoff's own kinds, then the installed plugins' that admins can add."""
+    added = (plugin_settings(kind) for kind in plugins.names(plugins.CHANNELS))
+    return [*KIND_SETTINGS.values(), *(spec for spec in added if spec is not None)]
+
+
+def settings_of(kind: str) -> KindSettings | None:
+    """The kind's settings, or None (unknown, or a plugin that says nothing)."""
+    return KIND_SETTINGS.get(kind) or plugin_settings(kind)
 
 
 def checked_settings(

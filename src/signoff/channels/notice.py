@@ -23,6 +23,8 @@ from .texts import (
     BY,
     EXECUTION,
     FINAL,
+    FOUR_EYES,
+    FOUR_EYES_YOU,
     QUESTION,
     REMINDER,
     RESULT,
@@ -91,6 +93,9 @@ class Notice:
     """How the request ended; None while it is open (then the buttons are live)."""
     code: str | None = None
     """The request's reply code for this person on a channel that needs one (`Channel.reply_codes`)."""
+    four_eyes: str | None = None
+    """Who the rule's four eyes keep from approving ('👀 Four eyes: carol may not approve …'), or
+    that `approver` is one of them (their notice then offers only reject); None without separation."""
     grant_minutes: int | None = None
     """The standing grant its approve may give ("+ like this for 30m"), where its rule allows one."""
     reminder: str | None = None
@@ -138,6 +143,8 @@ def build_notice(
     card = Card(request=request, mode="link", details_link=False)
     tool = visible(request.tool_name)
     seconds = (request.deadline - (now or request.created_at)).total_seconds()
+    separated = approver is not None and approver in request.rule.separated
+    decisions = tuple(kind for kind in card.actions if kind == "reject") if separated else card.actions
     return Notice(
         request_id=request.id,
         thread_id=request.thread_id,
@@ -148,8 +155,8 @@ def build_notice(
         args=request.shown_args(),
         arg_rows=[(visible(name), visible(value, newlines=True)) for name, value in card.arg_rows],
         truncated=card.truncated,
-        decisions=card.actions,
-        buttons={kind: BUTTONS[locale][kind] for kind in card.actions},
+        decisions=decisions,
+        buttons={kind: BUTTONS[locale][kind] for kind in decisions},
         args_schema=request.args_schema,
         answer_schema=request.answer_schema,
         deadline=request.deadline,
@@ -162,9 +169,19 @@ def build_notice(
         locale=locale,
         final=final_state(request, locale) if request.is_terminal else None,
         code=code,
+        four_eyes=_four_eyes(request, separated, locale),
         grant_minutes=card.grant_minutes if "approve" in card.actions else None,
         reminder=REMINDER[locale].format(span=span_words(seconds, locale)) if reminder else None,
     )
+
+
+def _four_eyes(request: Request, separated: bool, locale: Locale) -> str | None:
+    if request.rule.separation is None:
+        return None
+    if separated:
+        return FOUR_EYES_YOU[locale]
+    who = ", ".join(request.rule.separated) or request.rule.separation
+    return FOUR_EYES[locale].format(who=visible(who))
 
 
 def _shown(text: str | None) -> str | None:

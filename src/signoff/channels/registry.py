@@ -18,7 +18,6 @@ never show the value; `describe()` lists the channels with those values hidden, 
 
 from __future__ import annotations
 
-import importlib
 import math
 import os
 import re
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, cast
 
+from .. import plugins
 from ..destinations import Destinations
 from ..destinations.masking import shown_url
 from ..errors import ConfigError
@@ -38,16 +38,6 @@ INBOX = "inbox"
 ENV_FILE = "SIGNOFF_CHANNELS"
 NAME = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 SECRET_WORDS = ("secret", "token", "password", "key", "aes")
-KINDS: dict[str, str] = {
-    "slack": "signoff.channels.slack:SlackChannel",
-    "wecom": "signoff.channels.wecom:WeComChannel",
-    "feishu": "signoff.channels.feishu:FeishuChannel",
-    "email": "signoff.channels.email:EmailChannel",
-    "text": "signoff.channels.text:TextChannel",
-    "recording": "signoff.channels.recording:RecordingChannel",
-}
-"""Each kind's channel class (`module:Class`), imported only when a channel of it is configured,
-so that `import signoff` never imports a platform's library."""
 
 
 class Secret:
@@ -230,22 +220,25 @@ def check_name(name: str) -> str:
     return name
 
 
+def kinds() -> list[str]:
+    """The channel kinds installed: each registered under the entry-point group
+    `signoff.channels` (signoff's own too), its class imported only when a channel of it is built,
+    so that `import signoff` never imports a platform's library."""
+    return plugins.names(plugins.CHANNELS)
+
+
 def build_channel(config: ChannelConfig) -> Channel:
-    target = KINDS.get(config.kind)
-    if target is None:
+    known = kinds()
+    if config.kind not in known:
         raise ConfigError(
-            f"channel {config.name!r}: unknown kind {config.kind!r} (known: {', '.join(sorted(KINDS))})"
+            f"channel {config.name!r}: unknown kind {config.kind!r} (known: {', '.join(known)})"
         )
-    module_name, _, class_name = target.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(
-            f"channel {config.name!r} ({config.kind}) cannot be loaded: {exc} "
-            f"(install its extra: pip install 'signoff[{config.kind}]')"
-        ) from None
-    factory = cast(ChannelFactory, getattr(module, class_name))
-    channel = factory.from_config(config)
+    factory = plugins.load(plugins.CHANNELS, config.kind, what=f"channel {config.name!r} ({config.kind})")
+    if not callable(getattr(factory, "from_config", None)):
+        raise ConfigError(f"channel {config.name!r}: the {config.kind} plugin is not a channel class")
+    channel = cast(ChannelFactory, factory).from_config(config)
+    if not isinstance(channel, Channel):
+        raise ConfigError(f"channel {config.name!r}: the {config.kind} plugin built no Channel")
     channel.name = config.name
     channel.timeout = config.timeout
     channel.concurrency = config.concurrency

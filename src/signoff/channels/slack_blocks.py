@@ -147,6 +147,8 @@ def _context(notice: Notice) -> str:
     parts = [notice.valid_for]
     if notice.requester:
         parts.append(WORDS[notice.locale]["requested"].format(who=notice.requester))
+    if notice.four_eyes:
+        parts.append(notice.four_eyes)
     return " · ".join(parts)
 
 

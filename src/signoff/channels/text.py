@@ -127,6 +127,8 @@ def notice_text(notice: Notice) -> str:
             lines.extend(["", TEXT_LINK[locale].format(link=notice.link)])
     else:
         lines.append(TEXT_ONLY_LINK[locale].format(link=notice.link or notice.request_url))
+    if notice.four_eyes:
+        lines.extend(["", notice.four_eyes])
     lines.extend(["", notice.valid_for])
     return "\n".join(lines)
 

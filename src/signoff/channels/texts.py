@@ -39,6 +39,16 @@ FINAL: dict[Locale, dict[str, str]] = {
 }
 BY: dict[Locale, str] = {"en": "{state} by {who}", "zh": "{state}（{who}）"}
 VALID_FOR: dict[Locale, str] = {"en": "⚠️ Valid for {span}", "zh": "⚠️ {span}内有效"}
+FOUR_EYES: dict[Locale, str] = {
+    "en": "👀 Four eyes: {who} may not approve (they may reject)",
+    "zh": "👀 四眼原则：{who} 不能批准（可以拒绝）",
+}
+"""Who a rule's `separation` keeps from approving, on every card of the request."""
+FOUR_EYES_YOU: dict[Locale, str] = {
+    "en": "👀 Four eyes: you may not approve this request; another approver must. You may reject it.",
+    "zh": "👀 四眼原则：你不能批准这个请求，须由其他审批人批准；你可以拒绝。",
+}
+"""The same, on the card of a person it keeps out (their card offers only reject)."""
 REMINDER: dict[Locale, str] = {
     "en": "⏰ Reminder: still waiting for your decision ({span} left)",
     "zh": "⏰ 提醒：仍在等待你的决定（剩余 {span}）",

@@ -310,7 +310,9 @@ def template_card(notice: Notice, *, task_id: str) -> dict[str, Any]:
     card: dict[str, Any] = {
         "card_type": "button_interaction",
         "main_title": {"title": cut(notice.title, 36), "desc": cut(notice.description, 44)},
-        "sub_title_text": "\n".join([*long_description, notice.valid_for]),
+        "sub_title_text": "\n".join(
+            [*long_description, *([notice.four_eyes] if notice.four_eyes else []), notice.valid_for]
+        ),
         "horizontal_content_list": [
             {"keyname": cut(name, 10), "value": cut(text, 30)} for name, text in shown
         ],

@@ -168,6 +168,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "login-link": ("serve", "login_link_command"),
     "mcp-proxy": ("mcp_proxy", "mcp_proxy"),
     "grants": ("grants", "grants_app"),
+    "plugins": ("plugins", "plugins"),
 }
 """Each command (or group of commands), and where it lives: `signoff.cli.<module>.<attribute>`, a
 command function or a Typer app, then the modules that add commands to that app. A command's

@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from ..store.address_ops import check_address
 from ..visible import visible
 from .channel_backing import channels_face
 from .state import CliInputError, acting_user, local_store_of
@@ -27,6 +28,10 @@ def set_address(
     email: Annotated[str | None, typer.Option("--email", help="Email address.")] = None,
     text: Annotated[
         list[str] | None, typer.Option("--text", help="A text chat's id: PLATFORM:ID (repeatable).")
+    ] = None,
+    other: Annotated[
+        list[str] | None,
+        typer.Option("--address", help="An address on an installed channel plugin: KIND:ID (repeatable)."),
     ] = None,
     remove: Annotated[
         list[str] | None, typer.Option("--remove", help="Remove the address of this kind (repeatable).")
@@ -47,10 +52,17 @@ def set_address(
         if not sep or not platform or not address:
             raise CliInputError(f"--text takes PLATFORM:ID (e.g. wechat:wxid_123), not {entry!r}")
         given.append((f"text:{platform}", address))
+    for entry in other or []:
+        kind, sep, address = entry.partition(":")
+        if not sep or not kind or not address:
+            raise CliInputError(f"--address takes KIND:ID (e.g. acme:U123), not {entry!r}")
+        given.append((kind, address))
     if not given and not remove:
         raise CliInputError(
-            "give at least one address (--slack, --wecom, --feishu, --email, --text) or --remove"
+            "give at least one address (--slack, --wecom, --feishu, --email, --text, --address) or --remove"
         )
+    for kind, value in given:  # all checked before any is set
+        check_address(kind, value)
     for kind, value in given:
         store.set_address(user, kind, value, actor=actor)
         typer.echo(visible(f"{user}: {kind} = {value} (verified)"))

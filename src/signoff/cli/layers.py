@@ -49,6 +49,13 @@ Deadline = Annotated[str | None, typer.Option(help="How long a request waits, e.
 OnExpire = Annotated[str | None, typer.Option(help="At the deadline: reject, approve or fail.")]
 Quorum = Annotated[int | None, typer.Option(min=1, help="Distinct approvers needed.")]
 Redact = Annotated[str | None, typer.Option(help="Arguments masked on cards and logs, comma-separated.")]
+Separation = Annotated[
+    str | None,
+    typer.Option(
+        help="Four eyes: requester (the person the agent acts for may not approve), "
+        "requester_and_creator (nor the owner of the agent's token), or none."
+    ),
+]
 When = Annotated[
     str | None, typer.Option(help='Ask only if this CEL condition holds, e.g. args.env == "prod".')
 ]
@@ -70,9 +77,16 @@ def _settings(
     quorum: int | None,
     redact: str | None,
     when: str | None,
+    separation: str | None = None,
 ) -> None:
     """Merge the rule-settings flags given into `entry`; an empty text removes the field."""
-    texts = {"description": approval_description, "deadline": deadline, "on_expire": on_expire, "when": when}
+    texts = {
+        "description": approval_description,
+        "deadline": deadline,
+        "on_expire": on_expire,
+        "when": when,
+        "separation": separation,
+    }
     lists = {"allowed_decisions": approval_decisions, "approvers": approvers, "redact": redact}
     for key, text in texts.items():
         _put(entry, key, text, text)
@@ -163,6 +177,7 @@ def tool_set(
     quorum: Quorum = None,
     redact: Redact = None,
     when: When = None,
+    separation: Separation = None,
     as_user: AsUser = None,
 ) -> None:
     """Create or update a tool's HITL settings."""
@@ -179,6 +194,7 @@ def tool_set(
         quorum=quorum,
         redact=redact,
         when=when,
+        separation=separation,
     )
     _save(ctx, "tool", name, entry, as_user)
 
@@ -220,6 +236,7 @@ def service_set(
     quorum: Quorum = None,
     redact: Redact = None,
     when: When = None,
+    separation: Separation = None,
     as_user: AsUser = None,
 ) -> None:
     """Create or update a service: all its tools ask, only the listed ones (whitelist), or all but them."""
@@ -240,6 +257,7 @@ def service_set(
         quorum=quorum,
         redact=redact,
         when=when,
+        separation=separation,
     )
     _save(ctx, "service", name, entry, as_user)
 

@@ -169,6 +169,11 @@ def request_details(
             if rule.quorum > 1
             else ""
         ),
+        *(
+            [f"[bold]four eyes:[/bold] {read(request.four_eyes() or '', 'the separation')}"]
+            if rule.separation is not None
+            else []
+        ),
         f"[bold]allowed decisions:[/bold] {', '.join(rule.allowed_decisions)}"
         + ("" if rule.batch else " (decided alone: batch: false)"),
         f"[bold]created:[/bold] {moment(request.created_at)}",
@@ -318,6 +323,7 @@ def grants_text(rule: Rule) -> str:
 
 
 def explanation(result: Explanation, requester: str | None = None) -> None:
+    from ..rules.effective import separation_words
     from ..rules.schedule import schedule_words
 
     out = console()
@@ -336,6 +342,7 @@ def explanation(result: Explanation, requester: str | None = None) -> None:
         out.print(f"allowed decisions: {', '.join(result.allowed_decisions)}")
         out.print(f"approvers: {readout.text(', '.join(rule.approvers) or 'none named', 'the approvers')}")
         out.print(f"who decides: {readout.text(result.who_decides(requester), 'who decides')}")
+        out.print(separation_words(rule.separation))
         out.print(f"channels: {readout.text(', '.join(rule.channels), 'the channels')}")
         for line in schedule_words(rule.remind, rule.escalate, rule.deadline):
             out.print(readout.text(line, "the reminders and escalations"))

@@ -216,7 +216,8 @@ def _token_line(token: JSON, prefix: str = "") -> str:
     state = token.get("state") or ("revoked" if token["revoked"] else "active")
     expires = f", expires {token['expires_at'][:16]}" if token["expires_at"] else ", never expires"
     used = f", last used {token['used_at'][:16]}" if token.get("used_at") else ", never used"
-    return f"{prefix}{token['id']}  {token['user']}  {token['label'] or '-'}  {state}{expires}{used}"
+    owner = f", owned by {token['owner']}" if token.get("owner") else ""
+    return f"{prefix}{token['id']}  {token['user']}  {token['label'] or '-'}  {state}{expires}{used}{owner}"
 
 
 @tokens_app.command("revoke")

@@ -135,6 +135,8 @@ def request_from_view(view: dict[str, Any]) -> Request:
         "approvers": view.get("approvers") or [],
         "allowed_decisions": view.get("allowed_decisions") or [],
         "quorum": view.get("quorum", 1),
+        "separation": view.get("separation"),
+        "separated": view.get("separated") or [],
     }
     if view.get("batch") is False:
         rule["batch"] = False

@@ -34,10 +34,42 @@ that nobody decides it (it expires) rather than anybody."""
 DESTRUCTIVE_HINT = "destructiveHint"
 """The tool annotation (MCP's) by which a tool says a call may destroy something."""
 
+Separation: TypeAlias = Literal["requester", "requester_and_creator"]
+"""Four eyes (DESIGN §14): who may not approve a request of theirs. `requester`: the person the
+agent acts for; `requester_and_creator`: nor the one who owns the agent's token (and the
+request's creator itself)."""
+SeparationSetting: TypeAlias = Literal["none", "requester", "requester_and_creator"]
+"""What a rule layer may say: `none` turns off a separation a layer beneath set."""
+SEPARATION_STRENGTH: dict[Separation | None, int] = {None: 0, "requester": 1, "requester_and_creator": 2}
 
-def who_decides(approvers: tuple[str, ...], requester: str | None = None) -> str:
+
+def stricter_separation(first: Separation | None, second: Separation | None) -> Separation | None:
+    """The separation that keeps more people from approving (where two rules both have a say)."""
+    return first if SEPARATION_STRENGTH[first] >= SEPARATION_STRENGTH[second] else second
+
+
+def separation_words(separation: Separation | None) -> str:
+    """The rule's four eyes, in words (explain, cards, the request page)."""
+    if separation == "requester":
+        return "four eyes: the requester may not approve"
+    if separation == "requester_and_creator":
+        return "four eyes: the requester and the agent's owner may not approve"
+    return "no separation: the requester may approve their own request where the rule names them"
+
+
+def who_decides(
+    approvers: tuple[str, ...], requester: str | None = None, separation: Separation | None = None
+) -> str:
     """Who may decide a request under a rule with these approvers, in words (`explain`): with
-    `requester` given, for a call made for that person; else in general."""
+    `requester` given, for a call made for that person; else in general. Under `separation`,
+    who may not approve is said after."""
+    said = _who_decides(approvers, requester)
+    if separation is None:
+        return said
+    return f"{said}; {separation_words(separation)} (they may reject)"
+
+
+def _who_decides(approvers: tuple[str, ...], requester: str | None) -> str:
     if not approvers:
         if requester:
             return f"{requester} alone: the rule names no approvers, so the call's requester decides"
@@ -84,6 +116,8 @@ class Rule:
     unattended: UnattendedMode = "approve"
     confirm: bool = False
     """Destructive: an approval by keyboard in the inbox asks once more (`RequestRule.confirm`)."""
+    separation: Separation | None = None
+    """Four eyes: who may not approve (`RequestRule.separated` names them per request)."""
     batch: bool = True
     """False: decided one at a time, never in a batch (`RequestRule.batch`)."""
     max_grant: timedelta | None = None
@@ -100,7 +134,11 @@ class Rule:
     def for_request(self, origin: RuleOrigin | None = None) -> RequestRule:
         """What a stored request keeps of its rule, so later rule edits don't change it. A callable
         description is kept by its name: the request's description holds what it wrote."""
-        kept = {item.name: getattr(self, item.name) for item in fields(RequestRule) if item.name != "origin"}
+        kept = {
+            item.name: getattr(self, item.name)
+            for item in fields(RequestRule)
+            if item.name not in ("origin", "separated")
+        }
         kept["description"] = shown(self.description)
         return RequestRule(**kept, origin=origin)
 
@@ -153,6 +191,10 @@ class RequestRule:
     confirm: bool = False
     """The call is destructive (the rule's `confirm: true`, or the tool's own `destructiveHint`):
     the inbox asks once more before a keyboard approval."""
+    separation: Separation | None = None
+    separated: tuple[str, ...] = ()
+    """The people `separation` keeps from approving this request (approve, edit, respond; they
+    may still reject), named when it was created (`for_separation`)."""
     batch: bool = True
     """False (the rule's `batch: false`): a batch decision skips the request; it is decided alone."""
     max_grant: timedelta | None = None
@@ -192,6 +234,20 @@ class RequestRule:
         person = requester or REQUESTER_UNKNOWN
         named = tuple(dict.fromkeys(person if name == REQUESTER else name for name in self.approvers))
         return replace(self, approvers=named)
+
+    def for_separation(
+        self, requester: str | None, *, creator: str | None, creator_owner: str | None
+    ) -> RequestRule:
+        """The rule as one request keeps it: the people its `separation` keeps from approving,
+        named now (whatever a caller sent as `separated` is replaced). `requester_and_creator`
+        names the request's creator and the owner of the token it asked with as well."""
+        names: list[str | None] = []
+        if self.separation is not None:
+            names.append(requester)
+        if self.separation == "requester_and_creator":
+            names.extend((creator_owner, creator))
+        separated = tuple(dict.fromkeys(name for name in names if name))
+        return self if separated == self.separated else replace(self, separated=separated)
 
     def for_annotations(self, annotations: Mapping[str, Any] | None) -> RequestRule:
         """The rule as one request keeps it: a tool that says it is destructive (MCP's

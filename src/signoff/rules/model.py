@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeAlias
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
 
 from .._util import format_duration, parse_duration
 from ..decisions import DECISION_TYPES, DecisionType
@@ -41,6 +41,8 @@ from .effective import (
     RequestRule,
     Rule,
     RuleOrigin,
+    Separation,
+    SeparationSetting,
     UnattendedMode,
 )
 from .keys import format_key, parse_key
@@ -72,6 +74,8 @@ __all__ = [  # with, re-exported, what moved to `effective` (the server, tests a
     "RuleOrigin",
     "RuleSet",
     "RuleSettings",
+    "Separation",
+    "SeparationSetting",
     "ServiceEntry",
     "ToolEntry",
     "ToolSwitch",
@@ -124,6 +128,10 @@ class RuleSettings(_Strict):
     confirm: bool | None = None
     """The call is destructive: approving it from the keyboard in the inbox asks once more (a
     tool's MCP `destructiveHint: true` does the same)."""
+    separation: SeparationSetting | None = None
+    """Four eyes: `requester` keeps the person the agent acts for from approving its request;
+    `requester_and_creator` also the owner of the agent's token; `none` turns off what a layer
+    beneath said."""
     batch: bool | None = None
     """`false`: its requests are decided one at a time, never in a batch (`decide_many`, the
     inbox's selection, `signoff approve --all`); a batch skips them and says why."""
@@ -298,6 +306,16 @@ class RuleSet(_Strict):
     @classmethod
     def _tuple_keys(cls, value: Any) -> Any:
         return _encode_tuple_keys(value)
+
+    @model_validator(mode="after")
+    def _four_eyes_leave_an_approver(self) -> RuleSet:
+        from .four_eyes import check_four_eyes  # it resolves calls: `resolve` imports this module
+
+        try:
+            check_four_eyes(self)
+        except ConfigError as exc:
+            raise ValueError(exc.message) from None
+        return self
 
     @classmethod
     def from_dict(cls, data: Any) -> RuleSet:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._util import format_duration
+from .effective import separation_words
 from .history import LayerChange, layer_changes, rules_diff
 
 if TYPE_CHECKING:
@@ -69,6 +70,8 @@ def outcome_sentence(explanation: Explanation, requester: str | None = None) -> 
     who = ", ".join(rule.approvers) if rule.approvers else "any person"
     if rule.quorum > 1:
         who += f" ({rule.quorum} of them)"
+    if rule.separation is not None:
+        who += f" ({separation_words(rule.separation)})"
     decisions = ", ".join(explanation.allowed_decisions)
     return f"{call} would ask {who} ({decisions}), {format_duration(rule.deadline)}, then {rule.on_expire}."
 

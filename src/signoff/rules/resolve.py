@@ -28,7 +28,15 @@ from typing import Any
 from ..decisions import DECISION_TYPES, DecisionType
 from .callables import WhenInput, call_when, python_name, shown
 from .conditions import evaluate_condition
-from .effective import DEFAULT_CHANNELS, INBOX_CHANNEL, REQUESTER, Rule, who_decides
+from .effective import (
+    DEFAULT_CHANNELS,
+    INBOX_CHANNEL,
+    REQUESTER,
+    Rule,
+    Separation,
+    separation_words,
+    who_decides,
+)
 from .keys import KeyIndex, Match, literal_chars
 from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
 from .schedule_model import escalations_of
@@ -74,7 +82,7 @@ class Explanation:
 
     def who_decides(self, requester: str | None = None) -> str:
         """Who may decide the call's request, in words (for a call made for `requester`)."""
-        return who_decides(self.rule.approvers, requester)
+        return who_decides(self.rule.approvers, requester, self.rule.separation)
 
     def to_dict(self, requester: str | None = None) -> dict[str, Any]:
         return {
@@ -90,6 +98,8 @@ class Explanation:
             "who_decides": self.who_decides(requester) if self.ask else None,
             "channels": list(self.rule.channels),
             "quorum": self.rule.quorum,
+            "separation": self.rule.separation,
+            "four_eyes": separation_words(self.rule.separation) if self.ask else None,
             "deadline_seconds": self.rule.deadline.total_seconds(),
             "on_expire": self.rule.on_expire,
             "when": shown(self.rule.when),
@@ -315,6 +325,7 @@ class Resolver:
             feedback_template=settings.get("feedback_template") or defaults.feedback_template,
             unattended=settings.get("unattended") or defaults.unattended,
             confirm=bool(settings.get("confirm", False)),
+            separation=_separation(settings),
             batch=settings.get("batch") is not False,
             max_grant=_max_grant(settings, required, app[0] if app is not None else None),
             remind=tuple(settings.get("remind") or ()),
@@ -457,6 +468,11 @@ def _overlay(switch: ToolSwitch, settings: dict[str, Any]) -> tuple[bool, str]:
     settings.update(fields_set)
     said = ", ".join(f"{name}={shown(value)}" for name, value in fields_set.items()) or "no fields"
     return True, f"on with {said}"
+
+
+def _separation(settings: dict[str, Any]) -> Separation | None:
+    said = settings.get("separation")
+    return None if said in (None, "none") else said
 
 
 def _approvers(settings: dict[str, Any]) -> tuple[str, ...]:

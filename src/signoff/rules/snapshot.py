@@ -13,7 +13,7 @@ from typing import Any, get_args
 from ..decisions import DECISION_TYPES
 from ..errors import ConfigError
 from ..visible import check_name
-from .effective import OnExpire, OriginSource, RequestRule, RuleOrigin, UnattendedMode
+from .effective import OnExpire, OriginSource, RequestRule, RuleOrigin, Separation, UnattendedMode
 from .model import CHANNEL_NAME
 from .schedule_model import parse_escalate, parse_remind
 
@@ -33,6 +33,7 @@ ORIGIN_FIELDS = tuple(item.name for item in fields(RuleOrigin))
 CHOICES: dict[str, tuple[str, ...]] = {
     "on_expire": get_args(OnExpire),
     "unattended": get_args(UnattendedMode),
+    "separation": get_args(Separation),
 }
 
 
@@ -66,6 +67,8 @@ def parse_snapshot(data: Any, *, what: str = "rule") -> RequestRule:
             values[name] = value
         elif name == "origin":
             values[name] = parse_origin(value, what=where)
+        elif name == "separated":
+            raise ConfigError(f"{where} is the server's to say: it names them from the request")
         elif name == "remind":
             values[name] = parse_remind(value, where)
         elif name == "escalate":

@@ -114,10 +114,14 @@ def require_admin(user: User) -> None:
 class Caller:
     """The authenticated user of one HTTP request, and how they authenticated."""
 
-    def __init__(self, user: User, *, session: str | None = None, csrf: str | None = None) -> None:
+    def __init__(
+        self, user: User, *, session: str | None = None, csrf: str | None = None, owner: str | None = None
+    ) -> None:
         self.user = user
         self.session = session
         self.csrf = csrf
+        self.owner = owner if session is None else user.name
+        """Who owns the credential: an API token's owner (`Credential.owner`); a session's user."""
 
     @property
     def channel(self) -> str:
@@ -130,10 +134,11 @@ def _identify(store: Store, authorization: str | None, session: str | None) -> C
         secret = secret.strip()
         if scheme.lower() != "bearer" or not secret:
             raise NotAuthenticated("use 'Authorization: Bearer <token>'")
-        user = store.authenticate(secret) if kind_of(secret) == "token" else None
-        if user is None:
+        found = store.authenticate_token(secret) if kind_of(secret) == "token" else None
+        if found is None:
             raise NotAuthenticated("the API token is invalid, expired or revoked")
-        return Caller(replace(user, groups=tuple(store.groups_of(user.name))))
+        user, owner = found
+        return Caller(replace(user, groups=tuple(store.groups_of(user.name))), owner=owner)
     if session:
         found = store.session_of(session)
         if found is not None:

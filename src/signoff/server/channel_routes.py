@@ -28,7 +28,7 @@ from starlette.responses import JSONResponse, Response
 from .._util import utcnow
 from ..channels.address_code import NOT_VERIFIED_REPLY
 from ..channels.contract import BadCallback, BadSignature, Channel, Inbound, InboundOutcome, InboundResult
-from ..channels.texts import ALREADY_REPLY, BY, EXPIRED_REPLY, FINAL, REPLIES, Locale
+from ..channels.texts import ALREADY_REPLY, BY, EXPIRED_REPLY, FINAL, FOUR_EYES_YOU, REPLIES, Locale
 from ..errors import (
     AlreadyDecided,
     NotAnApprover,
@@ -36,6 +36,7 @@ from ..errors import (
     PermissionDenied,
     RequestExpired,
     RequestNotFound,
+    SeparationOfDuties,
     SignoffError,
 )
 from ..identity import User
@@ -216,6 +217,8 @@ def _unverified(server: Server, channel: Channel, inbound: Inbound, locale: Loca
 
 def _refusal(error: SignoffError, request: Request | None, locale: Locale) -> str:
     """Why a decision was refused, in the channel's language where it has the words."""
+    if isinstance(error, SeparationOfDuties):
+        return FOUR_EYES_YOU[locale]
     if isinstance(error, NotAnApprover):
         return REPLIES[locale]["not_an_approver"]
     already = ALREADY_REPLY.get(locale)

@@ -10,9 +10,10 @@ requests instead).
 
 The rest of a rule is the agent's: its texts and description template; where both say something,
 the allowed decisions are those both allow, the redacted args those either names, and a call
-either calls destructive (`confirm`) is asked about once more, and one either keeps out of
-batches (`batch: false`) is decided alone. Standing grants (`max_grant`) are the server's alone:
-only where its rules ask for the call.
+either calls destructive (`confirm`) is asked about once more, one either keeps out of batches
+(`batch: false`) is decided alone, and where both say who may not approve (four eyes:
+`separation`), the stricter holds. Standing grants (`max_grant`) are the server's alone: only
+where its rules ask for the call.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Literal, TypeAlias
 
+from ..rules.effective import stricter_separation
 from ..rules.model import Authority, RequestRule, RuleOrigin
 from ..rules.resolve import Explanation
 
@@ -76,6 +78,7 @@ def governed_rule(
         expire_message=server.expire_message,
         unattended=server.unattended,
         confirm=server.confirm or snapshot.confirm,
+        separation=stricter_separation(server.separation, snapshot.separation),
         batch=server.batch and snapshot.batch,
         max_grant=None,
         remind=server.remind,
@@ -104,6 +107,7 @@ def _as_the_server_says(
         unattended=server.unattended,
         redact=tuple(dict.fromkeys((*server.redact, *snapshot.redact))),
         confirm=server.confirm or snapshot.confirm,
+        separation=stricter_separation(server.separation, snapshot.separation),
         batch=server.batch and snapshot.batch,
         max_grant=server.max_grant,
         remind=server.remind,

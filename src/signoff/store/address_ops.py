@@ -22,7 +22,8 @@ from ..visible import check_name
 from .core import StoreCore, Tx
 
 ADDRESS_KINDS = ("slack", "wecom", "feishu", "email", "recording")
-"""The address kinds with their own option; a text chat's is `text:<platform>`."""
+"""The address kinds with their own option; a text chat's is `text:<platform>`, and a channel
+kind that a package adds (`signoff.plugins`) is its own address kind while it is installed."""
 TEXT_KIND = re.compile(r"^text:[a-z][a-z0-9_-]{0,31}$")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 MAX_ADDRESS = 320
@@ -30,9 +31,10 @@ MAX_ADDRESS = 320
 
 def check_address(kind: str, address: str) -> tuple[str, str]:
     """The (kind, address) to store; InvalidInput (422) saying what is wrong."""
-    if kind not in ADDRESS_KINDS and not TEXT_KIND.match(kind):
+    if kind not in ADDRESS_KINDS and not TEXT_KIND.match(kind) and not _plugin_kind(kind):
         raise InvalidInput(
-            f"unknown address kind {kind!r}: use {', '.join(ADDRESS_KINDS)} or text:<platform>"
+            f"unknown address kind {kind!r}: use {', '.join(ADDRESS_KINDS)}, text:<platform> "
+            "or an installed channel plugin's kind"
         )
     address = address.strip() if isinstance(address, str) else address
     if (
@@ -178,3 +180,10 @@ class AddressOps(StoreCore):
                 channel=channel,
                 data={"user": claimant, "kind": kind, "address": address, "reason": f"verified for {user}"},
             )
+
+
+def _plugin_kind(kind: str) -> bool:
+    """A channel kind some package registers (the text channel's addresses are `text:<platform>`)."""
+    from .. import plugins  # reads the installed packages' metadata: only for a kind not built in
+
+    return isinstance(kind, str) and kind != "text" and kind in plugins.names(plugins.CHANNELS)

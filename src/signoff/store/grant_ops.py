@@ -145,8 +145,10 @@ class GrantOps(RequestReads, OutboxOps):
         )
         for row in rows:
             grant = Grant.from_row(row)
-            if grant.matches(call) and may_still_approve(
-                rule.approvers, new.requester, grant.granted_by, self.groups_of
+            if (
+                grant.matches(call)
+                and grant.granted_by not in rule.separated  # four eyes: not by one kept out
+                and may_still_approve(rule.approvers, new.requester, grant.granted_by, self.groups_of)
             ):
                 return grant
         return None

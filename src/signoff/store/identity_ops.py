@@ -152,7 +152,8 @@ class IdentityOps(StoreCore):
     ) -> tuple[str, Credential]:
         """Create a secret for `user` and store its hash. Returns the secret (shown once) and
         the stored record. Sessions also get a CSRF token (`session_of` returns it)."""
-        if self.get_user(user) is None:
+        holder = self.get_user(user)
+        if holder is None:
             raise InvalidInput(f"no user named {user!r}")
         secret = new_secret(kind)
         now = utcnow()
@@ -166,10 +167,12 @@ class IdentityOps(StoreCore):
             expires_at=now + ttl if ttl is not None else None,
             used_at=None,
             revoked_at=None,
+            owner=token_owner(holder, actor) if kind == "token" else None,
         )
         with self._transaction() as (tx, _):
             tx.run(
                 "insert_credential",
+                owner_name=credential.owner,
                 hash=secret_hash(secret),
                 id=credential.id,
                 kind=kind,
@@ -198,6 +201,14 @@ class IdentityOps(StoreCore):
             return None
         self._note_use(secret, found["used_at"])
         return _user(found, ())
+
+    def authenticate_token(self, secret: str) -> tuple[User, str | None] | None:
+        """`authenticate` for an API token, with the token's owner (`Credential.owner`)."""
+        found = self._credential_row(secret, "token")
+        if found is None:
+            return None
+        self._note_use(secret, found["used_at"])
+        return _user(found, ()), found.get("owner_name")
 
     def session_of(self, secret: str) -> tuple[User, str] | None:
         """A web session's user and its CSRF token."""
@@ -319,4 +330,11 @@ def _credential(row: dict[str, Any]) -> Credential:
         expires_at=row["expires_at"],
         used_at=row["used_at"],
         revoked_at=row["revoked_at"],
+        owner=row.get("owner_name"),
     )
+
+
+def token_owner(holder: User, issuer: str) -> str:
+    """Who owns a token issued by `issuer` to `holder`: a person owns their own; an agent's
+    belongs to the one who issued it (who answers for what the agent asks)."""
+    return issuer if holder.is_agent else holder.name

@@ -70,6 +70,7 @@ class PeopleOps(StoreCore):
             expires_at=now + ttl if ttl is not None else None,
             used_at=None,
             revoked_at=None,
+            owner=actor,
         )
         with self._transaction() as (tx, _):
             row = tx.one(
@@ -88,6 +89,7 @@ class PeopleOps(StoreCore):
                 csrf=None,
                 now=now,
                 expires_at=token.expires_at,
+                owner_name=actor,
             )
             after = {**agent.to_dict(), "token": token.to_dict()}
             data = {"user": name, "before": None, "after": after}

@@ -12,6 +12,7 @@ from ..errors import AlreadyDecided
 from ..request_steps import plan_steps
 from ..requests import NewRequest, Request, RequestStatus
 from ..rules.callables import names_a_callable
+from ..rules.four_eyes import refuse_unapprovable
 from ..templates import redact_args, render_description
 from .core import AuditNote, Json
 from .grant_ops import GrantOps
@@ -25,7 +26,12 @@ class RequestCreation(GrantOps):
         request_id = new_id("req")
         now = utcnow()
         status = RequestStatus.DRAFTING if new.drafting else RequestStatus.PENDING
-        rule = new.rule.for_requester(new.requester).for_annotations(new.tool_annotations)
+        rule = (
+            new.rule.for_requester(new.requester)
+            .for_annotations(new.tool_annotations)
+            .for_separation(new.requester, creator=new.actor, creator_owner=new.creator_owner)
+        )
+        refuse_unapprovable(rule, f"a request for {new.tool_name!r}")
         if rule is not new.rule:
             new = replace(new, rule=rule)
         notices = self._notices(rule.channels, rule.approvers) if status is RequestStatus.PENDING else []
@@ -69,6 +75,7 @@ class RequestCreation(GrantOps):
                 "requester": new.requester,
                 **({"client": new.client} if new.client is not None else {}),
                 "approvers": list(new.rule.approvers),
+                **({"separated": list(rule.separated)} if rule.separated else {}),
                 "deadline": to_iso(new.deadline),
                 "status": status.value,
             },

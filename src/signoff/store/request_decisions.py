@@ -12,7 +12,14 @@ from .._util import format_moment, new_id, to_iso, utcnow
 from ..changes import changes_data
 from ..decision_checks import check_decision, refuse_if_closed
 from ..decisions import Approve, Decision, DecisionRecord, Edit, decision_to_dict
-from ..errors import AlreadyDecided, GrantNotAllowed, InvalidDecision, NotAnApprover, RequestExpired
+from ..errors import (
+    AlreadyDecided,
+    GrantNotAllowed,
+    InvalidDecision,
+    NotAnApprover,
+    RequestExpired,
+    SeparationOfDuties,
+)
 from ..grants import GrantAsk
 from ..requests import STATUS_FOR_DECISION, Request
 from ..templates import redact_args
@@ -54,7 +61,11 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
         request = tried[1] if tried is not None else self.get_request(request_id)
         try:
             check_decision(
-                request, decision, actor=actor, groups=None if on_behalf else partial(self.groups_of, actor)
+                request,
+                decision,
+                actor=actor,
+                groups=None if on_behalf else partial(self.groups_of, actor),
+                unattended=on_behalf,
             )
         except RequestExpired:
             if not request.is_terminal:
@@ -66,7 +77,7 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
                 actor=actor,
                 channel=channel,
                 request_id=request_id,
-                data={"type": decision.type, "reason": "not an approver"},
+                data={"type": decision.type, "reason": _refusal_reason(refused)},
             )
             refused.audited = True
             raise
@@ -143,6 +154,11 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
             )
             self._enqueue_event(tx, request_id, "request.decided", "update", now)
             return self._locked(tx, request_id)
+
+
+def _refusal_reason(refused: NotAnApprover) -> str:
+    """What the audit log says of a refused decision: four eyes say why in full."""
+    return refused.message if isinstance(refused, SeparationOfDuties) else "not an approver"
 
 
 def _approval_if_unchanged(request: Request, decision: Decision) -> Decision:

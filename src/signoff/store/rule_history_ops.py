@@ -88,11 +88,12 @@ class RuleHistoryOps(SettingsOps, AuditOps):
                     settings = validate_entry(item.kind, item.after, item.name)
                     tx.run("upsert_layer", kind=item.kind, name=item.name, data=Json(settings), now=utcnow())
                     rows[item.kind, item.name] = settings
+            # loaded even for one entry: the layers as a whole must not contradict themselves
+            after_set = RuleSet.from_layers([(kind, name, data) for (kind, name), data in rows.items()])
             data: dict[str, Any]
             if "kind" in recorded.data:
                 data = single_change_data(undo[0], version)
             else:
-                after_set = RuleSet.from_layers([(kind, name, data) for (kind, name), data in rows.items()])
                 data = whole_change_data(before_set, after_set, version)
             data["reverted"] = seq
             note = AuditNote("rules.reverted", actor, channel, None, data)

@@ -66,6 +66,7 @@ class SettingsOps(StoreCore):
             version = self._next_rules_version(tx, if_version)
             before = tx.one("get_layer", kind=kind, name=name)
             tx.run("upsert_layer", kind=kind, name=name, data=Json(canonical), now=utcnow())
+            _refuse_contradictions(tx)
             change = LayerChange(kind, name, before["data"] if before else None, canonical)
             self._audit(
                 tx, "rules.set", actor=actor, channel=channel, data=single_change_data(change, version)
@@ -86,6 +87,7 @@ class SettingsOps(StoreCore):
                 if before is None:
                     raise _NoSuchEntry  # undoes the version's bump
                 tx.run("delete_layer", kind=kind, name=name)
+                _refuse_contradictions(tx)
                 change = LayerChange(kind, name, before["data"], None)
                 self._audit(
                     tx,
@@ -181,6 +183,12 @@ class SettingsOps(StoreCore):
 
 def _members_of(tx: Tx, group: str) -> list[str]:
     return sorted(row["user_name"] for row in tx.all("list_members") if row["group_name"] == group)
+
+
+def _refuse_contradictions(tx: Tx) -> None:
+    """ConfigError (and the change rolled back) when the layers as they now stand contradict
+    themselves as a whole (`signoff.rules.four_eyes`: a separation that leaves nobody to approve)."""
+    RuleSet.from_layers([(row["kind"], row["name"], row["data"]) for row in tx.all("list_layers")])
 
 
 def _check_kind(kind: str) -> None:

@@ -12,7 +12,14 @@ from ag_ui.core import RunAgentInput
 from ..._util import utcnow
 from ...decision_checks import check_decision
 from ...decisions import Decision, Edit, decision_to_dict, parse_decision
-from ...errors import NotAnApprover, RequestConflict, RequestExpired, RequestNotFound, SignoffError
+from ...errors import (
+    NotAnApprover,
+    RequestConflict,
+    RequestExpired,
+    RequestNotFound,
+    SeparationOfDuties,
+    SignoffError,
+)
 from ...identity import User
 from ...requests import Request
 from ...store import Store
@@ -72,7 +79,8 @@ def check_answers(store: Store, answers: list[Answer], user: User) -> list[Check
         except SignoffError as exc:
             refused = type(exc)(f"{answer.where}: {exc.message}")
             if isinstance(exc, NotAnApprover):
-                data = {"type": decision.type, "reason": "not an approver"}
+                reason = exc.message if isinstance(exc, SeparationOfDuties) else "not an approver"
+                data = {"type": decision.type, "reason": reason}
                 raise audit_refusal(
                     store,
                     refused,

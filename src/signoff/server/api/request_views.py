@@ -97,6 +97,14 @@ class RequestFields(BaseModel):
         description="A destructive call (the rule's `confirm`, or the tool's `destructiveHint`): "
         "the inbox asks once more before a keyboard approval.",
     )
+    separation: Literal["requester", "requester_and_creator"] | None = Field(
+        default=None,
+        description="Four eyes: `requester` keeps the person the agent acts for from approving; "
+        "`requester_and_creator` also the owner of the agent's token. They may still reject.",
+    )
+    separated: list[str] = Field(
+        default_factory=list, description="The people four eyes keep from approving this request."
+    )
     batch: bool = Field(
         default=True,
         description="False when the rule says `batch: false`: decided one at a time, never in a "

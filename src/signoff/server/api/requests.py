@@ -76,11 +76,11 @@ async def create_request(http: HttpRequest) -> Response:
     user = caller.user
     if user.role == "member":
         raise PermissionDenied(f"{user.name} is a person; requests are created by agents (or admins)")
-    return await answer_once(http, caller, lambda: _create(server, body, user, caller.channel))
+    return await answer_once(http, caller, lambda: _create(server, body, user, caller.channel, caller.owner))
 
 
-def _create(server: Server, body: NewRequestBody, user: User, channel: str) -> Answer:
-    request, created = _get_or_create(server, body, user)
+def _create(server: Server, body: NewRequestBody, user: User, channel: str, owner: str | None) -> Answer:
+    request, created = _get_or_create(server, body, user, owner)
     if not created and request.tool_name != body.tool:
         conflict = RequestConflict(
             f"tool_call_id {body.tool_call_id!r} in thread {body.thread_id!r} already belongs to a "
@@ -99,8 +99,10 @@ def _create(server: Server, body: NewRequestBody, user: User, channel: str) -> A
     return Answer(request_view(request, user), 201 if created else 200)
 
 
-def _get_or_create(server: Server, body: NewRequestBody, user: User) -> tuple[Request, bool]:
-    new, declared = _new_request(server, body, user)
+def _get_or_create(
+    server: Server, body: NewRequestBody, user: User, owner: str | None
+) -> tuple[Request, bool]:
+    new, declared = _new_request(server, body, user, owner)
     store = server.store
     request, created = store.create_request(new)
     if created:
@@ -112,8 +114,11 @@ def _get_or_create(server: Server, body: NewRequestBody, user: User) -> tuple[Re
     return request, created
 
 
-def _new_request(server: Server, body: NewRequestBody, user: User) -> tuple[NewRequest, RequestRule | None]:
-    """The request to create, and the rule the agent sent (its own declaration), if any."""
+def _new_request(
+    server: Server, body: NewRequestBody, user: User, owner: str | None
+) -> tuple[NewRequest, RequestRule | None]:
+    """The request to create, and the rule the agent sent (its own declaration), if any; `owner`
+    owns the token the agent asked with (four eyes may keep them from approving)."""
     for schema in (body.args_schema, body.answer_schema):
         if schema is not None:
             check_schema(schema)
@@ -167,6 +172,7 @@ def _new_request(server: Server, body: NewRequestBody, user: User) -> tuple[NewR
         runner=body.runner,
         drafting=body.drafting,
         actor=user.name,
+        creator_owner=owner,
         channel="api",
     )
     return new, snapshot

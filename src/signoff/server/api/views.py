@@ -33,6 +33,10 @@ class TokenView(BaseModel):
     expires_at: Moment | None
     used_at: Moment | None = Field(description="Its last use (written at most once a minute).")
     revoked: bool
+    owner: str | None = Field(
+        default=None,
+        description="Who holds its secret: a person's own token, them; an agent's, the admin who issued it.",
+    )
 
 
 class NewToken(TokenView):
@@ -113,6 +117,13 @@ class ExplanationView(BaseModel):
         "approvers); null when nobody is asked."
     )
     quorum: int
+    separation: Literal["requester", "requester_and_creator"] | None = Field(
+        default=None, description="Four eyes: who the rule keeps from approving their own request."
+    )
+    four_eyes: str | None = Field(
+        default=None,
+        description="The separation in words (or that there is none); null when nobody is asked.",
+    )
     deadline_seconds: float
     on_expire: OnExpire
     when: str | None

@@ -34,7 +34,7 @@ from ...channel_admin import (
     set_channel_disabled,
     webhook_deliveries,
 )
-from ...channels.kind_settings import KIND_SETTINGS, kind_settings
+from ...channels.kind_settings import every_kind_settings, kind_settings, settings_of
 from ...channels.sealing import NEW_KEY
 from ...errors import InvalidInput, NotFound, SignoffError
 from ...store.channel_ops import lane_of_channel, lane_of_webhook
@@ -69,11 +69,11 @@ async def _index(
     server = server_of(http)
     channels = await run_in_threadpool(channel_views, place_of(server))
     webhooks = [webhook.to_dict() for webhook in await run_in_threadpool(server.store.list_webhooks)]
-    spec = KIND_SETTINGS.get(add_kind)
+    spec = settings_of(add_kind) if add_kind else None
     context.update(
         channels=channels,
         webhooks=webhooks,
-        kinds=list(KIND_SETTINGS.values()),
+        kinds=every_kind_settings(),
         add_kind=spec,
         has_key=server.settings.secrets_key is not None,
         new_key=NEW_KEY,
@@ -123,7 +123,7 @@ async def _channel(
         return await _index(http, context, status=404, error=exc.message)
     context.update(
         channel=view,
-        spec=KIND_SETTINGS.get(view["kind"]),
+        spec=settings_of(view["kind"]),
         lane=lane,
         has_key=server.settings.secrets_key is not None,
         new_key=NEW_KEY,

@@ -19,6 +19,7 @@ from ...errors import (
     NotAnApprover,
     RequestExpired,
     RequestNotReady,
+    SeparationOfDuties,
     SignoffError,
 )
 from ...identity import User
@@ -128,7 +129,25 @@ class Card:
         allowed = set(rule.allowed_decisions)
         if rule.quorum > 1:
             allowed &= {"approve", "reject"}
+        if self.viewer_separated:  # four eyes: they may only reject
+            allowed &= {"reject"}
         return tuple(kind for kind in DECISION_ORDER if kind in allowed)
+
+    @property
+    def viewer_separated(self) -> bool:
+        """The viewer is one the rule's four eyes keep from approving (`RequestRule.separated`)."""
+        viewer = self.viewer
+        return viewer is not None and viewer.name in self.request.rule.separated
+
+    @property
+    def four_eyes_note(self) -> str | None:
+        """Who may not approve the open request (the viewer's own words when it is them)."""
+        said = self.request.four_eyes()
+        if said is None or not self.open:
+            return None
+        if self.viewer_separated:
+            return "Four eyes: you may not approve this request; another approver must. You may reject it."
+        return f"{said[0].upper()}{said[1:]}; they may still reject."
 
     @property
     def panels(self) -> tuple[str, ...]:
@@ -359,6 +378,8 @@ def refusal_text(error: SignoffError, request: Request | None) -> str:
         return "This request has expired; the agent was told."
     if isinstance(error, RequestNotReady):
         return "Still drafting: the agent has not finished its arguments yet."
+    if isinstance(error, SeparationOfDuties):
+        return "Four eyes: you may not approve this request; another approver must. You may reject it."
     if isinstance(error, NotAnApprover):
         return "You are not an approver of this request."
     message = error.message

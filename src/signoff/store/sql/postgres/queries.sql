@@ -517,12 +517,13 @@ UPDATE users SET role = COALESCE(CAST(:role AS text), role),
 WHERE name = :name;
 
 -- name: insert_credential
-INSERT INTO credentials (hash, id, kind, user_name, label, request_id, csrf, created_at, expires_at)
-VALUES (:hash, :id, :kind, :user_name, :label, :request_id, :csrf, :now, :expires_at);
+INSERT INTO credentials (hash, id, kind, user_name, label, request_id, csrf, created_at, expires_at,
+                         owner_name)
+VALUES (:hash, :id, :kind, :user_name, :label, :request_id, :csrf, :now, :expires_at, :owner_name);
 
 -- name: credential_user
 -- a live credential and its (enabled) user
-SELECT c.id, c.kind, c.user_name, c.request_id, c.csrf, c.expires_at, c.used_at,
+SELECT c.id, c.kind, c.user_name, c.request_id, c.csrf, c.expires_at, c.used_at, c.owner_name,
        u.role, u.display_name, u.email, u.disabled
 FROM credentials c JOIN users u ON u.name = c.user_name
 WHERE c.hash = :hash AND c.kind = :kind AND c.revoked_at IS NULL
@@ -540,12 +541,14 @@ UPDATE credentials SET revoked_at = :now
 WHERE (id = :id OR hash = :hash) AND revoked_at IS NULL;
 
 -- name: list_credentials
-SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at FROM credentials
+SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at, owner_name
+FROM credentials
 WHERE kind = :kind AND (CAST(:user_name AS text) IS NULL OR user_name = :user_name)
 ORDER BY created_at, id;
 
 -- name: get_credential
-SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at FROM credentials
+SELECT id, kind, user_name, label, request_id, created_at, expires_at, used_at, revoked_at, owner_name
+FROM credentials
 WHERE id = :id;
 
 -- name: delete_dead_credentials

@@ -299,7 +299,8 @@ CREATE TABLE credentials (
     created_at TIMESTAMPTZ NOT NULL,
     expires_at TIMESTAMPTZ,
     used_at TIMESTAMPTZ,
-    revoked_at TIMESTAMPTZ
+    revoked_at TIMESTAMPTZ,
+    owner_name TEXT
 );
 CREATE INDEX credentials_by_user ON credentials (user_name, kind);
 

@@ -173,7 +173,7 @@ CREATE TABLE credentials (
     expires_at TEXT,
     used_at TEXT,
     revoked_at TEXT
-);
+, owner_name TEXT);
 CREATE INDEX credentials_by_user ON credentials (user_name, kind);
 
 -- Where each request was shown or sent, and how that went (DESIGN §9: the delivery log).
