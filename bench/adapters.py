@@ -425,6 +425,69 @@ def agent_framework_hooks(
     ]
 
 
+def google_adk_hooks(
+    gate: Gate, loop: asyncio.AbstractEventLoop, clock: Clock = time.perf_counter_ns
+) -> list[Side]:
+    from google.adk.agents import LlmAgent
+    from google.adk.agents.invocation_context import InvocationContext
+    from google.adk.plugins.base_plugin import BasePlugin
+    from google.adk.plugins.plugin_manager import PluginManager
+    from google.adk.sessions import InMemorySessionService
+    from google.adk.tools._confirmation_utils import apply_confirmation_gate
+    from google.adk.tools.function_tool import FunctionTool
+    from google.adk.tools.tool_context import ToolContext
+
+    from signoff.integrations.google_adk import SignoffPlugin
+
+    async def search(query: str) -> str:
+        """Search the web."""  # async: a sync tool may run on ADK's thread pool, which would dominate
+        return query
+
+    class PassThrough(BasePlugin):
+        async def before_tool_callback(self, *, tool: Any, tool_args: Any, tool_context: Any) -> None:
+            return None
+
+    tool = FunctionTool(search)
+    service = InMemorySessionService()
+    session = loop.run_until_complete(
+        service.create_session(app_name="bench", user_id="u", session_id=THREAD)
+    )
+    agent = LlmAgent(name="bench", tools=[tool])
+
+    def through(plugins: list[Any]) -> AsyncHook:
+        manager = PluginManager(plugins=plugins)
+        context = InvocationContext(
+            session_service=service, invocation_id="e-1", agent=agent, session=session, plugin_manager=manager
+        )
+
+        # what ADK's tool caller does per call: the plugins' before-tool callbacks, its own
+        # confirmation gate (not asked: no require_confirmation), then the tool
+        async def call() -> Any:
+            args = dict(SEARCH_ARGS)
+            tool_context = ToolContext(invocation_context=context, function_call_id="adk-1")
+            answer = await manager.run_before_tool_callback(
+                tool=tool, tool_args=args, tool_context=tool_context
+            )
+            if answer is None:
+                answer = await apply_confirmation_gate(tool, args, tool_context)
+            if answer is None:
+                answer = await tool.run_async(args=args, tool_context=tool_context)
+            return answer
+
+        return call
+
+    ours = SignoffPlugin(gate, thread_id=THREAD)
+    result = loop.run_until_complete(through([ours])())
+    check(result == SEARCH_ARGS["query"], "search runs through signoff's plugin")
+    return [
+        Side("no plugin", lambda n: async_ns(through([]), n, loop, clock)),
+        Side(
+            "pass-through BasePlugin", lambda n: async_ns(through([PassThrough(name="pass")]), n, loop, clock)
+        ),
+        Side("SignoffPlugin", lambda n: async_ns(through([ours]), n, loop, clock)),
+    ]
+
+
 def measure_hooks(report: Report, gate: Gate, sizes: Sizes) -> None:
     loop = asyncio.new_event_loop()
     try:
@@ -476,6 +539,12 @@ def measure_hooks(report: Report, gate: Gate, sizes: Sizes) -> None:
         section = "Agent Framework hook, no approval"
         report_pair(report, "agent_framework_bare", section, runs, sides[0].label, [sides[2].label])
         report_pair(report, "agent_framework_passthrough", section, runs, sides[1].label, [sides[2].label])
+        progress("hooks: Google ADK")
+        sides = google_adk_hooks(gate, loop)
+        runs = interleaved(sides, sizes)
+        section = "Google ADK hook, no approval"
+        report_pair(report, "google_adk_bare", section, runs, sides[0].label, [sides[2].label])
+        report_pair(report, "google_adk_passthrough", section, runs, sides[1].label, [sides[2].label])
     finally:
         loop.close()
 

@@ -5,9 +5,9 @@ with opposite declarations each get the answer of their own declarations.
 Each entry point makes one call of `send_email` in a thread of its own, named as gated (or, for
 the sibling, not) in the entry point's own way: a component's tool layer, `@guard`,
 `interrupt_on`, a Haystack strategies key, a Pydantic AI `requires_approval` tool, an Agents SDK
-`needs_approval` tool, Agent Framework's `SignoffApprovals(tools=...)`. Waiting modes are driven
-in a thread: when the call asks, a person rejects it; either way the tool's ledger says whether
-it ran.
+`needs_approval` tool, Agent Framework's `SignoffApprovals(tools=...)`, Google ADK's
+`SignoffPlugin(tools=...)`. Waiting modes are driven in a thread: when the call asks, a person
+rejects it; either way the tool's ledger says whether it ran.
 """
 
 from __future__ import annotations
@@ -182,6 +182,23 @@ def through_agent_framework(*, wait: bool) -> Attempt:
     return build
 
 
+def through_google_adk(*, wait: bool) -> Attempt:
+    def build(gate: Gate, named: bool, thread: str, ledger: Ledger) -> Callable[[], Any]:
+        from google.adk.sessions import InMemorySessionService
+        from google.adk.tools.function_tool import FunctionTool
+
+        from signoff.integrations.google_adk import SignoffPlugin
+        from tests.integrations.adk_support import OneCall, make_runner, run_once
+
+        plugin = SignoffPlugin(gate, tools=declared(named), thread_id=thread, wait=wait)
+        send_email = FunctionTool(send_email_into(ledger))
+        model = OneCall(name="send_email", args=EMAIL, call_id="c1")
+        runner = make_runner(model, [send_email], InMemorySessionService(), [plugin])
+        return lambda: run_once(runner, "mail alice")
+
+    return build
+
+
 ENTRY_POINTS: dict[str, Attempt] = {
     "gate.review": through_review,
     "gate.run": through_run,
@@ -197,6 +214,8 @@ ENTRY_POINTS: dict[str, Attempt] = {
     "openai-agents-waiting": through_openai_agents(wait=True),
     "agent-framework-durable": through_agent_framework(wait=False),
     "agent-framework-waiting": through_agent_framework(wait=True),
+    "google-adk-durable": through_google_adk(wait=False),
+    "google-adk-waiting": through_google_adk(wait=True),
 }
 FRAMEWORKS = {
     "langchain": "langchain",
@@ -204,6 +223,7 @@ FRAMEWORKS = {
     "pydantic-ai": "pydantic_ai",
     "openai": "agents",
     "agent-framework": "agent_framework",
+    "google-adk": "google.adk",
 }
 
 

@@ -120,7 +120,14 @@ def test_signoff_plugins_lists_an_installed_package_with_signoffs_own(site: Path
         None,
     )
     shipped_channels = {"slack", "wecom", "feishu", "email", "text", "recording"}
-    shipped_adapters = {"langchain", "haystack", "pydantic_ai", "openai_agents", "agent_framework"}
+    shipped_adapters = {
+        "langchain",
+        "haystack",
+        "pydantic_ai",
+        "openai_agents",
+        "agent_framework",
+        "google_adk",
+    }
     shipped = {(plugins.CHANNELS, name) for name in shipped_channels}
     shipped |= {(plugins.INTEGRATIONS, name) for name in shipped_adapters}
     for key in shipped:

@@ -547,9 +547,16 @@ def test_the_framework_examples_run_as_the_readme_says(
     done = run_bash(block, tmp_path, signoff_on_path, timeout=300)
     assert done.returncode == 0, done.stderr
     ran = [line for line in done.stdout.splitlines() if line.startswith("send_email ran")]
-    assert len(ran) == 5 == len(list((ROOT / "examples").glob("*_agent.py"))), done.stdout
+    assert len(ran) == 6 == len(list((ROOT / "examples").glob("*_agent.py"))), done.stdout
     assert all(line.startswith("send_email ran 1 time(s), idempotency key req_") for line in ran), ran
-    for framework in ("langchain", "haystack", "pydantic_ai", "openai_agents", "agent_framework"):
+    for framework in (
+        "langchain",
+        "haystack",
+        "pydantic_ai",
+        "openai_agents",
+        "agent_framework",
+        "google_adk",
+    ):
         assert f"`examples/{framework}_agent.py`" in README  # the table names each one
 
 
