@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import importlib
 import json
 import os
 import subprocess
@@ -25,6 +26,12 @@ from .test_outbox import QUICK, ask
 
 
 def install(site: Path, dist: str, version: str, modules: dict[str, str], entry_points: str) -> None:
+    """Lay the package out in `site`; a package of the same name an earlier test imported (from its
+    own folder) is forgotten, so that this one is what an import finds."""
+    packages = {Path(path).parts[0].removesuffix(".py") for path in modules}
+    for name in [name for name in sys.modules if name.split(".")[0] in packages]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
     for path, text in modules.items():
         (site / path).parent.mkdir(parents=True, exist_ok=True)
         (site / path).write_text(textwrap.dedent(text), encoding="utf-8")
