@@ -31,6 +31,8 @@ from ..rules.model import LayerKind, RuleSet
 from ..store.run_state_ops import RunStateRecord
 from . import _batch_calls as batch_calls
 from . import _calls as calls
+from . import _execution_calls as execution_calls
+from . import _rule_calls as rule_calls
 from ._admin import _matches
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
 from ._servers import Servers
@@ -227,44 +229,46 @@ class AsyncClient:
         and refuses the claim if `args_digest` is not that of the decided args."""
         owner = owner if owner is not None else current_owner()
         return await self._send(
-            calls.claim_execution(
+            execution_calls.claim_execution(
                 request_id, lease=lease, args_digest=args_digest, idempotent=idempotent, owner=owner
             )
         )
 
     async def renew_lease(self, request_id: str, token: str, *, lease: timedelta) -> bool:
-        return await self._send(calls.renew_lease(request_id, token, lease=lease))
+        return await self._send(execution_calls.renew_lease(request_id, token, lease=lease))
 
     async def finish_execution(
         self, request_id: str, token: str, *, succeeded: bool, result: Any = None, error: str | None = None
     ) -> Execution:
         return await self._send(
-            calls.finish_execution(request_id, token, succeeded=succeeded, result=result, error=error)
+            execution_calls.finish_execution(
+                request_id, token, succeeded=succeeded, result=result, error=error
+            )
         )
 
     async def get_execution(self, request_id: str) -> Execution | None:
-        return await self._send(calls.get_execution(request_id))
+        return await self._send(execution_calls.get_execution(request_id))
 
     async def reset_execution(self, request_id: str) -> Execution:
-        return await self._send(calls.reset_execution(request_id))
+        return await self._send(execution_calls.reset_execution(request_id))
 
     # -- rules and policy memory --------------------------------------------------------------
 
     async def rules(self) -> tuple[int, RuleSet]:
         """The server's rules and their version."""
-        return await self._send(calls.rules())
+        return await self._send(rule_calls.rules())
 
     async def get_layer(self, kind: LayerKind, name: str) -> dict[str, Any] | None:
-        return await self._send(calls.get_layer(kind, name))
+        return await self._send(rule_calls.get_layer(kind, name))
 
     async def set_layer(self, kind: LayerKind, name: str, data: dict[str, Any]) -> dict[str, Any]:
-        return await self._send(calls.set_layer(kind, name, data))
+        return await self._send(rule_calls.set_layer(kind, name, data))
 
     async def delete_layer(self, kind: LayerKind, name: str) -> bool:
-        return await self._send(calls.delete_layer(kind, name))
+        return await self._send(rule_calls.delete_layer(kind, name))
 
     async def replace_rules(self, rules: RuleSet) -> None:
-        await self._send(calls.replace_rules(rules))
+        await self._send(rule_calls.replace_rules(rules))
 
     async def remember(self, scope_key: str, fingerprint: str) -> None:
         await self._send(calls.remember(scope_key, fingerprint))

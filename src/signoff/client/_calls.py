@@ -7,7 +7,6 @@ behaves the same over a client as over a local store.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -15,20 +14,15 @@ from .._util import from_iso, utcnow
 from ..audit import AuditAnchor, AuditEntry, AuditReport
 from ..decisions import Decision, DecisionRecord, decision_to_dict
 from ..errors import RequestConflict
-from ..execution import Claim
 from ..grants import Grant, GrantAsk
 from ..identity import User
-from ..requests import Execution, ExecutionStatus, NewRequest, Request, RequestStatus
-from ..rules.callables import refuse_callables_in
-from ..rules.model import LayerKind, RuleSet
-from ..shadow import ShadowHit, ShadowRules
+from ..requests import NewRequest, Request, RequestStatus
 from ..store.run_state_ops import RunStateRecord
 from ._wire import (
     Answer,
     Call,
     read_audit_entry,
     read_decision,
-    read_execution,
     read_one,
     read_request,
     read_requests,
@@ -228,71 +222,6 @@ def request_audit(request_id: str) -> Call[list[AuditEntry]]:
 # -- executions ----------------------------------------------------------------------------------
 
 
-def claim_execution(
-    request_id: str, *, lease: timedelta, args_digest: str, idempotent: bool, owner: dict[str, Any]
-) -> Call[Claim]:
-    def read(answer: Answer) -> Claim:
-        data = answer.data
-        return Claim(data["kind"], read_execution(request_id, data["execution"]), data.get("token"))
-
-    body = {
-        "action": "claim",
-        "lease_seconds": lease.total_seconds(),
-        "args_digest": args_digest,
-        "idempotent": idempotent,
-        "owner": owner,
-    }
-    return Call("POST", _path("requests", request_id, "execution"), read, body=body)
-
-
-def renew_lease(request_id: str, token: str, *, lease: timedelta) -> Call[bool]:
-    body = {"action": "renew", "token": token, "lease_seconds": lease.total_seconds()}
-    return Call(
-        "POST", _path("requests", request_id, "execution"), lambda a: bool(a.data["renewed"]), body=body
-    )
-
-
-def finish_execution(
-    request_id: str, token: str, *, succeeded: bool, result: Any, error: str | None
-) -> Call[Execution]:
-    body = {"action": "finish", "token": token, "succeeded": succeeded, "result": result, "error": error}
-    return Call(
-        "POST",
-        _path("requests", request_id, "execution"),
-        lambda answer: read_execution(request_id, answer.data["execution"]),
-        body=body,
-    )
-
-
-def reset_execution(request_id: str) -> Call[Execution]:
-    return Call(
-        "POST",
-        _path("requests", request_id, "execution"),
-        lambda answer: read_execution(request_id, answer.data["execution"]),
-        body={"action": "reset"},
-    )
-
-
-def get_execution(request_id: str) -> Call[Execution | None]:
-    return Call(
-        "GET",
-        _path("requests", request_id, "execution"),
-        lambda answer: read_execution(request_id, answer.data) if answer.data is not None else None,
-    )
-
-
-def list_executions(
-    status: ExecutionStatus | str, *, limit: int, cursor: str | None
-) -> Call[tuple[list[Execution], str | None]]:
-    def read(answer: Answer) -> tuple[list[Execution], str | None]:
-        items = answer.data["items"]
-        found = [read_execution(item["request_id"], item["execution"]) for item in items]
-        return found, answer.data.get("next_cursor")
-
-    params = _query(status=ExecutionStatus(status).value, limit=limit, cursor=cursor)
-    return Call("GET", _path("executions"), read, params=params)
-
-
 # -- standing grants -----------------------------------------------------------------------------
 
 
@@ -310,67 +239,6 @@ def revoke_grant(grant_id: str) -> Call[Grant]:
 
 
 # -- rules, memory, audit, identity --------------------------------------------------------------
-
-
-def rules() -> Call[tuple[int, RuleSet]]:
-    return Call(
-        "GET",
-        _path("rules"),
-        lambda answer: (int(answer.data["version"]), RuleSet.from_dict(answer.data["rules"])),
-    )
-
-
-def rules_and_shadows() -> Call[tuple[int, RuleSet, list[ShadowRules]]]:
-    """`rules`, with the rules tried in shadow beside them (a server without them: none)."""
-    return Call(
-        "GET",
-        _path("rules"),
-        lambda answer: (
-            int(answer.data["version"]),
-            RuleSet.from_dict(answer.data["rules"]),
-            [ShadowRules.from_dict(item) for item in answer.data.get("shadows") or []],
-        ),
-    )
-
-
-def record_shadow_hits(hits: list[ShadowHit]) -> Call[int]:
-    return Call(
-        "POST",
-        _path("rules", "shadow", "hits"),
-        lambda answer: int(answer.data["recorded"]),
-        body={"hits": [hit.to_dict() for hit in hits]},
-    )
-
-
-def replace_rules(ruleset: RuleSet, if_version: int | None = None) -> Call[int]:
-    return Call(
-        "PUT",
-        _path("rules"),
-        lambda answer: int(answer.data["version"]),
-        body=ruleset.to_dict(),
-        params=_query(if_version=if_version),
-    )
-
-
-def _layer_name(name: str) -> str:
-    return name or "-"
-
-
-def get_layer(kind: LayerKind, name: str) -> Call[dict[str, Any] | None]:
-    return Call(
-        "GET", _path("rules", kind, _layer_name(name)), lambda answer: answer.data, absent_if_404=True
-    )
-
-
-def set_layer(kind: LayerKind, name: str, data: dict[str, Any]) -> Call[dict[str, Any]]:
-    refuse_callables_in(data, f"{kind}s.{name}" if kind != "defaults" else "defaults")
-    return Call("PUT", _path("rules", kind, _layer_name(name)), lambda answer: answer.data, body=data)
-
-
-def delete_layer(kind: LayerKind, name: str) -> Call[bool]:
-    return Call(
-        "DELETE", _path("rules", kind, _layer_name(name)), lambda answer: bool(answer.data["deleted"])
-    )
 
 
 def remember(scope_key: str, fingerprint: str) -> Call[None]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -27,19 +26,20 @@ from ..backend import Backend
 from ..batch import BatchDecisionType, BatchFilter, BatchResult
 from ..decisions import Decision, DecisionRecord
 from ..errors import SignoffError
-from ..execution import Claim, current_owner
 from ..grants import Grant, GrantAsk
 from ..identity import User
-from ..requests import LOCAL_CREATOR, Execution, ExecutionStatus, NewRequest, Request
+from ..requests import LOCAL_CREATOR, NewRequest, Request
 from ..rules.model import LayerKind, RuleSet
 from ..shadow import ShadowHit, ShadowRules
 from ..store.run_state_ops import RunStateRecord
 from ..store.wakeup import Waiter, WakeupHub
 from . import _batch_calls as batch_calls
 from . import _calls as calls
+from . import _rule_calls as rule_calls
 from ._admin import AdminCalls
 from ._channel_admin import ChannelAdminCalls
 from ._events import EventFollower
+from ._execution_client import ExecutionCalls
 from ._people_admin import PeopleAdminCalls
 from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
 from ._servers import Servers
@@ -52,7 +52,7 @@ DEFAULT_RETRY_FOR = 10.0
 """Seconds a call made outside a gate rides out transient server trouble."""
 
 
-class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls, ShadowAdminCalls):
+class Client(ExecutionCalls, Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls, ShadowAdminCalls):
     """Talks to a signoff server with an API token; a `Backend`, so a `Gate` can use it.
 
     The token decides who acts: `actor` and `channel` arguments are the server's to set (the
@@ -289,88 +289,17 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls, ShadowAdm
     def decisions(self, request_id: str) -> list[DecisionRecord]:
         return self._send(calls.decisions(request_id))
 
-    # -- executions ---------------------------------------------------------------------------
-
-    def claim_execution(
-        self,
-        request_id: str,
-        *,
-        lease: timedelta,
-        args_digest: str,
-        idempotent: bool = False,
-        owner: dict[str, Any] | None = None,
-    ) -> Claim:
-        """Claim for this process: the server judges its liveness by this host, pid and lease,
-        and refuses the claim if `args_digest` is not that of the decided args."""
-        owner = owner if owner is not None else current_owner()
-        return self._send(
-            calls.claim_execution(
-                request_id, lease=lease, args_digest=args_digest, idempotent=idempotent, owner=owner
-            )
-        )
-
-    def renew_lease(self, request_id: str, token: str, *, lease: timedelta) -> bool:
-        return self._send(calls.renew_lease(request_id, token, lease=lease))
-
-    def finish_execution(
-        self, request_id: str, token: str, *, succeeded: bool, result: Any = None, error: str | None = None
-    ) -> Execution:
-        wanted = ExecutionStatus.SUCCEEDED if succeeded else ExecutionStatus.FAILED
-
-        def finished_before() -> Execution | None:  # the answer to an applied attempt was lost
-            execution = self.get_execution(request_id)
-            if execution is None or execution.status is not wanted:
-                return None
-            same = execution.result == result if succeeded else execution.error == error
-            return execution if same else None
-
-        return self._send(
-            calls.finish_execution(request_id, token, succeeded=succeeded, result=result, error=error),
-            if_applied=finished_before,
-        )
-
-    def get_execution(self, request_id: str) -> Execution | None:
-        return self._send(calls.get_execution(request_id))
-
-    def reset_execution(self, request_id: str, *, actor: str = "", channel: str = "api") -> Execution:
-        """A person lets an in_doubt, failed or abandoned call run (again)."""
-        return self._send(calls.reset_execution(request_id))
-
-    def list_executions(
-        self,
-        *,
-        status: ExecutionStatus | str = ExecutionStatus.IN_DOUBT,
-        limit: int = 50,
-        cursor: str | None = None,
-    ) -> list[Execution]:
-        """Executions in `status` whose request the token's user may see, newest request first
-        (`cursor`: the last request id of the previous page), as `Store.list_executions`."""
-        found: list[Execution] = []
-        while len(found) < limit:
-            page, next_cursor = self._send(
-                calls.list_executions(status, limit=limit - len(found), cursor=cursor)
-            )
-            found.extend(page)
-            if next_cursor is None:
-                break
-            cursor = next_cursor
-        return found
-
-    def rerun_as_person(self, request_id: str, *, actor: str = "", channel: str = "api") -> Execution:
-        """`reset_execution`: the server checks that the token's user may."""
-        return self.reset_execution(request_id)
-
     # -- rules and policy memory --------------------------------------------------------------
 
     def rules_version(self) -> int:
-        self._fetched_rules = self._send(calls.rules_and_shadows())
+        self._fetched_rules = self._send(rule_calls.rules_and_shadows())
         return self._fetched_rules[0]
 
     def load_rules(self) -> RuleSet:
         """The server's rules (those fetched by the `rules_version` call just before, if any)."""
         fetched, self._fetched_rules = self._fetched_rules, None
         if fetched is None:
-            fetched = self._send(calls.rules_and_shadows())
+            fetched = self._send(rule_calls.rules_and_shadows())
         self._fetched_shadows = fetched[2]
         return fetched[1]
 
@@ -379,24 +308,24 @@ class Client(Backend, AdminCalls, ChannelAdminCalls, PeopleAdminCalls, ShadowAdm
         return list(self._fetched_shadows)
 
     def record_shadow_hits(self, hits: list[ShadowHit]) -> int:
-        return self._send(calls.record_shadow_hits(hits))
+        return self._send(rule_calls.record_shadow_hits(hits))
 
     def get_layer(self, kind: LayerKind, name: str) -> dict[str, Any] | None:
-        return self._send(calls.get_layer(kind, name))
+        return self._send(rule_calls.get_layer(kind, name))
 
     def set_layer(
         self, kind: LayerKind, name: str, data: dict[str, Any], *, actor: str = "", channel: str = "api"
     ) -> dict[str, Any]:
-        return self._send(calls.set_layer(kind, name, data))
+        return self._send(rule_calls.set_layer(kind, name, data))
 
     def delete_layer(self, kind: LayerKind, name: str, *, actor: str = "", channel: str = "api") -> bool:
-        return self._send(calls.delete_layer(kind, name))
+        return self._send(rule_calls.delete_layer(kind, name))
 
     def replace_rules(
         self, rules: RuleSet, *, actor: str = "", channel: str = "api", if_version: int | None = None
     ) -> int:
         """Make the server's rules exactly `rules` (admins); the rules' new version."""
-        return self._send(calls.replace_rules(rules, if_version))
+        return self._send(rule_calls.replace_rules(rules, if_version))
 
     def remember(self, scope_key: str, fingerprint: str) -> None:
         self._send(calls.remember(scope_key, fingerprint))
