@@ -57,6 +57,7 @@ class LiveServer:
             timeout_graceful_shutdown=1,
         )
         self.server = uvicorn.Server(config)
+        self._clients: list[httpx.Client] = []
         self._thread = threading.Thread(target=self.server.run, name="signoff-test-server", daemon=True)
 
     def __enter__(self) -> LiveServer:
@@ -69,6 +70,8 @@ class LiveServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        for client in self._clients:  # a socket a test left open fails the next test's setup
+            client.close()
         self.server.should_exit = True
         self._thread.join(10)
 
@@ -82,5 +85,8 @@ class LiveServer:
         return secret
 
     def client(self, token: str | None = None, **kwargs: Any) -> httpx.Client:
+        """A client of the server (`token`'s), closed when the server stops if the test has not."""
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        return httpx.Client(base_url=self.url, headers=headers, timeout=30, **kwargs)
+        client = httpx.Client(base_url=self.url, headers=headers, timeout=30, **kwargs)
+        self._clients.append(client)
+        return client

@@ -12,7 +12,6 @@ from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
-import httpx
 import pytest
 
 from signoff import Approve, Reject, RuleSet
@@ -251,28 +250,10 @@ SERVER_RULES = RuleSet.from_dict(
 )
 
 
-class _ClosingServer(LiveServer):
-    """Closes the clients a test opened when the server stops (an open socket fails the test)."""
-
-    def __init__(self, store: Store) -> None:
-        super().__init__(store)
-        self._opened: list[httpx.Client] = []
-
-    def client(self, token: str | None = None, **kwargs: Any) -> httpx.Client:
-        opened = super().client(token, **kwargs)
-        self._opened.append(opened)
-        return opened
-
-    def __exit__(self, *exc: object) -> None:
-        for opened in self._opened:
-            opened.close()
-        super().__exit__(*exc)
-
-
 @pytest.fixture
 def served(people: Store) -> Iterator[LiveServer]:
     people.replace_rules(SERVER_RULES, actor="test")
-    with _ClosingServer(people) as server:
+    with LiveServer(people) as server:
         yield server
 
 
