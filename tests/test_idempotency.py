@@ -254,6 +254,7 @@ def test_openapi_documents_the_header_on_each_endpoint(live_server: LiveServer) 
     assert documented == {
         ("POST", "/v1/requests"),
         ("POST", "/v1/requests/{request_id}/decision"),
+        ("POST", "/v1/requests/decide"),  # a batch, kept by its key like a single decision
         ("POST", "/v1/requests/{request_id}/cancel"),
         ("PATCH", "/v1/requests/{request_id}"),
         ("POST", "/v1/requests/{request_id}/execution"),
