@@ -3,8 +3,6 @@ with an approval (`POST /v1/requests/{id}/decision` with a `grant` field)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 
@@ -14,6 +12,7 @@ from ...identity import User, not_a_person
 from ..access import CurrentCaller, CurrentUser
 from ..context import server_of
 from ..errors import API_ERRORS
+from .grant_views import GrantJSON, GrantListJSON
 
 router = APIRouter(prefix="/v1/grants", tags=["grants"], responses=API_ERRORS)
 
@@ -25,7 +24,7 @@ def _person(user: User) -> None:
 
 
 @router.get("", summary="List standing grants (in force; `all`: expired and revoked too)")
-def list_grants(http: HttpRequest, user: CurrentUser, all: bool = False) -> dict[str, Any]:
+def list_grants(http: HttpRequest, user: CurrentUser, all: bool = False) -> GrantListJSON:
     """A person sees the grants they gave; an admin sees everyone's."""
     _person(user)
     now = utcnow()
@@ -35,7 +34,7 @@ def list_grants(http: HttpRequest, user: CurrentUser, all: bool = False) -> dict
 
 
 @router.get("/{grant_id}", summary="One standing grant (its author's or an admin's to see)")
-def get_grant(grant_id: str, http: HttpRequest, user: CurrentUser) -> dict[str, Any]:
+def get_grant(grant_id: str, http: HttpRequest, user: CurrentUser) -> GrantJSON:
     _person(user)
     grant = server_of(http).store.get_grant(grant_id)
     if grant.granted_by != user.name and not user.is_admin:
@@ -44,7 +43,7 @@ def get_grant(grant_id: str, http: HttpRequest, user: CurrentUser) -> dict[str, 
 
 
 @router.delete("/{grant_id}", summary="Revoke a standing grant now (its author or an admin)")
-def revoke_grant(grant_id: str, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any]:
+def revoke_grant(grant_id: str, http: HttpRequest, caller: CurrentCaller) -> GrantJSON:
     _person(caller.user)
     store = server_of(http).store
     grant = store.revoke_grant(

@@ -20,6 +20,14 @@ from ..context import server_of
 from ..errors import API_ERRORS
 from ..limits import MAX_INTEGER
 from .models import Body
+from .shadow_views import (
+    PromotedJSON,
+    RecordedJSON,
+    ReplayJSON,
+    ShadowJSON,
+    ShadowList,
+    ShadowShownJSON,
+)
 
 router = APIRouter(prefix="/v1/rules/shadow", tags=["rules"], responses=API_ERRORS)
 ShadowId = Annotated[int, Path(ge=1, le=MAX_INTEGER, description="The shadow's number.")]
@@ -59,13 +67,13 @@ def list_shadows(
     http: HttpRequest,
     user: CurrentUser,
     everything: Annotated[bool, Query(alias="all", description="Promoted and dropped ones too.")] = False,
-) -> list[dict[str, Any]]:
+) -> ShadowList:
     require_admin(user)
     return [shadow.to_dict() for shadow in server_of(http).store.shadow_rules(everything=everything)]
 
 
 @router.post("", summary="Try rules in shadow beside the rules in force (admins)", status_code=201)
-def add_shadow(http: HttpRequest, caller: CurrentCaller, body: NewShadowBody) -> dict[str, Any]:
+def add_shadow(http: HttpRequest, caller: CurrentCaller, body: NewShadowBody) -> ShadowJSON:
     """Audited as `rules.shadow_added`. Nothing changes for agents: calls these rules would
     answer differently are recorded as hits."""
     require_admin(caller.user)
@@ -78,7 +86,7 @@ def add_shadow(http: HttpRequest, caller: CurrentCaller, body: NewShadowBody) ->
 
 
 @router.post("/preview", summary="Recorded calls replayed through proposed rules (admins)")
-def preview(http: HttpRequest, user: CurrentUser, body: ReplayBody) -> dict[str, Any]:
+def preview(http: HttpRequest, user: CurrentUser, body: ReplayBody) -> ReplayJSON:
     """The calls recorded in the last `days` days (requests, and shadow hits of calls that ran
     unasked) answered under the rules in force and under `rules`: how many would be newly asked,
     no longer asked, asked of other approvers or with another deadline, with examples. Nothing
@@ -90,7 +98,7 @@ def preview(http: HttpRequest, user: CurrentUser, body: ReplayBody) -> dict[str,
 
 
 @router.post("/hits", summary="Record the hits a gate saw (agents)")
-def record_hits(http: HttpRequest, caller: CurrentCaller, body: HitsBody) -> dict[str, int]:
+def record_hits(http: HttpRequest, caller: CurrentCaller, body: HitsBody) -> RecordedJSON:
     """Hits of shadows no longer active are ignored; `recorded` counts those kept."""
     if caller.user.role == "member":
         raise PermissionDenied(f"{caller.user.name} is a person; shadow hits are sent by agents' gates")
@@ -106,7 +114,7 @@ def show_shadow(
     user: CurrentUser,
     before: Annotated[int, Query(ge=0, le=MAX_INTEGER, description="Hits before this one (0: newest).")] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-) -> dict[str, Any]:
+) -> ShadowShownJSON:
     require_admin(user)
     store = server_of(http).store
     shadow = store.get_shadow_rules(shadow_id)
@@ -116,7 +124,7 @@ def show_shadow(
 
 
 @router.post("/{shadow_id}/promote", summary="Make the shadow's rules the rules in force (admins)")
-def promote_shadow(shadow_id: ShadowId, http: HttpRequest, caller: CurrentCaller) -> dict[str, int]:
+def promote_shadow(shadow_id: ShadowId, http: HttpRequest, caller: CurrentCaller) -> PromotedJSON:
     """Audited as `rules.promoted` (a change in the rules' history); 409 `RulesChanged` if the
     rules in force changed since the shadow was added, 409 if it is no longer active."""
     require_admin(caller.user)
@@ -126,7 +134,7 @@ def promote_shadow(shadow_id: ShadowId, http: HttpRequest, caller: CurrentCaller
 
 
 @router.post("/{shadow_id}/drop", summary="Stop trying the shadow (admins)")
-def drop_shadow(shadow_id: ShadowId, http: HttpRequest, caller: CurrentCaller) -> dict[str, Any]:
+def drop_shadow(shadow_id: ShadowId, http: HttpRequest, caller: CurrentCaller) -> ShadowJSON:
     """Audited as `rules.shadow_dropped`; its hits stay until purged."""
     require_admin(caller.user)
     store = server_of(http).store
