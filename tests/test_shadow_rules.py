@@ -7,13 +7,14 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import threading
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner, Result
 
-from signoff import Client, Gate, Scope, Store, ToolCall
+from signoff import Client, Gate, Scope, Store, ToolCall, shadow_recording
 from signoff._util import to_iso, utcnow
 from signoff.backend import Backend
 from signoff.cli import app
@@ -439,3 +440,38 @@ def test_a_shadow_sees_the_tools_declared_in_code_beneath_it(store: Store) -> No
     flushed(gate)
     [hit] = store.shadow_hits(shadow.id)
     assert (hit.tool, hit.direction, hit.rule["live_layer"]) == ("wipe", "no_longer_asked", "tool")
+
+
+def test_the_idle_hit_writer_ends_and_the_next_hit_starts_another(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A gate that saw hits once keeps no thread (nor its store) for the rest of the process."""
+    monkeypatch.setattr(shadow_recording, "IDLE_SECONDS", 0.05)
+    written: list[ShadowHit] = []
+
+    class Recording:
+        def record_shadow_hits(self, hits: list[ShadowHit]) -> int:
+            written.extend(hits)
+            return len(hits)
+
+    recorder = shadow_recording.ShadowRecorder(Recording())  # type: ignore[arg-type]
+    hit = ShadowHit(
+        shadow_id=1,
+        direction="newly_asked",
+        tool="search",
+        agent=None,
+        app=None,
+        requester=None,
+        args={},
+        rule={},
+        at=utcnow(),
+    )
+    for round_ in (1, 2):
+        recorder.record([hit])
+        assert recorder.flush(timeout=10)
+        assert len(written) == round_
+        thread = recorder._thread
+        if thread is not None:
+            thread.join(timeout=10)
+        assert recorder._thread is None
+        assert not any(alive.name == "signoff-shadow" and alive is thread for alive in threading.enumerate())

@@ -92,6 +92,8 @@ def test_many_async_waiters_hold_no_thread_each(backend: Backend, store: Store) 
     hub: WakeupHub = backend.hub  # type: ignore[attr-defined]  # a store's, or a client's
     waiters = 200
 
+    threads_before = len(agent_threads())  # earlier tests' daemon threads may still be about
+
     async def scenario() -> list[str]:
         tasks = [
             asyncio.create_task(
@@ -101,8 +103,8 @@ def test_many_async_waiters_hold_no_thread_each(backend: Backend, store: Store) 
         ]
         while len(hub.watched()) < waiters:
             await asyncio.sleep(0.01)
-        threads_while_waiting = len(agent_threads())
-        assert threads_while_waiting < 20, f"{threads_while_waiting} threads for {waiters} waiters"
+        threads_while_waiting = len(agent_threads()) - threads_before
+        assert threads_while_waiting < 20, f"{threads_while_waiting} more threads for {waiters} waiters"
         for request in store.list_requests(thread_id="many", limit=1000):
             await asyncio.to_thread(store.decide, request.id, Approve(), actor="alice")
         outcomes = await asyncio.wait_for(asyncio.gather(*tasks), 60)

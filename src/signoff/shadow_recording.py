@@ -1,6 +1,7 @@
 """Shadow hits written in the background: the agent's call never waits for the write, and a
 write that fails loses the hits (logged), never the call. One daemon thread per gate, started at
-the first hit, writing what has queued up in one transaction."""
+a hit, writing what has queued up in one transaction, and gone once no hit came for a while (a
+gate that saw hits once holds no thread, nor its store, for the rest of the process)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("signoff")
 BATCH = 1000
 """Hits written per transaction at most."""
+IDLE_SECONDS = 5.0
+"""How long the writer waits for a hit before it ends (the next hit starts another)."""
 QUEUE_LIMIT = 10_000
 """Hits waiting at most; beyond that new ones are dropped (and logged) rather than held in memory."""
 
@@ -41,8 +44,7 @@ class ShadowRecorder:
                     log.warning(
                         "signoff: shadow hits come faster than they are written; %d lost", self.dropped
                     )
-        if self._thread is None:
-            self._start()
+        self._start()
 
     def flush(self, timeout: float | None = None) -> bool:
         """Wait until every hit queued so far is written (or lost); whether that happened in time."""
@@ -65,7 +67,15 @@ class ShadowRecorder:
 
     def _write_forever(self) -> None:
         while True:
-            batch = [self._queue.get()]
+            try:
+                first = self._queue.get(timeout=IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:  # `record` queues, then starts a writer under this lock if none runs
+                    if self._queue.empty():
+                        self._thread = None
+                        return
+                continue
+            batch = [first]
             while len(batch) < BATCH:
                 try:
                     batch.append(self._queue.get_nowait())
