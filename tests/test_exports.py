@@ -32,5 +32,6 @@ def test_the_remote_client_is_exported() -> None:
     )
     needed = {name for name in vars(signoff.Backend) if not name.startswith("_")}
     assert "claim_execution" in needed
-    assert needed - set(vars(signoff.Client)) == set(), "a Client implements all a gate needs of a Store"
+    stubs = {name for name in needed if getattr(signoff.Client, name) is getattr(signoff.Backend, name)}
+    assert stubs == set(), "a Client implements all a gate needs of a Store (itself or in its mixins)"
     assert issubclass(signoff.RemoteError, signoff.SignoffError)
