@@ -66,16 +66,7 @@ def decide_batch_as(
     requests they may decide that match a filter, or the requests named by id (one they may not
     see is skipped, and its refusal audited). Agents never decide batches (403, audited)."""
     store = server.store
-    refused = not_a_person(user.name, user)
-    if refused is not None:
-        raise audit_refusal(
-            store,
-            PermissionDenied(refused),
-            actor=user.name,
-            channel=channel,
-            action=REFUSED,
-            data={"type": decision.type, "batch": True},
-        )
+    _refuse_if_not_a_person(store, user, channel, data={"type": decision.type, "batch": True})
 
     def decide_one(request_id: str, decision: Decision) -> Request:
         decided = store.decide(request_id, decision, actor=user.name, channel=channel)
@@ -102,17 +93,7 @@ def _tell_feed(server: Server, decided: Request) -> None:
 def _decide_as_person(
     store: Store, request_id: str, decision: Decision, user: User, channel: str, grant: GrantAsk | None = None
 ) -> Request:
-    refused = not_a_person(user.name, user)
-    if refused is not None:
-        raise audit_refusal(
-            store,
-            PermissionDenied(refused),
-            actor=user.name,
-            channel=channel,
-            request_id=request_id,
-            action=REFUSED,
-            data={"type": decision.type},
-        )
+    _refuse_if_not_a_person(store, user, channel, data={"type": decision.type}, request_id=request_id)
     return store.decide(request_id, decision, actor=user.name, channel=channel, grant=grant)
 
 
@@ -135,3 +116,20 @@ def _check_unattended(server: Server, request: Request, decision: Decision, user
     own_round = request.round if request.round is not None else request.id
     if server.store.count_auto_rounds(request.thread_id, besides=own_round, created_by=user.name) >= limit:
         raise AutoResumeExceeded(limit)
+
+
+def _refuse_if_not_a_person(
+    store: Store, user: User, channel: str, *, data: dict[str, Any], request_id: str | None = None
+) -> None:
+    """PermissionDenied (403, audited) when `user` is no person (an agent): only people decide."""
+    refused = not_a_person(user.name, user)
+    if refused is not None:
+        raise audit_refusal(
+            store,
+            PermissionDenied(refused),
+            actor=user.name,
+            channel=channel,
+            request_id=request_id,
+            action=REFUSED,
+            data=data,
+        )
