@@ -488,6 +488,80 @@ def google_adk_hooks(
     ]
 
 
+def crewai_hooks(gate: Gate, clock: Clock = time.thread_time_ns) -> list[Side]:
+    """Per call, what CrewAI does around a tool's run: a before-hook context and its dispatch,
+    then an after-hook context and its dispatch; with no hooks, with CrewAI's own approval hook
+    (`@before_tool_call(tools=["send_email"])` asking at the console, as its docs show), and with
+XX: each side registers its
+    own around its rounds. The thread's CPU clock: the crew runs hooks in its own thread."""
+    os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
+    os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
+    os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+    from crewai.hooks import before_tool_call, unregister_before_tool_call_hook
+    from crewai.hooks.tool_hooks import (
+        ToolCallHookContext,
+        run_after_tool_call_hooks,
+        run_before_tool_call_hooks,
+    )
+    from crewai.tools import tool
+
+    from signoff.integrations.crewai import SignoffHooks
+
+    @tool("search")
+    def search(query: str) -> str:
+        """Search the web."""
+        return query
+
+    structured = search.to_structured_tool()
+
+    @before_tool_call(tools=["send_email"])
+    def console_approval(ctx: Any) -> bool | None:
+        return None if ctx.request_human_input(prompt="Send it?").lower() == "approve" else False
+
+    unregister_before_tool_call_hook(console_approval)  # registered per side, below
+
+    def one_call() -> None:
+        args = dict(SEARCH_ARGS)
+        before = ToolCallHookContext(tool_name="search", tool_input=args, tool=structured)
+        if run_before_tool_call_hooks(before):
+            raise RuntimeError("benchmark setup is wrong: search was blocked")
+        after = ToolCallHookContext(
+            tool_name="search", tool_input=args, tool=structured, tool_result="r", raw_tool_result="r"
+        )
+        run_after_tool_call_hooks(after)
+
+    def bare(n: int) -> float:
+        return sync_ns(one_call, n, clock)
+
+    def own(n: int) -> float:
+        from crewai.hooks import register_before_tool_call_hook
+
+        register_before_tool_call_hook(console_approval)
+        try:
+            return sync_ns(one_call, n, clock)
+        finally:
+            unregister_before_tool_call_hook(console_approval)
+
+    ours = SignoffHooks(gate, thread_id=THREAD)
+
+    def signoff_side(n: int) -> float:
+        with ours:
+            return sync_ns(one_call, n, clock)
+
+    return [
+        Side("no hooks", bare),
+        Side("CrewAI's own approval hook (@before_tool_call)", own),
+        Side("SignoffHooks", signoff_side),
+    ]
+
+
+def installed(module: str) -> bool:
+    """Whether a framework is installed here (CrewAI lives in the second venv, .venv-compat)."""
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 def measure_hooks(report: Report, gate: Gate, sizes: Sizes) -> None:
     loop = asyncio.new_event_loop()
     try:
@@ -828,7 +902,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-PARTS = ("hooks", "gate", "wakeups")
+PARTS = ("hooks", "gate", "wakeups", "crewai")
+"""`crewai`: CrewAI's hook cost, measured where CrewAI is installed (the second venv:
+`.venv-compat/bin/python bench/adapters.py --only crewai --output bench/results/adapters_crewai.json`)."""
 
 
 def measure(parts: set[str], sizes: Sizes, workdir: Path) -> Report:
@@ -843,6 +919,13 @@ def measure(parts: set[str], sizes: Sizes, workdir: Path) -> Report:
             measure_gate(report, gate, sizes)
         if "wakeups" in parts:
             measure_wakeups(report, gate, sizes)
+        if "crewai" in parts and installed("crewai"):
+            progress("hooks: CrewAI")
+            sides = crewai_hooks(gate)
+            runs = interleaved(sides, sizes)
+            section = "CrewAI hook, no approval (thread CPU time)"
+            report_pair(report, "crewai_bare", section, runs, sides[0].label, [sides[2].label])
+            report_pair(report, "crewai_own", section, runs, sides[1].label, [sides[2].label])
     finally:
         store.close()
     return report

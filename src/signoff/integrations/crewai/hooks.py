@@ -25,8 +25,7 @@ from crewai.utilities.string_utils import sanitize_tool_name
 from signoff import Gate, RuleSet, ToolCall, ToolEntry, open_backend
 
 from .._scope import ScopeDefaults
-from .calls import BlockedCalls
-from .registry import INSTALLED
+from .registry import BLOCKED, INSTALLED
 from .results import failed, model_view, refused
 from .scope import call_scope, round_of
 
@@ -69,7 +68,6 @@ class SignoffHooks:
             thread_id=thread_id, agent=agent, app=app, requester=requester, unattended=unattended
         )
         self.timeout = timeout
-        self.blocked = BlockedCalls()
 
     # -- installing ---------------------------------------------------------------------------
 
@@ -104,7 +102,7 @@ class SignoffHooks:
             text = self._decide_and_run(name, ctx)
         except Exception as error:
             text = refused(name, error)
-        self.blocked.keep(ctx.tool_input, name, text)
+        BLOCKED.keep(ctx.tool_input, name, text)
         return False
 
     def _asks(self, name: str, ctx: Any) -> bool:

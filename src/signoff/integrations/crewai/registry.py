@@ -1,12 +1,12 @@
-"""The one pair of CrewAI hooks signoff registers in a process, and which `SignoffHooks` answers
-for a call.
+"""The CrewAI hooks signoff registers in a process, and which `SignoffHooks` answers for a call.
 
 CrewAI's tool hooks are process-global: every crew's and agent's calls reach every hook. So
-signoff registers one before-hook and one after-hook, however many `SignoffHooks` are installed,
-and hands each call to the installed hooks that cover its agent: those naming the agent
-(`agents=[...]`, by the agent's id), else the ones covering every other agent (`agents=None`).
-Two installed hooks covering the same agent (or two for all) are refused when the second is
-installed, so no call is ever decided by hooks that were not meant for it.
+signoff registers one before-hook (and one after-hook while a blocked call waits for it: see
+`.calls`), however many `SignoffHooks` are installed, and hands each call to the installed hooks
+that cover its agent: those naming the agent (`agents=[...]`, by the agent's id), else the ones
+covering every other agent (`agents=None`). Two installed hooks covering the same agent (or two
+for all) are refused when the second is installed, so no call is ever decided by hooks that were
+not meant for it.
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from crewai.hooks import (
     unregister_after_tool_call_hook,
     unregister_before_tool_call_hook,
 )
+
+from .calls import BlockedCalls
+from .results import refused
 
 if TYPE_CHECKING:
     from .hooks import SignoffHooks
@@ -48,7 +51,6 @@ class Installed:
                     raise ValueError(f"agents {taken} are covered by other installed SignoffHooks")
             if self._count == 0:
                 register_before_tool_call_hook(before_tool_call)
-                register_after_tool_call_hook(after_tool_call)
             self._count += 1
             if hooks.agent_ids is None:
                 self._rest = hooks
@@ -70,7 +72,6 @@ class Installed:
             self._count -= 1
             if self._count == 0:
                 unregister_before_tool_call_hook(before_tool_call)
-                unregister_after_tool_call_hook(after_tool_call)
             return True
 
     def covering(self, agent: Any) -> SignoffHooks | None:
@@ -85,6 +86,19 @@ class Installed:
 INSTALLED = Installed()
 
 
+def _listen_after() -> None:
+    register_after_tool_call_hook(after_tool_call)
+
+
+def _stop_listening_after() -> None:
+    unregister_after_tool_call_hook(after_tool_call)
+
+
+BLOCKED = BlockedCalls(on_first=_listen_after, on_last=_stop_listening_after)
+"""The calls signoff's before-hooks blocked, waiting for their after-hook (one table for every
+installed `SignoffHooks`: a call's args dict is its own whoever blocked it)."""
+
+
 def before_tool_call(ctx: Any) -> bool | None:
     """signoff's one before-hook: None lets the call run as without signoff; False blocks it
     (signoff ran it, or replaced it, and the after-hook gives the model what to see)."""
@@ -92,15 +106,14 @@ def before_tool_call(ctx: Any) -> bool | None:
         hooks = INSTALLED.covering(ctx.agent)
         if hooks is None or hooks.nowhere[ctx.tool_name]:
             return None  # the fast path: nobody is asked about this call
-    except Exception:
+    except Exception as error:
         # CrewAI runs the tool when a hook raises: a call signoff cannot place is blocked
+        BLOCKED.keep(ctx.tool_input, ctx.tool_name, refused(ctx.tool_name, error))
         return False
     return hooks.before(ctx)
 
 
 def after_tool_call(ctx: Any) -> str | None:
-    """signoff's one after-hook: the text kept for a call signoff blocked, None for any other."""
-    hooks = INSTALLED.covering(ctx.agent)
-    if hooks is None or not hooks.blocked:
-        return None
-    return hooks.blocked.take(ctx.tool_input, ctx.tool_name)
+    """signoff's one after-hook, registered while a blocked call waits for it: the text kept for
+    a call signoff blocked, None for any other."""
+    return BLOCKED.take(ctx.tool_input, ctx.tool_name)
