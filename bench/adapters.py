@@ -492,8 +492,9 @@ def crewai_hooks(gate: Gate, clock: Clock = time.thread_time_ns) -> list[Side]:
     """Per call, what CrewAI does around a tool's run: a before-hook context and its dispatch,
     then an after-hook context and its dispatch; with no hooks, with CrewAI's own approval hook
     (`@before_tool_call(tools=["send_email"])` asking at the console, as its docs show), and with
-XX: each side registers its
-    own around its rounds. The thread's CPU clock: the crew runs hooks in its own thread."""
+    signoff's (its before-hook; its after-hook is registered only while a call is blocked). Hooks
+    are process-global: each side registers its own around its rounds. The thread's CPU clock:
+    the crew runs hooks in its own thread."""
     os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
     os.environ.setdefault("CREWAI_TRACING_ENABLED", "false")
     os.environ.setdefault("OTEL_SDK_DISABLED", "true")
