@@ -33,42 +33,44 @@ class Installed:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_agent: dict[Any, SignoffHooks] = {}
-        self._rest: SignoffHooks | None = None
+        self.by_agent: dict[Any, SignoffHooks] = {}
+        """The hooks naming agents, by agent id."""
+        self.rest: SignoffHooks | None = None
+        """The hooks for every agent no other hooks name."""
         self._count = 0
 
     def add(self, hooks: SignoffHooks) -> None:
         with self._lock:
             if hooks.agent_ids is None:
-                if self._rest is not None:
+                if self.rest is not None:
                     raise ValueError(
                         "SignoffHooks for every agent are installed already: uninstall them first, "
                         "or give each SignoffHooks the agents it covers (agents=[...])"
                     )
             else:
-                taken = sorted(str(key) for key in hooks.agent_ids if key in self._by_agent)
+                taken = sorted(str(key) for key in hooks.agent_ids if key in self.by_agent)
                 if taken:
                     raise ValueError(f"agents {taken} are covered by other installed SignoffHooks")
             if self._count == 0:
                 register_before_tool_call_hook(before_tool_call)
             self._count += 1
             if hooks.agent_ids is None:
-                self._rest = hooks
+                self.rest = hooks
             else:
-                self._by_agent.update(dict.fromkeys(hooks.agent_ids, hooks))
+                self.by_agent.update(dict.fromkeys(hooks.agent_ids, hooks))
 
     def remove(self, hooks: SignoffHooks) -> bool:
         """Uninstall `hooks`; False if they were not installed."""
         with self._lock:
             if hooks.agent_ids is None:
-                if self._rest is not hooks:
+                if self.rest is not hooks:
                     return False
-                self._rest = None
+                self.rest = None
             else:
-                if not any(self._by_agent.get(key) is hooks for key in hooks.agent_ids):
+                if not any(self.by_agent.get(key) is hooks for key in hooks.agent_ids):
                     return False
                 for key in hooks.agent_ids:
-                    self._by_agent.pop(key, None)
+                    self.by_agent.pop(key, None)
             self._count -= 1
             if self._count == 0:
                 unregister_before_tool_call_hook(before_tool_call)
@@ -76,11 +78,11 @@ class Installed:
 
     def covering(self, agent: Any) -> SignoffHooks | None:
         """The installed hooks that answer for `agent`'s calls, if any."""
-        if self._by_agent:
-            found = self._by_agent.get(getattr(agent, "id", None))
+        if self.by_agent:
+            found = self.by_agent.get(getattr(agent, "id", None))
             if found is not None:
                 return found
-        return self._rest
+        return self.rest
 
 
 INSTALLED = Installed()
@@ -103,7 +105,8 @@ def before_tool_call(ctx: Any) -> bool | None:
     """signoff's one before-hook: None lets the call run as without signoff; False blocks it
     (signoff ran it, or replaced it, and the after-hook gives the model what to see)."""
     try:
-        hooks = INSTALLED.covering(ctx.agent)
+        installed = INSTALLED  # the common case (no agents named) without a method call
+        hooks = installed.covering(ctx.agent) if installed.by_agent else installed.rest
         if hooks is None or hooks.nowhere[ctx.tool_name]:
             return None  # the fast path: nobody is asked about this call
     except Exception as error:
