@@ -24,10 +24,12 @@ OBSERVATION = re.compile(r"Observation: ?(.*?)(?:\nAnalyze the tool result|\Z)",
 
 
 class Scripted(BaseLLM):
-    """Asks for `action` with `args` first, then answers with the last observation."""
+    """Asks for `action` in each of its first `turns` turns (the amount counting up from `args`'
+    when there are several), then answers with the observations, " | " between them."""
 
     action: str = "transfer"
     args: dict[str, Any] = TRANSFER
+    turns: int = 1
 
     def call(self, messages: Any, *_: Any, **__: Any) -> str:  # type: ignore[override]
         texts = (
@@ -36,9 +38,10 @@ class Scripted(BaseLLM):
             else [str(m.get("content") or "") for m in messages if m.get("role") != "system"]
         )
         observed = OBSERVATION.findall("\n".join(texts[1:]))  # the system prompt has a sample one
-        if not observed:
-            return f"Thought: go\nAction: {self.action}\nAction Input: {json.dumps(self.args)}"
-        return f"Thought: done\nFinal Answer: {observed[-1]}"
+        if len(observed) < self.turns:
+            args = self.args if not observed else {**self.args, "amount": self.args["amount"] + len(observed)}
+            return f"Thought: go\nAction: {self.action}\nAction Input: {json.dumps(args)}"
+        return f"Thought: done\nFinal Answer: {' | '.join(observed)}"
 
 
 def make_tools(ledger: Ledger) -> list[BaseTool]:
@@ -64,7 +67,7 @@ def make_crew(ledger: Ledger, *, role: str = "payer", model: Scripted | None = N
         backstory="a careful clerk",
         llm=model or Scripted(model="scripted"),
         tools=make_tools(ledger),
-        max_iter=3,
+        max_iter=6,
     )
     task = Task(description="pay bob 5", expected_output="what happened", agent=agent)
     return Crew(agents=[agent], tasks=[task]), agent
