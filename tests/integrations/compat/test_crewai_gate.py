@@ -155,3 +155,29 @@ def test_installing_covers_each_agent_once_and_uninstalling_leaves_crewai_as_it_
         assert one.uninstall() and everyone.uninstall()
     assert not everyone.uninstall()
     assert get_before_tool_call_hooks() == before and get_after_tool_call_hooks() == after
+
+
+def test_the_same_call_asked_again_is_a_new_request_not_a_replay(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    """CrewAI gives no call id: a crew run twice with the same args asks twice, and the second
+    decision is its own (a replay would give the first run's result without asking)."""
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    crew, _ = make_crew(ledger)
+    outputs = []
+    with SignoffHooks(Gate(sqlite_store), tools=GATED):
+        for decision in (Approve(), Reject(message="once is enough")):
+            person = threading.Thread(
+                target=lambda d=decision: sqlite_store.decide(
+                    pending_on(sqlite_store, 1)[0].id, d, actor="a"
+                ),  # type: ignore[attr-defined]
+                daemon=True,
+            )
+            person.start()
+            outputs.append(kickoff(crew))
+            person.join()
+    assert outputs == ["sent 5 to bob", REJECTED.format("once is enough")]
+    assert [row["args"] for row in ledger.runs()] == [TRANSFER]
+    requests = sqlite_store.list_requests()
+    assert len(requests) == 2 and len({r.tool_call_id for r in requests}) == 2
+    assert len({r.thread_id for r in requests}) == 1  # one crew, one thread

@@ -15,6 +15,7 @@ call and the model is told why.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Collection, Mapping
 from types import TracebackType
 from typing import Any
@@ -120,6 +121,9 @@ class SignoffHooks:
         call = ToolCall(
             name=name,
             args=dict(ctx.tool_input),
+            # CrewAI gives no call id, and the same args asked again (a crew run twice, a model
+            # repeating a call) are a new call: each is a request of its own, never a replay
+            id=f"crewai-{uuid.uuid4().hex}",
             description=getattr(tool, "description", None),
             round=round_of(ctx),
         )
