@@ -5,6 +5,7 @@ server, and decided with the CLI from another process."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -154,3 +155,17 @@ def test_through_a_live_server_decided_with_the_cli_from_another_process(
     (request,) = sqlite_store.list_requests()
     assert request.created_by == AGENT_USER
     assert request.decision is not None and request.decision.actor == "alice"
+
+
+@pytest.mark.parametrize("entry", ["kickoff_async", "akickoff"])
+def test_the_async_entry_points_wait_the_same(tmp_path: Path, sqlite_store: SQLiteStore, entry: str) -> None:
+    """`kickoff_async` runs the crew in a worker thread; `akickoff` runs the hooks on the event
+    loop, which the wait then blocks (CrewAI's hooks are synchronous): both carry the decision."""
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    crew, _ = make_crew(ledger)
+    person = decide_when_asked(sqlite_store, Edit(args=EDITED))
+    with SignoffHooks(Gate(sqlite_store, rules=RULES)):
+        out = asyncio.run(getattr(crew, entry)())
+    person.join()
+    assert str(out.raw).endswith("\n\nsent 7 to carol")
+    assert [row["args"] for row in ledger.runs("transfer")] == [EDITED]
