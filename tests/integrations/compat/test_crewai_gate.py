@@ -41,7 +41,7 @@ def test_two_agents_on_one_gate_with_opposite_declarations(tmp_path: Path, sqlit
     """No rule in force: agent A names transfer as gated, agent B as not; both run at once."""
     ledger_a, ledger_b = Ledger(tmp_path / "a.jsonl"), Ledger(tmp_path / "b.jsonl")
     crew_a, agent_a = make_crew(ledger_a, role="payer")
-    crew_b, agent_b = make_crew(ledger_b, role="payer")  # the same role: told apart by id
+    crew_b, agent_b = make_crew(ledger_b, role="refunder")
     gate = Gate(sqlite_store)
     outputs: dict[str, str] = {}
     with (
@@ -144,7 +144,7 @@ def test_installing_covers_each_agent_once_and_uninstalling_leaves_crewai_as_it_
     before, after = get_before_tool_call_hooks(), get_after_tool_call_hooks()
     gate = Gate(sqlite_store)
     everyone = SignoffHooks(gate).install()
-    one = SignoffHooks(gate, agents=["agent-1"]).install()
+    one = SignoffHooks(gate, agents=["agent-1"]).install()  # an agent's key
     try:
         with pytest.raises(ValueError, match="for every agent are installed already"):
             SignoffHooks(gate).install()
@@ -181,3 +181,23 @@ def test_the_same_call_asked_again_is_a_new_request_not_a_replay(
     requests = sqlite_store.list_requests()
     assert len(requests) == 2 and len({r.tool_call_id for r in requests}) == 2
     assert len({r.thread_id for r in requests}) == 1  # one crew, one thread
+
+
+def test_hooks_for_an_agent_cover_the_copies_crewai_makes_of_it(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    """`kickoff_for_each` runs copies of the crew's agents (new ids, the same key): still gated."""
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    crew, agent = make_crew(ledger)
+    with SignoffHooks(Gate(sqlite_store), tools=GATED, agents=[agent]):
+        person = threading.Thread(
+            target=lambda: sqlite_store.decide(
+                pending_on(sqlite_store, 1)[0].id, Reject(message="no"), actor="a"
+            ),  # type: ignore[attr-defined]
+            daemon=True,
+        )
+        person.start()
+        (out,) = crew.kickoff_for_each(inputs=[{}])
+        person.join()
+    assert str(out.raw) == REJECTED.format("no")
+    assert ledger.runs() == []

@@ -39,7 +39,8 @@ class SignoffHooks:
     `SIGNOFF_URL` is set). `tools`: the tools these agents name as gated or not (`ToolEntry`s,
     under CrewAI's sanitized tool names: "Send Email" is `send_email`): the gate's tool layer for
     these hooks only (`Gate.component`). `agents`: the CrewAI agents these hooks answer for (by
-    their `id`); None: every agent no other installed hooks name. `agent`, `app`, `requester`,
+    CrewAI's `agent.key`, the hash of its role, goal and backstory, which CrewAI's copies of an
+    agent keep); None: every agent no other installed hooks name. `agent`, `app`, `requester`,
     `unattended`, `thread_id`: the scope (the thread is the crew's unless given). `timeout`:
     seconds to wait for a decision before the call is refused (the rule's deadline otherwise)."""
 
@@ -64,7 +65,7 @@ class SignoffHooks:
             gate = Gate(open_backend(), rules=chosen)
         self.gate = gate.component(tools=tools)
         self.nowhere = self.gate.nowhere
-        self.agent_ids = None if agents is None else frozenset(_agent_id(item) for item in agents)
+        self.agent_keys = None if agents is None else frozenset(agent_key(item) for item in agents)
         self.defaults = ScopeDefaults(
             thread_id=thread_id, agent=agent, app=app, requester=requester, unattended=unattended
         )
@@ -171,7 +172,9 @@ def _runnable(ctx: Any) -> Any:
     raise LookupError(f"CrewAI named no tool {ctx.tool_name!r} for this call, so signoff cannot run it")
 
 
-def _agent_id(agent: Any) -> Any:
-    """An agent's key in `agents=`: its `id` (a CrewAI agent), or the value itself (an id)."""
-    found = getattr(agent, "id", None)
+def agent_key(agent: Any) -> Any:
+    """An agent's key in `agents=`: CrewAI's `agent.key` (a hash of its role, goal and backstory
+    as written, kept by the copies CrewAI makes of an agent, as `kickoff_for_each` does, where
+    its `id` is new), or the value itself (a key)."""
+    found = getattr(agent, "key", None)
     return agent if found is None else found

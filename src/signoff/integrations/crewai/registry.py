@@ -3,7 +3,7 @@
 CrewAI's tool hooks are process-global: every crew's and agent's calls reach every hook. So
 signoff registers one before-hook (and one after-hook while a blocked call waits for it: see
 `.calls`), however many `SignoffHooks` are installed, and hands each call to the installed hooks
-that cover its agent: those naming the agent (`agents=[...]`, by the agent's id), else the ones
+that cover its agent: those naming the agent (`agents=[...]`, by the agent's key), else the ones
 covering every other agent (`agents=None`). Two installed hooks covering the same agent (or two
 for all) are refused when the second is installed, so no call is ever decided by hooks that were
 not meant for it.
@@ -34,42 +34,42 @@ class Installed:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.by_agent: dict[Any, SignoffHooks] = {}
-        """The hooks naming agents, by agent id."""
+        """The hooks naming agents, by agent key (`hooks.agent_key`)."""
         self.rest: SignoffHooks | None = None
         """The hooks for every agent no other hooks name."""
         self._count = 0
 
     def add(self, hooks: SignoffHooks) -> None:
         with self._lock:
-            if hooks.agent_ids is None:
+            if hooks.agent_keys is None:
                 if self.rest is not None:
                     raise ValueError(
                         "SignoffHooks for every agent are installed already: uninstall them first, "
                         "or give each SignoffHooks the agents it covers (agents=[...])"
                     )
             else:
-                taken = sorted(str(key) for key in hooks.agent_ids if key in self.by_agent)
+                taken = sorted(str(key) for key in hooks.agent_keys if key in self.by_agent)
                 if taken:
                     raise ValueError(f"agents {taken} are covered by other installed SignoffHooks")
             if self._count == 0:
                 register_before_tool_call_hook(before_tool_call)
             self._count += 1
-            if hooks.agent_ids is None:
+            if hooks.agent_keys is None:
                 self.rest = hooks
             else:
-                self.by_agent.update(dict.fromkeys(hooks.agent_ids, hooks))
+                self.by_agent.update(dict.fromkeys(hooks.agent_keys, hooks))
 
     def remove(self, hooks: SignoffHooks) -> bool:
         """Uninstall `hooks`; False if they were not installed."""
         with self._lock:
-            if hooks.agent_ids is None:
+            if hooks.agent_keys is None:
                 if self.rest is not hooks:
                     return False
                 self.rest = None
             else:
-                if not any(self.by_agent.get(key) is hooks for key in hooks.agent_ids):
+                if not any(self.by_agent.get(key) is hooks for key in hooks.agent_keys):
                     return False
-                for key in hooks.agent_ids:
+                for key in hooks.agent_keys:
                     self.by_agent.pop(key, None)
             self._count -= 1
             if self._count == 0:
@@ -79,7 +79,7 @@ class Installed:
     def covering(self, agent: Any) -> SignoffHooks | None:
         """The installed hooks that answer for `agent`'s calls, if any."""
         if self.by_agent:
-            found = self.by_agent.get(getattr(agent, "id", None))
+            found = self.by_agent.get(getattr(agent, "key", None))
             if found is not None:
                 return found
         return self.rest
