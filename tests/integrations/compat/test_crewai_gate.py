@@ -14,7 +14,7 @@ pytest.importorskip("crewai", reason="CrewAI is tested in the second venv: pip i
 
 from crewai.hooks import get_after_tool_call_hooks, get_before_tool_call_hooks
 
-from signoff import Approve, Gate, Reject, RuleSet, ToolEntry
+from signoff import Approve, Gate, Reject, RequestStatus, RuleSet, ToolEntry
 from signoff.integrations.crewai import SignoffHooks
 from signoff.store import SQLiteStore
 from tests.integrations.ledger import Ledger
@@ -201,3 +201,14 @@ def test_hooks_for_an_agent_cover_the_copies_crewai_makes_of_it(
         person.join()
     assert str(out.raw) == REJECTED.format("no")
     assert ledger.runs() == []
+
+
+def test_no_decision_within_the_timeout_blocks_the_call(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    crew, _ = make_crew(ledger)
+    with SignoffHooks(Gate(sqlite_store), tools=GATED, timeout=0.05):
+        out = kickoff(crew)
+    assert out.startswith("Tool transfer was not run: signoff refused the call (")
+    assert ledger.runs() == []
+    (request,) = sqlite_store.list_requests()
+    assert request.status is RequestStatus.PENDING  # still there for a person; the run went on without it
