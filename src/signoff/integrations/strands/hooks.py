@@ -26,9 +26,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from strands import Agent
-from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
+from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, HookProvider, HookRegistry
 
-from signoff import Gate, Pending, RuleSet, ToolCall, ToolEntry, open_backend
+from signoff import Gate, Pending, RuleSet, SignoffError, ToolCall, ToolEntry, ToolFailed, open_backend
 
 from .._rounds import turn_round
 from .._scope import ScopeDefaults
@@ -97,6 +97,16 @@ class SignoffHooks(HookProvider):
 
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
         registry.add_callback(BeforeToolCallEvent, self.before_tool)
+        registry.add_callback(AfterToolCallEvent, self.after_tool)
+
+    def after_tool(self, event: AfterToolCallEvent) -> None:
+        """signoff's refusal inside a gated call (an unattended run's cap, a store that is down, a
+        deadline that fails the run...) stops the run: Strands would make it the tool's error
+        result and go on. The tool's own failure stays its result, as without signoff."""
+        error = event.exception
+        ours = isinstance(event.selected_tool, GatedTool)
+        if ours and isinstance(error, SignoffError) and not isinstance(error, ToolFailed):
+            raise error
 
     async def before_tool(self, event: BeforeToolCallEvent) -> None:
         tool_use = event.tool_use
