@@ -100,3 +100,27 @@ def make_agent(model: Scripted, tools: list[Any], hooks: list[Any], **options: A
 def final_text(result: Any) -> str | None:
     texts = [block["text"] for block in result.message["content"] if "text" in block]
     return texts[-1] if texts else None
+
+
+class OneCall(Scripted):
+    """Asks for one call (`name`, `args`, `call_id`), then says "done"."""
+
+    def __init__(self, name: str, args: dict[str, Any], call_id: str) -> None:
+        super().__init__(turns=1)
+        self.call = {"toolUseId": call_id, "name": name}
+        self.args = args
+
+    async def stream(
+        self, messages: Messages, tool_specs: Any = None, system_prompt: str | None = None, **kwargs: Any
+    ) -> AsyncGenerator[Any, None]:
+        asked = any("toolUse" in block for message in messages for block in message["content"])
+        yield {"messageStart": {"role": "assistant"}}
+        if asked:
+            yield {"contentBlockDelta": {"delta": {"text": "done"}}}
+            yield {"contentBlockStop": {}}
+            yield {"messageStop": {"stopReason": "end_turn"}}
+            return
+        yield {"contentBlockStart": {"start": {"toolUse": self.call}}}
+        yield {"contentBlockDelta": {"delta": {"toolUse": {"input": json.dumps(self.args)}}}}
+        yield {"contentBlockStop": {}}
+        yield {"messageStop": {"stopReason": "tool_use"}}
