@@ -203,3 +203,44 @@ def test_two_gated_calls_of_one_turn_resume_together_once_both_are_decided(
         ("c0-2", "success", ["no rows today"]),
     ]
     assert [row["tool"] for row in ledger.runs()] == ["transfer"]
+
+
+def test_an_async_run_pauses_and_aresume_runs_it_on(tmp_path: Path, sqlite_store: SQLiteStore) -> None:
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    hooks = SignoffHooks(Gate(sqlite_store, rules=RULES))
+    model = Scripted()
+    agent = make_agent(model, make_tools(ledger), [hooks], session_manager=session(tmp_path / "sessions"))
+    paused = asyncio.run(agent.invoke_async(USER))
+    assert paused.stop_reason == "interrupt"
+    still = asyncio.run(hooks.aresume(agent))
+    assert still.paused and still.result is None and ledger.runs("transfer") == []
+    (request,) = sqlite_store.list_requests()
+    sqlite_store.decide(request.id, Edit(args=EDITED), actor="alice")
+    resumed = asyncio.run(hooks.aresume(agent))
+    assert not resumed.paused and final_text(resumed.result) == "done"
+    assert [row["args"] for row in ledger.runs("transfer")] == [EDITED]
+
+
+def test_a_paused_call_keeps_its_decision_when_its_rule_is_switched_off_meanwhile(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    """The call was asked about: it goes on as decided (rejected), though the rules in force when
+    it resumes ask about no call of the tool."""
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    sessions = session(tmp_path / "sessions")
+    make_agent(
+        Scripted(),
+        make_tools(ledger),
+        [SignoffHooks(Gate(sqlite_store, rules=RULES))],
+        session_manager=sessions,
+    )(USER)
+    (request,) = sqlite_store.list_requests()
+    sqlite_store.decide(request.id, Reject(message="not now"), actor="alice")
+
+    relaxed = SignoffHooks(Gate(sqlite_store, rules=RuleSet()))
+    assert relaxed.gate.asks_nowhere("transfer")
+    later = Scripted(turns=0)
+    again = make_agent(later, make_tools(ledger), [relaxed], session_manager=session(tmp_path / "sessions"))
+    resumed = relaxed.resume(again)
+    assert final_text(resumed.result) == "done" and ledger.runs("transfer") == []
+    assert later.seen == [LOOKUP_SEEN, ("c0-1", *DECISIONS[2][1])]
