@@ -37,10 +37,11 @@ def model_view(reply: Reply, tool_use_id: str) -> ToolResult:
     """What the model gets in the call's place (see the module)."""
     outcome = reply.outcome
     if reply.executed or reply.replayed:
-        result: ToolResult = {**reply.value, "toolUseId": tool_use_id}
+        stored: ToolResult = reply.value
+        content = list(stored["content"])
         if outcome.decision == "edit" and outcome.feedback:
-            result["content"] = [{"text": outcome.feedback}, *result["content"]]
-        return result
+            content = [{"text": outcome.feedback}, *content]
+        return {"toolUseId": tool_use_id, "status": stored["status"], "content": content}
     return text_result(tool_use_id, outcome.model_text or "", error=reply.is_error)
 
 
