@@ -6,6 +6,8 @@ name it; a store that cannot answer runs nothing)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ pytest.importorskip("strands", reason="strands-agents pins mcp<2.2: tested in th
 
 from strands.types.exceptions import EventLoopException
 
-from signoff import AutoResumeExceeded, Gate, RequestStatus, RuleSet, SignoffError, ToolEntry
+from signoff import Approve, AutoResumeExceeded, Gate, RequestStatus, RuleSet, SignoffError, ToolEntry
 from signoff.integrations.strands import SignoffHooks
 from signoff.store import SQLiteStore
 from tests.integrations.ledger import Ledger
@@ -151,3 +153,35 @@ def test_a_store_that_cannot_answer_stops_the_run_and_runs_nothing(tmp_path: Pat
         make_agent(Scripted(), make_tools(ledger), [hooks])(USER)
     assert isinstance(failed.value.__cause__, SignoffError)
     assert ledger.runs("transfer") == []
+
+
+def test_a_direct_tool_call_waits_in_waiting_mode_and_is_refused_in_durable_mode(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    """`agent.tool.transfer(...)` cannot be paused (Strands refuses an interrupt there): durable
+    mode runs nothing; waiting mode waits for the decision as in a run."""
+    ledger = Ledger(tmp_path / "ledger")
+    durable = make_agent(
+        Scripted(), make_tools(ledger), [SignoffHooks(Gate(sqlite_store, rules=RuleSet(tools=GATED)))]
+    )
+    with pytest.raises(RuntimeError, match="cannot raise interrupt in direct tool call"):
+        durable.tool.transfer(amount=5, to="bob")
+    assert ledger.runs() == []
+
+    waiting = SignoffHooks(Gate(sqlite_store, rules=RuleSet(tools=GATED)), wait=True)
+    agent = make_agent(Scripted(), make_tools(ledger), [waiting])
+    person = threading.Thread(target=approve_when_asked, args=(sqlite_store, {"amount": 6, "to": "bob"}))
+    person.start()
+    result = agent.tool.transfer(amount=6, to="bob")
+    person.join()
+    assert (result["status"], result["content"]) == ("success", [{"text": "sent 6 to bob"}])
+    assert [row["args"] for row in ledger.runs()] == [{"amount": 6, "to": "bob"}]
+
+
+def approve_when_asked(store: SQLiteStore, args: dict[str, Any]) -> None:
+    while True:
+        found = [r for r in store.list_requests(status=RequestStatus.PENDING) if r.args == args]
+        if found:
+            store.decide(found[0].id, Approve(), actor="alice")
+            return
+        time.sleep(0.01)
