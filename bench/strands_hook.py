@@ -7,8 +7,8 @@ in the second venv (`.venv-compat`, the `dev-compat` extra), apart from bench/ad
 bench/results/strands_hook.json.
 
 One ungated call (`search`; the rules, kept in a SQLite store, gate only `send_email`): what
-Strands' tool executor does per call, its `BeforeToolCallEvent` callbacks then the selected
-tool streamed to its result, for an agent with
+Strands' tool executor does per call, its `BeforeToolCallEvent` callbacks, the selected tool
+streamed to its result and the `AfterToolCallEvent` callbacks, for an agent with
 - no hooks (the tool alone),
 - a pass-through `HookProvider` on `BeforeToolCallEvent`,
 - Strands' own approval: the `HumanInTheLoop` intervention with `search` allow-listed,
@@ -51,7 +51,7 @@ SECTION = "Strands hook, no approval"
 
 def strands_hooks(gate: Gate, loop: asyncio.AbstractEventLoop, clock: Clock) -> list[Side]:
     from strands import Agent, tool
-    from strands.hooks import BeforeToolCallEvent, HookProvider, HookRegistry
+    from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, HookProvider, HookRegistry
     from strands.types.events import ToolResultEvent
     from strands.vended_interventions.hitl import HumanInTheLoop
 
@@ -77,7 +77,8 @@ def strands_hooks(gate: Gate, loop: asyncio.AbstractEventLoop, clock: Clock) -> 
         return Agent(tools=[search], callback_handler=None, **options)
 
     def through(owner: Any) -> AsyncHook:
-        # what Strands' tool executor does per call: the before-tool callbacks, then the tool
+        # what Strands' tool executor does per call: the before-tool callbacks, the tool, the
+        # after-tool callbacks
         async def call() -> Any:
             use: Any = {"toolUseId": "st-1", "name": "search", "input": dict(SEARCH_ARGS)}
             event = BeforeToolCallEvent(agent=owner, selected_tool=search, tool_use=use, invocation_state={})
@@ -86,6 +87,14 @@ def strands_hooks(gate: Gate, loop: asyncio.AbstractEventLoop, clock: Clock) -> 
             async for found in event.selected_tool.stream(event.tool_use, {}):
                 if isinstance(found, ToolResultEvent):
                     result = found.tool_result
+            after = AfterToolCallEvent(
+                agent=owner,
+                selected_tool=event.selected_tool,
+                tool_use=use,
+                invocation_state={},
+                result=result,
+            )
+            await owner.hooks.invoke_callbacks_async(after)
             return result
 
         return call

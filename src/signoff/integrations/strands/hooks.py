@@ -22,6 +22,7 @@ which its session managers save): the hook reads it there to know a call it paus
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,6 +75,7 @@ class SignoffHooks(HookProvider):
         )
         self.wait = wait
         self.timeout = timeout
+        self._watched: weakref.WeakSet[Agent] = weakref.WeakSet()
 
     # -- durable resume ----------------------------------------------------------------------
 
@@ -97,7 +99,13 @@ class SignoffHooks(HookProvider):
 
     def register_hooks(self, registry: HookRegistry, **kwargs: Any) -> None:
         registry.add_callback(BeforeToolCallEvent, self.before_tool)
-        registry.add_callback(AfterToolCallEvent, self.after_tool)
+
+    def _watch(self, agent: Agent) -> None:
+        """Register `after_tool` on the agent once it runs a gated call (not before: a callback
+        more on every call would cost the calls nobody is asked about)."""
+        if agent not in self._watched:
+            agent.hooks.add_callback(AfterToolCallEvent, self.after_tool)
+            self._watched.add(agent)
 
     def after_tool(self, event: AfterToolCallEvent) -> None:
         """signoff's refusal inside a gated call (an unattended run's cap, a store that is down, a
@@ -134,6 +142,7 @@ class SignoffHooks(HookProvider):
             round=round_of(agent, call_id),
         )
         scope = agent_scope(agent, self.defaults)
+        self._watch(agent)
         if not self.wait:
             found = await self.gate.asubmit(call, scope, resumed=resumed)
             if isinstance(found, Pending):
