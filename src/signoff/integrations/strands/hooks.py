@@ -16,6 +16,10 @@ args) goes on as without signoff. Otherwise the hook puts a `GatedTool` in the c
   one replayed from a stale copy of the session gives the stored result without running the
   tool again.
 
+signoff's refusal (an unattended run's cap, a store that cannot answer, a deadline that fails the
+run) stops the run, as an exception out of `agent()`: Strands wraps it in an `EventLoopException`
+(its `__cause__`); the tool does not run.
+
 Strands keeps the answered interrupts in the agent's interrupt state only (`agent._interrupt_state`,
 which its session managers save): the hook reads it there to know a call it paused.
 """
