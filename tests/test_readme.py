@@ -547,7 +547,8 @@ def test_the_framework_examples_run_as_the_readme_says(
     done = run_bash(block, tmp_path, signoff_on_path, timeout=300)
     assert done.returncode == 0, done.stderr
     ran = [line for line in done.stdout.splitlines() if line.startswith("send_email ran")]
-    assert len(ran) == 6 == len(list((ROOT / "examples").glob("*_agent.py"))), done.stdout
+    examples = [path for path in (ROOT / "examples").glob("*_agent.py") if path.name not in COMPAT_EXAMPLES]
+    assert len(ran) == 6 == len(examples), done.stdout
     assert all(line.startswith("send_email ran 1 time(s), idempotency key req_") for line in ran), ran
     for framework in (
         "langchain",
@@ -556,8 +557,14 @@ def test_the_framework_examples_run_as_the_readme_says(
         "openai_agents",
         "agent_framework",
         "google_adk",
+        "strands",
     ):
         assert f"`examples/{framework}_agent.py`" in README  # the table names each one
+
+
+COMPAT_EXAMPLES = {"strands_agent.py"}
+"""Examples of frameworks that conflict with signoff's `[mcp]` extra: run by their own tests in the
+second venv (tests/integrations/compat), not by the README's loop in the main one."""
 
 
 # -- development --------------------------------------------------------------------------------
