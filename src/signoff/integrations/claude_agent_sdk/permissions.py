@@ -52,6 +52,9 @@ ASK = {
 }
 """The PreToolUse hook's answer for a call signoff asks about."""
 
+NO_OPINION: dict[str, Any] = {}
+"""A hook's answer that leaves the call to the CLI's own flow (the SDK copies it, never changes it)."""
+
 
 class SignoffPermissions:
     """signoff's gate for a Claude Agent SDK agent's tool calls; see the module.
@@ -117,7 +120,7 @@ class SignoffPermissions:
         signoff asks about, `{}` (no opinion) for any other."""
         name = input["tool_name"]
         if self.nowhere[name] or not self._asks(name, input["tool_input"]):
-            return {}  # the fast path: nobody is asked about this call
+            return NO_OPINION  # the fast path: nobody is asked about this call
         call_id = tool_use_id or input.get("tool_use_id")
         if call_id:
             self.sessions.note(call_id, Seen(input.get("session_id"), input.get("transcript_path")))
@@ -127,7 +130,7 @@ class SignoffPermissions:
         """The PostToolUse hook: an edited call's modify note, as context after its result."""
         note = self._notes.pop(tool_use_id or input.get("tool_use_id") or "", None)
         if note is None:
-            return {}
+            return NO_OPINION
         return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": note}}
 
     async def can_use_tool(
