@@ -3,9 +3,9 @@
 
     python claude_process.py DIR
 
-Runs one turn (transfer, then lookup; transcript DIR/transcript.jsonl, ledger DIR/ledger.jsonl)
-and prints one JSON line: what the model was given for each call, and whether the turn was
-interrupted.
+Runs one turn of session sess-1 (transfer, then lookup; transcript DIR/transcript.jsonl, ledger
+DIR/ledger.jsonl) and prints one JSON line: what the model was given for each call, and whether
+the turn was interrupted. Run again, it is the session resumed: the CLI asks about the same calls.
 """
 
 from __future__ import annotations
