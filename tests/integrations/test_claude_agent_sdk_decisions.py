@@ -40,6 +40,7 @@ AGAIN = "This call of mcp__pay__transfer was already handed over to run once (si
     "signoff does not run it twice."
 )
 LOOKED_UP = ["toolu_02", "rows of t", False, []]
+READ_ONLY = frozenset({LOOKUP.name})
 
 DECISIONS = [
     (Approve(), ["toolu_01", "sent 5 to bob", False, []], [TRANSFER.input], True),
@@ -91,13 +92,15 @@ def test_each_decision_as_the_model_sees_it_and_a_replayed_session_runs_nothing_
     ledger = Ledger(tmp_path / "ledger.jsonl")
     permissions = SignoffPermissions(Gate(backend, rules=RULES))
     tools = make_tools(ledger)
-    cli = ScriptedCLI([TRANSFER, LOOKUP], tools, transcript=tmp_path / "transcript.jsonl")
+    cli = ScriptedCLI(
+        [TRANSFER, LOOKUP], tools, allowed_tools=READ_ONLY, transcript=tmp_path / "transcript.jsonl"
+    )
     person = decide_when_asked(sqlite_store, decision)
     result = asyncio.run(run_turn(cli, permissions.options()))
     person.join()
     assert result.subtype == "success" and not cli.interrupted
     assert seen_rows(cli) == [shown, LOOKED_UP]
-    assert cli.asked == ["toolu_01", "toolu_02"]  # the CLI's default mode asks; signoff lets lookup by
+    assert cli.asked == ["toolu_01"]  # lookup is in allowed_tools: the CLI runs it unasked
     assert [row["args"] for row in ledger.runs("mcp__pay__transfer")] == runs
     (request,) = sqlite_store.list_requests(thread_id=SESSION)  # the thread is the Claude session
     assert request.tool_call_id == "toolu_01" and request.args == TRANSFER.input
@@ -108,7 +111,7 @@ def test_each_decision_as_the_model_sees_it_and_a_replayed_session_runs_nothing_
         assert execution is not None and execution.result == {"result": HANDED_OVER, "input": runs[0]}
 
     # the session resumed (the CLI asks about the same call again): nothing runs twice
-    replay = ScriptedCLI([TRANSFER], tools, transcript=tmp_path / "transcript.jsonl")
+    replay = ScriptedCLI([TRANSFER], tools, allowed_tools=READ_ONLY, transcript=tmp_path / "transcript.jsonl")
     asyncio.run(run_turn(replay, permissions.options()))
     again = [AGAIN.format(request.id), True, []] if handed else shown[1:]
     assert seen_rows(replay) == [["toolu_01", *again]]
@@ -121,7 +124,7 @@ def test_a_call_nobody_decides_in_time_is_denied_and_the_turn_interrupted(
 ) -> None:
     ledger = Ledger(tmp_path / "ledger.jsonl")
     permissions = SignoffPermissions(Gate(sqlite_store, rules=RULES), timeout=0.05)
-    cli = ScriptedCLI([TRANSFER, LOOKUP], make_tools(ledger))
+    cli = ScriptedCLI([TRANSFER, LOOKUP], make_tools(ledger), allowed_tools=READ_ONLY)
     asyncio.run(run_turn(cli, permissions.options()))
     ((call_id, message, is_error, _),) = seen_rows(cli)  # interrupted: lookup is never reached
     assert (call_id, is_error, cli.interrupted) == ("toolu_01", True, True)

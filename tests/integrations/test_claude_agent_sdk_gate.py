@@ -29,7 +29,7 @@ SENT = ["toolu_01", "sent 5 to bob", False, []]
 LOOKED_UP = ["toolu_02", "rows of t", False, []]
 
 
-def test_with_nothing_gated_the_hook_has_no_opinion_and_the_clis_own_flow_stands(
+def test_with_nothing_gated_the_hook_has_no_opinion_and_allowed_tools_run(
     tmp_path: Path, sqlite_store: SQLiteStore
 ) -> None:
     ledger = Ledger(tmp_path / "ledger.jsonl")
@@ -38,10 +38,30 @@ def test_with_nothing_gated_the_hook_has_no_opinion_and_the_clis_own_flow_stands
     asyncio.run(run_turn(allowed, permissions.options(allowed_tools=sorted(BOTH))))
     assert allowed.hook_answers == [{}, {}] and allowed.asked == []
     assert seen_rows(allowed) == [SENT, LOOKED_UP]
-    asking = ScriptedCLI([TRANSFER, LOOKUP], make_tools(ledger))  # the CLI's default mode asks
+    assert len(ledger.runs()) == 2 and sqlite_store.list_requests() == []
+
+
+def test_a_call_the_cli_asks_about_on_its_own_asks_a_person_unless_a_rule_turns_it_off(
+    tmp_path: Path, sqlite_store: SQLiteStore
+) -> None:
+    """Fail closed: the CLI's own "ask" (its permission settings) names the tool as gated, as
+    ADK's and Agent Framework's own approval flags do; only a rule in force turns it off."""
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    permissions = SignoffPermissions(Gate(sqlite_store, rules=RuleSet()), timeout=0.05)
+    asking = ScriptedCLI([LOOKUP, TRANSFER], make_tools(ledger))  # the CLI's default mode asks
     asyncio.run(run_turn(asking, permissions.options()))
-    assert asking.asked == ["toolu_01", "toolu_02"] and seen_rows(asking) == [SENT, LOOKED_UP]
-    assert len(ledger.runs()) == 4 and sqlite_store.list_requests() == []
+    assert asking.hook_answers == [{}] and asking.asked == ["toolu_02"] and asking.interrupted
+    assert seen_rows(asking)[0][1].startswith("signoff refused the call of mcp__pay__lookup")
+    (request,) = sqlite_store.list_requests()
+    assert request.tool_name == LOOKUP.name and request.thread_id.startswith("claude-")  # no session seen
+    assert ledger.runs() == []
+
+    off = {"tools": {name: {"requires_approval": False} for name in BOTH}}
+    permissions = SignoffPermissions(Gate(sqlite_store, rules=RuleSet.model_validate(off)))
+    allowed = ScriptedCLI([TRANSFER, LOOKUP], make_tools(ledger))
+    asyncio.run(run_turn(allowed, permissions.options()))
+    assert allowed.asked == ["toolu_01", "toolu_02"] and seen_rows(allowed) == [SENT, LOOKED_UP]
+    assert len(ledger.runs()) == 2 and len(sqlite_store.list_requests()) == 1
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ from .ledger import Ledger
 
 RULES = RuleSet.model_validate({"tools": {"mcp__pay__transfer": {"requires_approval": True}}})
 EDITED = {"amount": 7, "to": "carol"}
+READ_ONLY = frozenset({LOOKUP.name})
 Prompt = Callable[[str, dict[str, Any], ToolPermissionContext], Awaitable[Any]]
 
 
@@ -47,7 +48,9 @@ def own_prompt(answer: PermissionResultAllow | PermissionResultDeny) -> Prompt:
 
 def signoff_turn(tmp_path: Path, store: SQLiteStore, decision: Decision) -> tuple[list[Any], list[Any]]:
     ledger = Ledger(tmp_path / "signoff.jsonl")
-    cli = ScriptedCLI([TRANSFER, LOOKUP], make_tools(ledger), transcript=tmp_path / "t.jsonl")
+    cli = ScriptedCLI(
+        [TRANSFER, LOOKUP], make_tools(ledger), allowed_tools=READ_ONLY, transcript=tmp_path / "t.jsonl"
+    )
 
     def person() -> None:
         while not (pending := store.list_requests(status="pending")):
@@ -56,12 +59,13 @@ def signoff_turn(tmp_path: Path, store: SQLiteStore, decision: Decision) -> tupl
 
     deciding = threading.Thread(target=person, daemon=True)
     deciding.start()
-    asyncio.run(run_turn(cli, SignoffPermissions(Gate(store, rules=RULES)).options()))
+    options = SignoffPermissions(Gate(store, rules=RULES)).options(allowed_tools=sorted(READ_ONLY))
+    asyncio.run(run_turn(cli, options))
     deciding.join()
     return seen_rows(cli), ledger.runs()
 
 
-def own_turn(tmp_path: Path, prompt: Prompt, *, allowed: frozenset[str] = frozenset()) -> tuple[Any, Any]:
+def own_turn(tmp_path: Path, prompt: Prompt, *, allowed: frozenset[str] = READ_ONLY) -> tuple[Any, Any]:
     ledger = Ledger(tmp_path / "own.jsonl")
     cli = ScriptedCLI([TRANSFER, LOOKUP], make_tools(ledger), allowed_tools=allowed)
     asyncio.run(run_turn(cli, ClaudeAgentOptions(can_use_tool=prompt, allowed_tools=sorted(allowed))))

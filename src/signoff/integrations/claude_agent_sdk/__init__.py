@@ -10,7 +10,8 @@
 - `can_use_tool` asks signoff's gate about each call the CLI would prompt for, and a PreToolUse
   hook makes the CLI prompt for every call signoff's rules ask about (the CLI skips
   `can_use_tool` for a call its own settings allow); a call nobody is asked about runs as without
-  signoff (`Gate.asks_nowhere` first).
+  signoff (`Gate.asks_nowhere` first). A call the CLI prompts for on its own asks a person unless
+  a rule in force turns the tool off (fail closed).
 - Waiting mode: the call waits for the decision inside the run (the SDK is async only). No
   durable mode: see `.permissions`.
 - Three decisions: approve runs the tool; edit runs it with the person's input (`updated_input`,

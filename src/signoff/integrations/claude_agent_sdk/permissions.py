@@ -12,6 +12,10 @@ So signoff plugs in twice:
   as the model asked; otherwise it waits for the decision inside the run (until the rule's
   deadline, or `timeout`) and answers it (see `.results`). The call goes through `gate.arun`, so
   signoff's execution record holds it as handed to the CLI, at most once per request.
+- a call the CLI asks about on its own (its permission settings, not signoff's hook) is one the
+  framework names as gated: it asks unless a rule in force turns the tool off (as ADK's and Agent
+  Framework's own approval flags are handed to signoff). Its thread is the adapter's `thread_id`,
+  or one of its own (the hook saw no session for it).
 
 Waiting mode only: the SDK's one way to stop a run at a tool and resume it in another process (a
 PreToolUse "defer", then `resume=` with the session) needs a real CLI and model to verify, and
@@ -84,7 +88,10 @@ class SignoffPermissions:
         if gate is None:
             chosen = RuleSet.model_validate(rules) if isinstance(rules, dict) else rules
             gate = Gate(open_backend(), rules=chosen)
+        self._whole = gate
+        self._declared = dict(tools or {})
         self.gate = gate.component(tools=tools)
+        self._cli_gates: dict[str, Gate] = {}
         self.nowhere = self.gate.nowhere
         self.defaults = ScopeDefaults(
             thread_id=thread_id, agent=agent, app=app, requester=requester, unattended=unattended
@@ -119,7 +126,7 @@ class SignoffPermissions:
         """The PreToolUse hook (`HookMatcher(hooks=[permissions.pre_tool_use])`): "ask" for a call
         signoff asks about, `{}` (no opinion) for any other."""
         name = input["tool_name"]
-        if self.nowhere[name] or not self._asks(name, input["tool_input"]):
+        if self.nowhere[name] or not self._asks(self.gate, name, input["tool_input"]):
             return NO_OPINION  # the fast path: nobody is asked about this call
         call_id = tool_use_id or input.get("tool_use_id")
         if call_id:
@@ -137,12 +144,13 @@ class SignoffPermissions:
         self, tool_name: str, input: dict[str, Any], context: ToolPermissionContext
     ) -> PermissionResultAllow | PermissionResultDeny:
         """The SDK's permission callback (`ClaudeAgentOptions(can_use_tool=...)`)."""
-        if self.nowhere[tool_name]:
-            return ALLOW  # the fast path, without a lookup more
         call_id = context.tool_use_id
-        seen = self.sessions.take(call_id) if call_id else None
+        seen = self.sessions.pop(call_id or "", None)
+        gate = self.gate if seen is not None else self._cli_gates.get(tool_name) or self._cli_gate(tool_name)
+        if gate.nowhere[tool_name]:
+            return ALLOW  # the fast path: a rule turns the tool off
         try:
-            if not self._asks(tool_name, input):
+            if not self._asks(gate, tool_name, input):
                 return ALLOW
             if not call_id:
                 raise ValueError(f"the call of {tool_name!r} has no tool_use_id: signoff cannot key it")
@@ -150,7 +158,7 @@ class SignoffPermissions:
             turn = round_of(transcript, call_id)
             call = ToolCall(name=tool_name, args=dict(input), id=call_id, round=turn)
             scope = call_scope(self.defaults, seen)
-            reply = await self.gate.arun(call, handed_over, scope, timeout=self.timeout)
+            reply = await gate.arun(call, handed_over, scope, timeout=self.timeout)
         except (SignoffError, ValueError, TypeError) as error:
             log.warning("signoff refused the call of %s: %s", tool_name, error)
             return PermissionResultDeny(message=refused_text(tool_name, error), interrupt=True)
@@ -159,11 +167,20 @@ class SignoffPermissions:
             self._notes[call_id] = note
         return permission(tool_name, reply)
 
-    def _asks(self, name: str, args: dict[str, Any]) -> bool:
+    def _cli_gate(self, name: str) -> Gate:
+        """The gate for a call the CLI asks about on its own: this agent's declarations, and the
+        tool named as gated unless they name it themselves."""
+        gate = self._cli_gates.get(name)
+        if gate is None:
+            declared = {name: ToolEntry(requires_approval=True), **self._declared}
+            gate = self._cli_gates[name] = self._whole.component(tools=declared)
+        return gate
+
+    def _asks(self, gate: Gate, name: str, args: dict[str, Any]) -> bool:
         defaults = self.defaults
-        if not self.gate.may_ask(name, defaults.agent, defaults.app):
+        if not gate.may_ask(name, defaults.agent, defaults.app):
             return False
-        explained = self.gate.explain(
+        explained = gate.explain(
             name, agent=defaults.agent, app=defaults.app, args=dict(args), requester=defaults.requester
         )
         return explained.ask

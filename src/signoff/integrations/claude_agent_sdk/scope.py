@@ -35,6 +35,8 @@ class Sessions:
 
     def __init__(self) -> None:
         self._seen: dict[str, Seen] = {}
+        self.pop = self._seen.pop
+        """`pop(tool_use_id, None)`: `take` without a call more (the callback's hot path)."""
 
     def note(self, tool_use_id: str, seen: Seen) -> None:
         self._seen[tool_use_id] = seen
