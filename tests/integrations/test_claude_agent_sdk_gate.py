@@ -138,3 +138,19 @@ def test_options_refuse_a_second_permission_prompt_and_bypass_mode(sqlite_store:
     assert [m.hooks for m in options.hooks["PreToolUse"]] == [[permissions.pre_tool_use]]
     with pytest.raises(ValueError, match="either gate= or rules="):
         SignoffPermissions(Gate(sqlite_store), rules=RuleSet())
+
+
+def test_a_store_that_cannot_be_read_denies_the_call_even_in_allowed_tools(tmp_path: Path) -> None:
+    """Fail closed: signoff cannot tell whether it asks (its rules live in a store that is gone),
+    so the hook makes the CLI ask and `can_use_tool` denies and ends the turn; nothing runs."""
+    store = SQLiteStore(tmp_path / "gone.db")
+    permissions = SignoffPermissions(Gate(store))
+    store.close()
+    ledger = Ledger(tmp_path / "ledger.jsonl")
+    cli = ScriptedCLI([LOOKUP, TRANSFER], make_tools(ledger), allowed_tools=BOTH)
+    asyncio.run(run_turn(cli, permissions.options(allowed_tools=sorted(BOTH))))
+    assert cli.asked == ["toolu_02"] and cli.interrupted
+    ((call_id, message, is_error, _),) = seen_rows(cli)
+    assert (call_id, is_error) == ("toolu_02", True)
+    assert message.startswith("signoff refused the call of mcp__pay__lookup, so it did not run: ")
+    assert ledger.runs() == []

@@ -38,7 +38,7 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
-from signoff import Gate, RuleSet, SignoffError, ToolCall, ToolEntry, open_backend
+from signoff import Gate, RuleSet, ToolCall, ToolEntry, open_backend
 
 from .._scope import ScopeDefaults
 from .results import ALLOW, edit_note, handed_over, permission, refused_text
@@ -126,8 +126,11 @@ class SignoffPermissions:
         """The PreToolUse hook (`HookMatcher(hooks=[permissions.pre_tool_use])`): "ask" for a call
         signoff asks about, `{}` (no opinion) for any other."""
         name = input["tool_name"]
-        if self.nowhere[name] or not self._asks(self.gate, name, input["tool_input"]):
-            return NO_OPINION  # the fast path: nobody is asked about this call
+        try:
+            if self.nowhere[name] or not self._asks(self.gate, name, input["tool_input"]):
+                return NO_OPINION  # the fast path: nobody is asked about this call
+        except Exception as error:  # the rules cannot be read: the CLI asks, and `can_use_tool` refuses
+            log.warning("signoff cannot tell whether it asks about %s: %s", name, error)
         call_id = tool_use_id or input.get("tool_use_id")
         if call_id:
             self.sessions.note(call_id, Seen(input.get("session_id"), input.get("transcript_path")))
@@ -147,9 +150,9 @@ class SignoffPermissions:
         call_id = context.tool_use_id
         seen = self.sessions.pop(call_id or "", None)
         gate = self.gate if seen is not None else self._cli_gates.get(tool_name) or self._cli_gate(tool_name)
-        if gate.nowhere[tool_name]:
-            return ALLOW  # the fast path: a rule turns the tool off
         try:
+            if gate.nowhere[tool_name]:
+                return ALLOW  # the fast path: a rule turns the tool off
             if not self._asks(gate, tool_name, input):
                 return ALLOW
             if not call_id:
@@ -159,7 +162,7 @@ class SignoffPermissions:
             call = ToolCall(name=tool_name, args=dict(input), id=call_id, round=turn)
             scope = call_scope(self.defaults, seen)
             reply = await gate.arun(call, handed_over, scope, timeout=self.timeout)
-        except (SignoffError, ValueError, TypeError) as error:
+        except Exception as error:  # anything else would leave the answer to the CLI: fail closed
             log.warning("signoff refused the call of %s: %s", tool_name, error)
             return PermissionResultDeny(message=refused_text(tool_name, error), interrupt=True)
         note = edit_note(reply)
