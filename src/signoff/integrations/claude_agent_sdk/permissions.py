@@ -42,7 +42,7 @@ from signoff import Gate, RuleSet, ToolCall, ToolEntry, open_backend
 
 from .._scope import ScopeDefaults
 from .results import ALLOW, edit_note, handed_over, permission, refused_text
-from .scope import Seen, Sessions, call_scope
+from .scope import SEEN_AT_MOST, Seen, Sessions, call_scope
 from .turns import round_of
 
 log = logging.getLogger("signoff")
@@ -168,6 +168,8 @@ class SignoffPermissions:
         note = edit_note(reply)
         if note is not None:
             self._notes[call_id] = note
+            while len(self._notes) > SEEN_AT_MOST:  # PostToolUse never came for the oldest
+                del self._notes[next(iter(self._notes))]
         return permission(tool_name, reply)
 
     def _cli_gate(self, name: str) -> Gate:
