@@ -128,6 +128,7 @@ def test_signoff_plugins_lists_an_installed_package_with_signoffs_own(site: Path
         "agent_framework",
         "google_adk",
         "strands",
+        "claude_agent_sdk",
     }
     shipped = {(plugins.CHANNELS, name) for name in shipped_channels}
     shipped |= {(plugins.INTEGRATIONS, name) for name in shipped_adapters}
