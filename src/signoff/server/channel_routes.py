@@ -9,7 +9,10 @@ named by id, by handle, or (a text reply) by the reply code its message carried,
 sender's only open one (`reply_picking`), and the decision goes through the same checks as
 every other (`deciding.decide_as`: only approvers, the first decision wins, audited). The
 channel then answers its platform (`Channel.answer`). Each inbound action is one structured log
-line (thread, request, handle, platform, result).
+line (thread, request, handle, platform, result). A channel that answers a callback whole
+(`Channel.handle`: Slack's modals) is handed a `CallbackHost` (`channel_callbacks`), never the
+server. WeCom's callback URL, `/channels/{name}/wecom`, is the same path with the query handed to
+the channel and a text answer.
 """
 
 from __future__ import annotations
