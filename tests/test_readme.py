@@ -64,7 +64,7 @@ CHECKED = {
     ("bash", "--oidc-issuer"): "test_the_identity_provider_example_signs_people_in",
     ("bash", "signoff purge"): "test_the_retention_commands_run",
     ("toml", "signoff.channels"): "test_the_plugin_example_is_listed_and_works",
-    ("python", "class AcmeChannel(Channel)"): "test_the_plugin_example_is_listed_and_works",
+    ("bash", "examples/custom_adapter.py"): "test_the_custom_adapter_example_runs_as_the_readme_says",
 }
 """Each block, by its language and a text only it contains, and the test that runs or checks it."""
 
@@ -574,6 +574,23 @@ second venv (tests/integrations/compat), not by the README's loop in the main on
 # -- development --------------------------------------------------------------------------------
 
 
+def test_the_custom_adapter_example_runs_as_the_readme_says(
+    tmp_path: Path, signoff_on_path: dict[str, str]
+) -> None:
+    block = readme_block("bash", "examples/custom_adapter.py")
+    venv = tmp_path / ".venv" / "bin"
+    (venv / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
+    (venv / "python").chmod(0o755)
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "custom_adapter.py").symlink_to(ROOT / "examples" / "custom_adapter.py")
+    done = run_bash(block, tmp_path, signoff_on_path, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("paused: request req_") and lines[0].endswith(" waits for a person")
+    assert lines[1] == "tool: The parameters for tool 'send_email' were updated by the user to:"
+    assert lines[-1] == "send_email ran 1 time(s): [('alice', 'yes, at noon')]"
+
+
 def test_the_development_tree_is_what_is_there() -> None:
     for line in readme_block("text", "src/signoff/").splitlines():
         path, what = line.split(maxsplit=1)
@@ -582,7 +599,7 @@ def test_the_development_tree_is_what_is_there() -> None:
             assert (ROOT / named).is_dir(), named
         if path == ".ci/run":
             ci = (ROOT / path).read_text(encoding="utf-8")
-            for step in ("ruff check", "ruff format --check", "mypy", ".venv/bin/pytest"):
+            for step in ("ruff check", "ruff format --check", "mypy", "lint-imports", ".venv/bin/pytest"):
                 assert step in ci, step
 
 
@@ -789,8 +806,10 @@ def test_the_identity_provider_example_signs_people_in(
 def test_the_plugin_example_is_listed_and_works(
     tmp_path: Path, sqlite_store: SQLiteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    pyproject, channel = readme_block("toml", "signoff.channels"), readme_block("python", "AcmeChannel")
-    install_readme_example(tmp_path, pyproject, channel)
+    pyproject = readme_block("toml", "signoff.channels")
+    channel = (ROOT / "examples" / "custom_channel.py").read_text(encoding="utf-8")
+    adapter = (ROOT / "examples" / "custom_adapter.py").read_text(encoding="utf-8")
+    install_readme_example(tmp_path, pyproject, channel, adapter)
     done = run_signoff(tmp_path, "plugins")
     assert done.returncode == 0, done.stderr
     assert "signoff.channels  acme  acme_signoff.channel  acme-signoff 1.0  ok" in done.stdout
