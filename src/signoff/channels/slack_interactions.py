@@ -1,4 +1,4 @@
-"""A Slack interaction, start to end, with the server at hand (`SlackChannel.handle`).
+"""A Slack interaction, start to end, through what the server offers (`SlackChannel.handle`).
 
 Slack sends every click and every modal submission to the one Interactivity Request URL and
 wants an answer within 3 seconds. What happens:
@@ -6,7 +6,7 @@ wants an answer within 3 seconds. What happens:
 1. the server's callback route checks the signature first (`SlackChannel.verify`): a forged or
    stale callback is a 401 and an audit row, an unreadable one a 400; nothing else is read then;
 2. approve, and a submitted reject, decide through the server's shared path
-   (`channel_routes.act`: the Slack user mapped to a person by their `slack` address, the
+   (`CallbackHost.decide`: the Slack user mapped to a person by their `slack` address, the
    approver check, the first decision wins, audited); a refused click is answered with an
    ephemeral message only the clicker sees, after the ack;
 3. edit, answer and reject first open a modal (`views.open`, after the ack, while the 3-second
@@ -17,7 +17,7 @@ wants an answer within 3 seconds. What happens:
    what breaks it is shown in the modal next to its field (`response_action: errors`), and
    nothing is decided until it fits.
 
-Each inbound action is one structured log line (`channel_routes.log_inbound`).
+Each inbound action is one structured log line (`inbound_log.log_inbound`).
 """
 
 from __future__ import annotations
@@ -27,42 +27,38 @@ from typing import Any
 
 from slack_sdk.errors import SlackObjectFormationError
 
-from .._util import utcnow
-from ..decision_checks import refuse_if_closed
 from ..errors import SignoffError
+from ..presentation.decision_form import answer_fields, edit_fields
+from ..presentation.form_fields import FieldProblems, FormField, field_problems, read_fields
 from ..requests import Request
-from ..server.channel_routes import act, log_inbound
-from ..server.context import Server
-from ..server.inbox.cards import refusal_text
-from ..server.inbox.decision_form import answer_fields, edit_fields
-from ..server.inbox.schema_form import FieldProblems, FormField, field_problems, read_fields
 from ..templates import REDACTED
-from .contract import Inbound, InboundOutcome
+from .contract import CallbackHost, Inbound, InboundOutcome
+from .inbound_log import log_inbound
 from .slack import NO_FORM, SlackChannel
 from .slack_blocks import COMMENT_BLOCK, EDIT_VIEW, MESSAGE_BLOCK, form_view, reject_view
-from .texts import EXPIRED_REPLY, Locale
+from .texts import Locale
 
 
-async def handle(server: Server, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
+async def handle(host: CallbackHost, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
     """A verified interaction (the server's callback route checked its signature, refusing and
     auditing a forged or stale one)."""
     if inbound.kind == "decide":
-        outcome = await server.write(act, server, channel, inbound)
+        outcome = await host.decide(channel, inbound)
         return channel.answer(inbound, outcome)
     if inbound.extra.get("open"):
-        await _open_modal(server, channel, inbound)
+        await _open_modal(host, channel, inbound)
         return 200, None
     if inbound.extra.get("type") == "view_submission":
-        return await _submitted_form(server, channel, inbound)
+        return await _submitted_form(host, channel, inbound)
     return channel.answer(inbound, None)
 
 
 # -- a modal to open --------------------------------------------------------------------------
 
 
-async def _open_modal(server: Server, channel: SlackChannel, inbound: Inbound) -> None:
+async def _open_modal(host: CallbackHost, channel: SlackChannel, inbound: Inbound) -> None:
     decision = str(inbound.extra["open"])
-    checked = await server.write(_approver_request, server, channel, inbound)  # refusals are audited
+    checked = await host.request_to_decide(channel, inbound)  # refusals are audited
     if isinstance(checked, InboundOutcome):
         channel.later(channel.ephemeral(inbound, checked.message))
         return
@@ -94,32 +90,6 @@ async def _views_open(channel: SlackChannel, inbound: Inbound, view: dict[str, A
         await channel.ephemeral(inbound, f"The form could not be opened ({exc}); try again.")
 
 
-def _approver_request(server: Server, channel: SlackChannel, inbound: Inbound) -> Request | InboundOutcome:
-    """The request the click is about, if the clicker may decide it now; else why not (audited
-    where the approver check refused)."""
-    store = server.store
-    user = store.user_at(channel.address_kind, inbound.sender) if inbound.sender else None
-    if user is None:  # the shared path audits an unknown sender and says so
-        return act(server, channel, replace(inbound, kind="decide", decision=None))
-    assert inbound.request_id is not None
-    try:
-        request = store.get_request_for(inbound.request_id, user, channel=channel.name)
-    except SignoffError as exc:
-        return _refused(channel, inbound, "refused", refusal_text(exc, None))
-    try:
-        refuse_if_closed(request)
-    except SignoffError as exc:
-        return _refused(channel, inbound, "refused", refusal_text(exc, request))
-    if request.deadline <= utcnow():
-        return _refused(channel, inbound, "expired", EXPIRED_REPLY[channel.locale])
-    return request
-
-
-def _refused(channel: SlackChannel, inbound: Inbound, result: Any, message: str) -> InboundOutcome:
-    log_inbound(channel, inbound, inbound.request_id, result)
-    return InboundOutcome(result=result, message=message, request_id=inbound.request_id)
-
-
 # -- fields, as a modal shows them ------------------------------------------------------------
 
 
@@ -148,8 +118,8 @@ def slack_answer_fields(request: Request) -> list[FormField]:
 # -- a submitted form -------------------------------------------------------------------------
 
 
-async def _submitted_form(server: Server, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
-    read = await server.run(_read_form, server, channel, inbound)
+async def _submitted_form(host: CallbackHost, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
+    read = await _read_form(host, channel, inbound)
     if isinstance(read, FieldProblems):
         log_inbound(channel, inbound, inbound.request_id, "invalid", why=read.summary)
         return 200, {"response_action": "errors", "errors": dict(read)}
@@ -157,19 +127,19 @@ async def _submitted_form(server: Server, channel: SlackChannel, inbound: Inboun
     deciding = replace(
         inbound, kind="decide", decision=decision, extra={**inbound.extra, "error_block": error_block}
     )
-    outcome = await server.write(act, server, channel, deciding)
+    outcome = await host.decide(channel, deciding)
     return channel.answer(deciding, outcome)
 
 
-def _read_form(
-    server: Server, channel: SlackChannel, inbound: Inbound
+async def _read_form(
+    host: CallbackHost, channel: SlackChannel, inbound: Inbound
 ) -> FieldProblems | tuple[dict[str, Any], str]:
     """The decision the submitted modal says, and the block to show a refusal on; or what is
     wrong with its fields."""
     values: dict[str, str] = dict(inbound.extra.get("values") or {})
     assert inbound.request_id is not None
     try:
-        request = server.store.get_request(inbound.request_id)
+        request = await host.request(inbound.request_id)
     except SignoffError as exc:
         return _problem(
             MESSAGE_BLOCK if inbound.extra.get("view") != EDIT_VIEW else COMMENT_BLOCK, exc.message
