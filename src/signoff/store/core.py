@@ -209,16 +209,23 @@ class StoreCore(ABC):
         entry and the outbox rows it causes (each notice's update, the webhooks' event); None if
         it was no longer pending. `notified`: the request may have had notices (False only when
         its rule routes to no channel but the inbox)."""
-        now = params["now"]
         with self._transaction() as (tx, changes):
-            row = tx.one("finish_request", **params)
-            if row is None:
-                return None
-            tx.send("queue_audit", **note.params())
-            if notified or self._webhooks_may_want(note.action):
-                tx.send("enqueue_event", request_id=row["id"], event=note.action, message="update", now=now)
-            changes.request_ids.add(row["id"])
-            return row
+            return self._finish_in(tx, changes, params, note, notified=notified)
+
+    def _finish_in(
+        self, tx: Tx, changes: Changes, params: dict[str, Any], note: AuditNote, *, notified: bool
+    ) -> dict[str, Any] | None:
+        """`_finish_request_audited` inside a write transaction already open."""
+        row = tx.one("finish_request", **params)
+        if row is None:
+            return None
+        tx.send("queue_audit", **note.params())
+        if notified or self._webhooks_may_want(note.action):
+            tx.send(
+                "enqueue_event", request_id=row["id"], event=note.action, message="update", now=params["now"]
+            )
+        changes.request_ids.add(row["id"])
+        return row
 
     def _decide_at_once(
         self, request_id: str, decision: Decision, *, actor: str, channel: str, on_behalf: bool
