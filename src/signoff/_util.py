@@ -10,6 +10,7 @@ import re
 import reprlib
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -79,13 +80,27 @@ def format_span(seconds: float) -> str:
     return f"{days}d {hours}h" if hours else f"{days}d"
 
 
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-"""What `json.dumps` would build anew on each call with these options."""
+def compact_encoder(*, sort_keys: bool, allow_nan: bool) -> Callable[[Any], str]:
+    """`json.JSONEncoder(...).encode` with no spaces, non-ASCII kept and `str` of what JSON cannot
+    hold, made once: `encode` builds its C encoder anew on every call, which costs more than
+    encoding a small value. It keeps no circular-reference check: a value that refers to itself
+    fails with RecursionError, as one nested too deeply does, instead of ValueError."""
+    encoder = json.JSONEncoder(
+        sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False, allow_nan=allow_nan, default=str
+    )
+    make = getattr(json.encoder, "c_make_encoder", None)  # not in typeshed's stubs
+    if make is None:  # an interpreter without the C accelerator
+        return encoder.encode
+    one_shot = make(None, str, json.encoder.encode_basestring, None, ":", ",", sort_keys, False, allow_nan)
+
+    def encode(value: Any) -> str:
+        return "".join(one_shot(value, 0))
+
+    return encode
 
 
-def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no spaces: the same value always gives the same text."""
-    return _CANONICAL.encode(value)
+canonical_json = compact_encoder(sort_keys=True, allow_nan=True)
+"""JSON with sorted keys and no spaces: the same value always gives the same text."""
 
 
 def display_json(value: Any) -> str:
