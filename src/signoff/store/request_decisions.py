@@ -3,7 +3,6 @@ quorum's votes, and what the audit log keeps of each."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -23,7 +22,7 @@ from ..errors import (
     SeparationOfDuties,
 )
 from ..grants import GrantAsk
-from ..requests import STATUS_FOR_DECISION, Request
+from ..requests import STATUS_FOR_DECISION, Request, changed_request
 from ..templates import redact_args
 from .core import AuditNote, Json
 from .decide_statement import decision_words
@@ -222,7 +221,7 @@ def _decided(request: Request, decision: Decision, finish: dict[str, Any]) -> Re
         created_at=now,
     )
     final_args = finish["final_args"]
-    return replace(
+    return changed_request(
         request,
         status=finish["status"],
         updated_at=now,
