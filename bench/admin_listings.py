@@ -2,8 +2,11 @@
 by store/listing.py) against the visibility union they replaced for admins and against the query
 from before that union (bench/scale.py's "before"), in the same run, on bench/scale.py's databases
 (built and cached by it: N requests over 180 days, 0.5 % open, nearly all among the newest).
+With --members, the same for two people's listings (alice, named on a quarter of the requests;
+olga, in two groups): their own query (`list_visible`) against the union and the query from
+before, written to bench/results/member-listings.json.
 
-    .venv/bin/python bench/admin_listings.py [--quick] [--requests N] [--no-postgres] [--dsn DSN]
+    .venv/bin/python bench/admin_listings.py [--quick] [--members] [--requests N] [--no-postgres] [--dsn DSN]
 
 Each listing as the inbox asks it, through `Store.list_requests` with rows decoded (the "before"
 query through the same connection and decoding), and the statement alone (run and its rows
@@ -37,12 +40,15 @@ from core import (
     progress,
     write_results,
 )
+from signoff.decision_checks import principals_of
 from signoff.server.inbox.rendering import OPEN_STATUSES, PAGE_SIZE
 from signoff.store import Store, request_reads
 from signoff.store.listing import listing_params, listing_query
 
 RESULTS = Path(__file__).resolve().parent / "results" / "admin-listings.json"
-OWN = "admin queries"
+MEMBER_RESULTS = RESULTS.with_name("member-listings.json")
+MEMBERS = ("alice", "olga")
+OWN = "own queries"
 UNION = "visibility union"
 BEFORE = "query from before"
 SIDES = (OWN, UNION, BEFORE)
@@ -60,12 +66,12 @@ def union_path() -> Iterator[None]:
         setattr(request_reads, "listing_query", real)  # noqa: B010
 
 
-def listings(middle: str) -> dict[str, scale.Ask]:
+def listings(middle: str, viewer: str | None) -> dict[str, scale.Ask]:
     return {
-        "inbox": scale.Ask(viewer=None, statuses=tuple(OPEN_STATUSES)),
-        "history": scale.Ask(viewer=None),
-        "later": scale.Ask(viewer=None, cursor=middle),
-        "status": scale.Ask(viewer=None, statuses=("rejected",)),
+        "inbox": scale.Ask(viewer=viewer, statuses=tuple(OPEN_STATUSES)),
+        "history": scale.Ask(viewer=viewer),
+        "later": scale.Ask(viewer=viewer, cursor=middle),
+        "status": scale.Ask(viewer=viewer, statuses=("rejected",)),
     }
 
 
@@ -83,11 +89,13 @@ def timed(run: Callable[[], object]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> None:
+def measure(report: Report, built: scale.Built, viewer: str | None, rounds: int, per_round: int) -> None:
     store: Store = built.store
     scale.install_before(store)
     middle = scale.request_id(datetime.now(UTC) - timedelta(days=scale.DAYS / 2), 0)
-    asks = listings(middle)
+    asks = listings(middle, viewer)
+    principals = None if viewer is None else principals_of(viewer, store.groups_of(viewer))
+    who = viewer or "admin"
 
     def page(side: str, ask: scale.Ask) -> Callable[[], object]:
         """The page as the inbox gets it: the listing, its rows decoded into requests."""
@@ -108,14 +116,20 @@ def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> 
             name = "list_requests_before"
             params = {
                 "status": list(ask.statuses) if ask.statuses is not None else None,
-                **dict.fromkeys(("tool", "agent", "app", "created_by", "search", "principals", "viewer")),
+                **dict.fromkeys(("tool", "agent", "app", "created_by", "search")),
+                "principals": principals,
+                "viewer": viewer,
                 "cursor": ask.cursor,
                 "limit": PAGE_SIZE + 1,
             }
         else:
             statuses = list(ask.statuses) if ask.statuses is not None else None
             params = listing_params(
-                statuses=statuses, viewer=None, principals=None, cursor=ask.cursor, limit=PAGE_SIZE + 1
+                statuses=statuses,
+                viewer=viewer,
+                principals=principals,
+                cursor=ask.cursor,
+                limit=PAGE_SIZE + 1,
             )
             name = "list_requests" if side == UNION else listing_query(params)
 
@@ -135,7 +149,7 @@ def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> 
     keys = [(key, what, side) for key in asks for what in WHATS for side in SIDES]
     medians: dict[tuple[str, str, str], list[float]] = {key: [] for key in keys}
     for index in range(rounds):
-        progress(f"{built.described}: round {index + 1}/{rounds}")
+        progress(f"{built.described}, {who}: round {index + 1}/{rounds}")
         samples: dict[tuple[str, str, str], list[float]] = {key: [] for key in keys}
         for turn in range(per_round):
             for key, ask in asks.items():
@@ -146,13 +160,13 @@ def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> 
             medians[found].append(statistics.median(values))
     for key in asks:
         for what in WHATS:
-            section = f"{built.described}: admin, {LABELS[key]}, {WHATS[what]}"
+            section = f"{built.described}: {who}, {LABELS[key]}, {WHATS[what]}"
             for side in SIDES:
                 values = medians[key, what, side]
                 report.add(
                     Metric(
                         section,
-                        f"{key}_{what}_{side.replace(' ', '_')}_ms",
+                        f"{who}_{key}_{what}_{side.replace(' ', '_')}_ms",
                         f"{side}: p50 (median of round medians)",
                         statistics.median(values),
                         "ms",
@@ -167,8 +181,8 @@ def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> 
                 report.add(
                     Metric(
                         section,
-                        f"{key}_{what}_own_over_{other.split()[-1]}",
-                        f"admin queries / {other} (round by round, median)",
+                        f"{who}_{key}_{what}_own_over_{other.split()[-1]}",
+                        f"own queries / {other} (round by round, median)",
                         statistics.median(ratios),
                         "x",
                         Target("<=", 1.0),
@@ -181,10 +195,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="100,000 requests, fewer rounds")
     parser.add_argument("--requests", type=int, help="how many requests (default 200,000)")
+    parser.add_argument("--members", action="store_true", help="alice's and olga's listings, not the admin's")
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--dsn", default=scale.parse_args([]).dsn)
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--output", type=Path)
     options = parser.parse_args(argv)
+    output = options.output or (MEMBER_RESULTS if options.members else RESULTS)
+    viewers: tuple[str | None, ...] = MEMBERS if options.members else (None,)
     count = options.requests or (100_000 if options.quick else 200_000)
     rounds, per_round = (5, 6) if options.quick else (10, 10)
     skipped = (
@@ -197,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     for build in builders:
         built = build()
         try:
-            measure(report, built, rounds, per_round)
+            for viewer in viewers:
+                measure(report, built, viewer, rounds, per_round)
         finally:
             built.store.close()
     if skipped:
@@ -206,8 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         f"{rounds} rounds, each running every listing {per_round} times per side in a rotating order; "
         f"{count:,} requests (bench/scale.py's mix and cache)."
     )
-    write_results(report, machine_info(None if skipped else options.dsn), options.quick, options.output)
-    print_report(report, "An admin's listings: their own queries against the union and the query from before")
+    write_results(report, machine_info(None if skipped else options.dsn), options.quick, output)
+    whose = "Members'" if options.members else "An admin's"
+    print_report(report, f"{whose} listings: their own queries against the union and the query from before")
     return 0
 
 
