@@ -12,15 +12,20 @@ Each listing as the inbox asks it, through `Store.list_requests` with rows decod
 query through the same connection and decoding), and the statement alone (run and its rows
 fetched, not decoded into requests: what the database and the driver cost): the inbox's first
 page (open requests), the history's first page, a page 90 days back, and one status's history
-(rejected). The three take turns in every round, in a rotating order, several times each; each
+(rejected). The three take turns in every round, in each of their six orders in turn (so that
+each follows each other as often: the query from before, reading far more, leaves the page cache
+colder for whichever comes next), several times each; each
 figure is the median of a round's samples, reported as the median (min–max) of the rounds, and
-the ratios are taken round by round. Wall time: the database's own work is in another process.
+the ratios are taken round by round. PostgreSQL in wall time (the database's own work is in
+another process), SQLite in this thread's CPU time (all of its work, whatever else the shared
+machine runs).
 Prints a table and writes bench/results/admin-listings.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -42,7 +47,7 @@ from core import (
 )
 from signoff.decision_checks import principals_of
 from signoff.server.inbox.rendering import OPEN_STATUSES, PAGE_SIZE
-from signoff.store import Store, request_reads
+from signoff.store import SQLiteStore, Store, request_reads
 from signoff.store.listing import listing_params, listing_query
 
 RESULTS = Path(__file__).resolve().parent / "results" / "admin-listings.json"
@@ -52,6 +57,7 @@ OWN = "own queries"
 UNION = "visibility union"
 BEFORE = "query from before"
 SIDES = (OWN, UNION, BEFORE)
+ORDERS = list(itertools.permutations(SIDES))
 WHATS = {"page": "the page (rows decoded)", "query": "the statement alone"}
 
 
@@ -83,10 +89,10 @@ LABELS = {
 }
 
 
-def timed(run: Callable[[], object]) -> float:
-    started = time.perf_counter()
+def timed(run: Callable[[], object], clock: Callable[[], float]) -> float:
+    started = clock()
     run()
-    return (time.perf_counter() - started) * 1000
+    return (clock() - started) * 1000
 
 
 def measure(report: Report, built: scale.Built, viewer: str | None, rounds: int, per_round: int) -> None:
@@ -96,6 +102,7 @@ def measure(report: Report, built: scale.Built, viewer: str | None, rounds: int,
     asks = listings(middle, viewer)
     principals = None if viewer is None else principals_of(viewer, store.groups_of(viewer))
     who = viewer or "admin"
+    clock = time.thread_time if isinstance(store, SQLiteStore) else time.perf_counter
 
     def page(side: str, ask: scale.Ask) -> Callable[[], object]:
         """The page as the inbox gets it: the listing, its rows decoded into requests."""
@@ -154,8 +161,8 @@ def measure(report: Report, built: scale.Built, viewer: str | None, rounds: int,
         for turn in range(per_round):
             for key, ask in asks.items():
                 for what in WHATS:
-                    for side in SIDES[turn % 3 :] + SIDES[: turn % 3]:
-                        samples[key, what, side].append(timed(run(side, ask, what)))
+                    for side in ORDERS[turn % len(ORDERS)]:
+                        samples[key, what, side].append(timed(run(side, ask, what), clock))
         for found, values in samples.items():
             medians[found].append(statistics.median(values))
     for key in asks:
@@ -203,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     output = options.output or (MEMBER_RESULTS if options.members else RESULTS)
     viewers: tuple[str | None, ...] = MEMBERS if options.members else (None,)
     count = options.requests or (100_000 if options.quick else 200_000)
-    rounds, per_round = (5, 6) if options.quick else (10, 10)
+    rounds, per_round = (5, 6) if options.quick else (10, 12)
     skipped = (
         "PostgreSQL skipped: --no-postgres" if options.no_postgres else postgres_unavailable(options.dsn)
     )
@@ -221,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
     if skipped:
         report.notes.append(skipped)
     report.notes.append(
-        f"{rounds} rounds, each running every listing {per_round} times per side in a rotating order; "
+        f"{rounds} rounds, each running every listing {per_round} times per side, the sides in each of "
+        "their orders in turn; "
         f"{count:,} requests (bench/scale.py's mix and cache)."
     )
     write_results(report, machine_info(None if skipped else options.dsn), options.quick, output)
