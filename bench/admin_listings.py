@@ -2,22 +2,30 @@
 by store/listing.py) against the visibility union they replaced for admins and against the query
 from before that union (bench/scale.py's "before"), in the same run, on bench/scale.py's databases
 (built and cached by it: N requests over 180 days, 0.5 % open, nearly all among the newest).
+With --members, the same for two people's listings (alice, named on a quarter of the requests;
+olga, in two groups): their own query (`list_visible`) against the union and the query from
+before, written to bench/results/member-listings.json.
 
-    .venv/bin/python bench/admin_listings.py [--quick] [--requests N] [--no-postgres] [--dsn DSN]
+    .venv/bin/python bench/admin_listings.py [--quick] [--members] [--requests N] [--no-postgres] [--dsn DSN]
 
 Each listing as the inbox asks it, through `Store.list_requests` with rows decoded (the "before"
 query through the same connection and decoding), and the statement alone (run and its rows
 fetched, not decoded into requests: what the database and the driver cost): the inbox's first
 page (open requests), the history's first page, a page 90 days back, and one status's history
-(rejected). The three take turns in every round, in a rotating order, several times each; each
+(rejected). The three take turns in every round, in each of their six orders in turn (so that
+each follows each other as often: the query from before, reading far more, leaves the page cache
+colder for whichever comes next), several times each; each
 figure is the median of a round's samples, reported as the median (min–max) of the rounds, and
-the ratios are taken round by round. Wall time: the database's own work is in another process.
+the ratios are taken round by round. PostgreSQL in wall time (the database's own work is in
+another process), SQLite in this thread's CPU time (all of its work, whatever else the shared
+machine runs).
 Prints a table and writes bench/results/admin-listings.json.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import statistics
 import sys
 import time
@@ -37,15 +45,19 @@ from core import (
     progress,
     write_results,
 )
+from signoff.decision_checks import principals_of
 from signoff.server.inbox.rendering import OPEN_STATUSES, PAGE_SIZE
-from signoff.store import Store, request_reads
+from signoff.store import SQLiteStore, Store, request_reads
 from signoff.store.listing import listing_params, listing_query
 
 RESULTS = Path(__file__).resolve().parent / "results" / "admin-listings.json"
-OWN = "admin queries"
+MEMBER_RESULTS = RESULTS.with_name("member-listings.json")
+MEMBERS = ("alice", "olga")
+OWN = "own queries"
 UNION = "visibility union"
 BEFORE = "query from before"
 SIDES = (OWN, UNION, BEFORE)
+ORDERS = list(itertools.permutations(SIDES))
 WHATS = {"page": "the page (rows decoded)", "query": "the statement alone"}
 
 
@@ -60,12 +72,12 @@ def union_path() -> Iterator[None]:
         setattr(request_reads, "listing_query", real)  # noqa: B010
 
 
-def listings(middle: str) -> dict[str, scale.Ask]:
+def listings(middle: str, viewer: str | None) -> dict[str, scale.Ask]:
     return {
-        "inbox": scale.Ask(viewer=None, statuses=tuple(OPEN_STATUSES)),
-        "history": scale.Ask(viewer=None),
-        "later": scale.Ask(viewer=None, cursor=middle),
-        "status": scale.Ask(viewer=None, statuses=("rejected",)),
+        "inbox": scale.Ask(viewer=viewer, statuses=tuple(OPEN_STATUSES)),
+        "history": scale.Ask(viewer=viewer),
+        "later": scale.Ask(viewer=viewer, cursor=middle),
+        "status": scale.Ask(viewer=viewer, statuses=("rejected",)),
     }
 
 
@@ -77,17 +89,20 @@ LABELS = {
 }
 
 
-def timed(run: Callable[[], object]) -> float:
-    started = time.perf_counter()
+def timed(run: Callable[[], object], clock: Callable[[], float]) -> float:
+    started = clock()
     run()
-    return (time.perf_counter() - started) * 1000
+    return (clock() - started) * 1000
 
 
-def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> None:
+def measure(report: Report, built: scale.Built, viewer: str | None, rounds: int, per_round: int) -> None:
     store: Store = built.store
     scale.install_before(store)
     middle = scale.request_id(datetime.now(UTC) - timedelta(days=scale.DAYS / 2), 0)
-    asks = listings(middle)
+    asks = listings(middle, viewer)
+    principals = None if viewer is None else principals_of(viewer, store.groups_of(viewer))
+    who = viewer or "admin"
+    clock = time.thread_time if isinstance(store, SQLiteStore) else time.perf_counter
 
     def page(side: str, ask: scale.Ask) -> Callable[[], object]:
         """The page as the inbox gets it: the listing, its rows decoded into requests."""
@@ -108,14 +123,20 @@ def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> 
             name = "list_requests_before"
             params = {
                 "status": list(ask.statuses) if ask.statuses is not None else None,
-                **dict.fromkeys(("tool", "agent", "app", "created_by", "search", "principals", "viewer")),
+                **dict.fromkeys(("tool", "agent", "app", "created_by", "search")),
+                "principals": principals,
+                "viewer": viewer,
                 "cursor": ask.cursor,
                 "limit": PAGE_SIZE + 1,
             }
         else:
             statuses = list(ask.statuses) if ask.statuses is not None else None
             params = listing_params(
-                statuses=statuses, viewer=None, principals=None, cursor=ask.cursor, limit=PAGE_SIZE + 1
+                statuses=statuses,
+                viewer=viewer,
+                principals=principals,
+                cursor=ask.cursor,
+                limit=PAGE_SIZE + 1,
             )
             name = "list_requests" if side == UNION else listing_query(params)
 
@@ -135,24 +156,24 @@ def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> 
     keys = [(key, what, side) for key in asks for what in WHATS for side in SIDES]
     medians: dict[tuple[str, str, str], list[float]] = {key: [] for key in keys}
     for index in range(rounds):
-        progress(f"{built.described}: round {index + 1}/{rounds}")
+        progress(f"{built.described}, {who}: round {index + 1}/{rounds}")
         samples: dict[tuple[str, str, str], list[float]] = {key: [] for key in keys}
         for turn in range(per_round):
             for key, ask in asks.items():
                 for what in WHATS:
-                    for side in SIDES[turn % 3 :] + SIDES[: turn % 3]:
-                        samples[key, what, side].append(timed(run(side, ask, what)))
+                    for side in ORDERS[turn % len(ORDERS)]:
+                        samples[key, what, side].append(timed(run(side, ask, what), clock))
         for found, values in samples.items():
             medians[found].append(statistics.median(values))
     for key in asks:
         for what in WHATS:
-            section = f"{built.described}: admin, {LABELS[key]}, {WHATS[what]}"
+            section = f"{built.described}: {who}, {LABELS[key]}, {WHATS[what]}"
             for side in SIDES:
                 values = medians[key, what, side]
                 report.add(
                     Metric(
                         section,
-                        f"{key}_{what}_{side.replace(' ', '_')}_ms",
+                        f"{who}_{key}_{what}_{side.replace(' ', '_')}_ms",
                         f"{side}: p50 (median of round medians)",
                         statistics.median(values),
                         "ms",
@@ -167,8 +188,8 @@ def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> 
                 report.add(
                     Metric(
                         section,
-                        f"{key}_{what}_own_over_{other.split()[-1]}",
-                        f"admin queries / {other} (round by round, median)",
+                        f"{who}_{key}_{what}_own_over_{other.split()[-1]}",
+                        f"own queries / {other} (round by round, median)",
                         statistics.median(ratios),
                         "x",
                         Target("<=", 1.0),
@@ -181,12 +202,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="100,000 requests, fewer rounds")
     parser.add_argument("--requests", type=int, help="how many requests (default 200,000)")
+    parser.add_argument("--members", action="store_true", help="alice's and olga's listings, not the admin's")
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--dsn", default=scale.parse_args([]).dsn)
-    parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--output", type=Path)
     options = parser.parse_args(argv)
+    output = options.output or (MEMBER_RESULTS if options.members else RESULTS)
+    viewers: tuple[str | None, ...] = MEMBERS if options.members else (None,)
     count = options.requests or (100_000 if options.quick else 200_000)
-    rounds, per_round = (5, 6) if options.quick else (10, 10)
+    rounds, per_round = (5, 6) if options.quick else (10, 12)
     skipped = (
         "PostgreSQL skipped: --no-postgres" if options.no_postgres else postgres_unavailable(options.dsn)
     )
@@ -197,17 +221,20 @@ def main(argv: list[str] | None = None) -> int:
     for build in builders:
         built = build()
         try:
-            measure(report, built, rounds, per_round)
+            for viewer in viewers:
+                measure(report, built, viewer, rounds, per_round)
         finally:
             built.store.close()
     if skipped:
         report.notes.append(skipped)
     report.notes.append(
-        f"{rounds} rounds, each running every listing {per_round} times per side in a rotating order; "
+        f"{rounds} rounds, each running every listing {per_round} times per side, the sides in each of "
+        "their orders in turn; "
         f"{count:,} requests (bench/scale.py's mix and cache)."
     )
-    write_results(report, machine_info(None if skipped else options.dsn), options.quick, options.output)
-    print_report(report, "An admin's listings: their own queries against the union and the query from before")
+    write_results(report, machine_info(None if skipped else options.dsn), options.quick, output)
+    whose = "Members'" if options.members else "An admin's"
+    print_report(report, f"{whose} listings: their own queries against the union and the query from before")
     return 0
 
 

@@ -124,6 +124,26 @@ def test_pages_walk_the_whole_listing_once(
     assert whole, "each viewer should see something of the mix"
 
 
+@pytest.mark.parametrize("statuses", [None, OPEN])
+def test_a_person_in_more_groups_than_list_visible_reads_gets_the_same_pages(
+    mixed: tuple[Store, list[Request]], monkeypatch: pytest.MonkeyPatch, statuses: tuple[str, ...] | None
+) -> None:
+    """olga (in two groups) read through the union, as a person in many groups is."""
+    store, every = mixed
+    monkeypatch.setattr("signoff.store.listing.VISIBLE_PRINCIPALS", 2)
+    whole = Listing(viewer="olga", statuses=statuses, limit=1000).expected(every, groups_of(store))
+    walked: list[str] = []
+    cursor = None
+    while True:
+        page = Listing(viewer="olga", statuses=statuses, cursor=cursor, limit=7).run(store)
+        walked.extend(request.id for request in page)
+        if len(page) < 7:
+            break
+        cursor = page[-1].id
+    assert walked == whole
+    assert whole
+
+
 @pytest.mark.parametrize("viewer", VIEWERS)
 def test_overview_counts_cover_what_the_viewer_may_see(
     mixed: tuple[Store, list[Request]], viewer: str | None

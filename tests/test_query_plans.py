@@ -11,6 +11,7 @@ whole index (an index scan without an index condition).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -22,11 +23,12 @@ import pytest
 from signoff.identity import User
 from signoff.server.inbox.rendering import count_waiting
 from signoff.store import SQLiteStore, Store
+from signoff.store.listing import VISIBLE_PRINCIPALS, listing_params, listing_query
 
 from .requests_mix import Listing, make_mix
 
 TABLES = ("requests", "request_approvers")
-EXPLAINED = frozenset({"list_requests", "list_newest", "list_by_status", "open_counts_by"})
+EXPLAINED = frozenset({"list_requests", "list_newest", "list_by_status", "list_visible", "open_counts_by"})
 OPEN = ("pending", "drafting")
 SEED_REQUESTS = 250
 DOUBLINGS = 8
@@ -371,3 +373,139 @@ def explain_postgres_generic(tx: Any, query: str, params: dict[str, Any]) -> Any
             connection.execute("RESET plan_cache_mode")
     plan = row["QUERY PLAN"]
     return json.loads(plan)[0]["Plan"] if isinstance(plan, str) else plan[0]["Plan"]
+
+
+LATER_PAGES = {
+    "admin: history, later page": Listing(cursor="", limit=51),
+    "member: history, later page": Listing(viewer="olga", cursor="", limit=51),
+    "member: by tool, later page": Listing(viewer="bob", tool="deploy", cursor="", limit=51),
+    "member: by approver, later page": Listing(viewer="bob", approver="group:ops", cursor="", limit=51),
+    "agent: its requests, later page": Listing(viewer="agent-1", created_by="agent-1", cursor="", limit=51),
+    "member: text search, later page": Listing(viewer="bob", search="report", cursor="", limit=51),
+}
+
+
+RANGE_INDEXES = frozenset({"requests_by_audience", "requests_by_creator", "request_approvers_by_principal"})
+
+
+def postgres_ranges_past_the_cursor(plan: dict[str, Any]) -> list[str]:
+    """Reads of the listings' ranges that the cursor does not bound: from the range's newest
+    entry (the cursor only filtering what is read), or into a bitmap (the range read whole).
+    A lookup of one request's row (`request_id = r.id`) is no range."""
+    found = []
+    if plan.get("Index Name") in RANGE_INDEXES:
+        condition = plan.get("Index Cond", "")
+        if plan["Node Type"] == "Bitmap Index Scan" or not re.search(
+            r"\b(?:request_)?id (?:<|<=|=) ", condition
+        ):
+            found.append(f"{plan['Node Type']} on {plan['Index Name']}: {condition}")
+    for child in plan.get("Plans", []):
+        found.extend(postgres_ranges_past_the_cursor(child))
+    return found
+
+
+@pytest.mark.parametrize("generic", [False, True], ids=["custom plans", "generic plans"])
+@pytest.mark.parametrize("shape", list(LATER_PAGES))
+def test_a_later_page_reads_its_ranges_from_the_cursor(
+    grown: tuple[Store, str], shape: str, generic: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On PostgreSQL a later page's ranges start at the cursor, under a prepared statement's
+    generic plan too (where `cursor IS NULL OR id < cursor` cannot bound an index range)."""
+    store, cursor = grown
+    if isinstance(store, SQLiteStore):
+        pytest.skip("SQLite has no generic plans; its cursor bounds are checked by the plans above")
+    listing = dataclasses.replace(LATER_PAGES[shape], cursor=cursor)
+    with explaining(store, monkeypatch, explain_postgres_generic if generic else None) as plans:
+        listing.run(store)
+    assert plans, f"{shape}: the store asked no listing query"
+    for query, plan in plans:
+        assert postgres_ranges_past_the_cursor(plan) == [], f"{shape}: {query} reads past the cursor:\n{plan}"
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_listings_read_index_ranges_only_in_generic_plans_too(
+    grown: tuple[Store, str], shape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL settles on a prepared statement's generic plan after a connection has run it a
+    few times: planned without the parameters' values, each listing still reads index ranges."""
+    store, cursor = grown
+    if isinstance(store, SQLiteStore):
+        pytest.skip("SQLite has no generic plans")
+    with explaining(store, monkeypatch, explain_postgres_generic) as plans:
+        ask(store, shape, cursor)
+    assert plans, f"{shape}: the store asked no listing query"
+    for query, plan in plans:
+        assert full_reads(store, query, plan) == [], f"{shape}: {query} reads a whole table:\n{plan}"
+
+
+PERSON_SHAPES = [
+    "member named nowhere: history",
+    "busy approver: inbox",
+    "busy approver: history",
+    "busy approver: history, later page",
+    "busy approver: history by status",
+    "group member: inbox",
+    "group member: history",
+    "member: nav badge",
+]
+
+
+@pytest.mark.parametrize("shape", PERSON_SHAPES)
+def test_a_persons_unfiltered_listing_merges_their_ranges(
+    grown: tuple[Store, str], shape: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's listing that nothing narrows reads their ranges through `list_visible`: on
+    SQLite each range from its index alone, all merged newest first (nothing sorted, no page
+    read per range), and the page's rows by their key."""
+    store, cursor = grown
+    with explaining(store, monkeypatch) as plans:
+        ask(store, shape, cursor)
+    assert [query for query, _ in plans] == ["list_visible"]
+    plan = plans[0][1]
+    assert full_reads(store, "list_visible", plan) == [], plan
+    if isinstance(store, SQLiteStore):
+        steps = [step for step, _ in plan]
+        assert not [step for step in steps if "TEMP B-TREE" in step], steps
+        assert any(step.startswith("MERGE (UNION)") for step in steps), steps
+        ranges = [step for step in steps if step.startswith("SEARCH") and "(id=?)" not in step]
+        assert ranges, steps
+        assert all("USING COVERING INDEX" in step for step in ranges), ranges
+
+
+def test_a_person_in_many_groups_is_listed_through_the_union() -> None:
+    params = listing_params(statuses=None, viewer="olga", principals=["olga", "group:a"])
+    assert listing_query(params) == "list_visible"
+    many = ["olga", *(f"group:{n}" for n in range(VISIBLE_PRINCIPALS))]
+    assert listing_query(listing_params(statuses=None, viewer="olga", principals=many)) == "list_requests"
+    narrowed = listing_params(statuses=None, viewer="olga", principals=["olga"], tool="deploy")
+    assert listing_query(narrowed) == "list_requests"
+
+
+def vm_steps(store: SQLiteStore, listing: Listing) -> int:
+    """SQLite's virtual machine steps (in thousands) to run a listing: what it reads, counted."""
+    steps = 0
+
+    def count() -> int:
+        nonlocal steps
+        steps += 1
+        return 0
+
+    with store._read() as tx:
+        tx._connection.set_progress_handler(count, 1000)  # type: ignore[attr-defined]
+        try:
+            listing.run(store)
+        finally:
+            tx._connection.set_progress_handler(None, 0)  # type: ignore[attr-defined]
+    return steps
+
+
+def test_sqlite_reads_no_range_of_a_status_not_asked(grown: tuple[Store, str]) -> None:
+    """`list_visible`'s arm of a status not asked stops before reading (its `:status_mask` test
+    is constant, made once): one status costs no more than every status merged, where it would
+    cost a whole range per status if the test were made on each row (some 15 times as much)."""
+    store, _ = grown
+    if not isinstance(store, SQLiteStore):
+        pytest.skip("SQLite's statement")
+    one = vm_steps(store, Listing(viewer="alice", statuses=("rejected",), limit=51))
+    every = vm_steps(store, Listing(viewer="alice", limit=51))
+    assert one <= every

@@ -14,7 +14,10 @@ range to one page, and merges them.
 
 An admin's listing that nothing narrows has queries of its own (`listing_query`), which a
 planner makes at once: every status is one range of the key, newest first (`list_newest`); some
-statuses are each status's two `requests_by_audience` ranges (`list_by_status`).
+statuses are each status's two `requests_by_audience` ranges (`list_by_status`). So has a
+person's listing that nothing narrows but what they may see (`list_visible`): their ranges read
+from the indexes alone, merged newest first where the database can merge them (SQLite: only as
+far as the page needs, not a page per range).
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from typing import Any
 from ..requests import RequestStatus
 
 ALL_STATUSES = tuple(status.value for status in RequestStatus)
+VISIBLE_PRINCIPALS = 4
+"""`list_visible` reads the ranges of up to this many principals (a person and three of their
+groups); a person in more groups is listed through the union (`list_requests`)."""
 SEARCH_WINDOW = 10_000
 """A text search (a substring, which no index finds) looks through at most this many requests,
 the newest before the cursor, whoever may see them: its cost stays bounded at any size."""
@@ -71,6 +77,7 @@ def listing_params(
     return {
         **drives,
         "statuses": list(ALL_STATUSES if statuses is None else statuses),
+        "status_mask": status_mask(ALL_STATUSES if statuses is None else statuses),
         "tool": tool,
         "agent": agent,
         "app": app,
@@ -89,6 +96,12 @@ def listing_params(
     }
 
 
+def status_mask(statuses: Sequence[str]) -> int:
+    """The statuses as bits in ALL_STATUSES' order (`list_visible` reads a status's ranges when
+    its bit is set); a value that is no status sets none."""
+    return sum(1 << index for index, status in enumerate(ALL_STATUSES) if status in statuses)
+
+
 def _like_pattern(search: str | None) -> str | None:
     """A case-insensitive substring pattern for LIKE (ILIKE in PostgreSQL), `\\` escaping."""
     if not search:
@@ -99,11 +112,14 @@ def _like_pattern(search: str | None) -> str | None:
 
 def listing_query(params: dict[str, Any]) -> str:
     """The named query that lists with `listing_params`' `params`: an admin's listing with no
-    filter reads the key (every status) or the statuses' ranges, not the visibility union."""
+    filter reads the key (every status) or the statuses' ranges, a person's the ranges of what
+    they may see (up to VISIBLE_PRINCIPALS), not the union that any filter may narrow."""
     narrowed = any(
         params[name] is not None
         for name in ("tool", "agent", "app", "thread_id", "tool_call_id", "created_by", "approver", "search")
     )
-    if params["principals"] is not None or narrowed:
+    if narrowed:
         return "list_requests"
+    if params["principals"] is not None:
+        return "list_visible" if len(params["named"]) <= VISIBLE_PRINCIPALS else "list_requests"
     return "list_newest" if set(params["statuses"]) >= set(ALL_STATUSES) else "list_by_status"

@@ -34,11 +34,15 @@ WHERE created_by = :created_by AND thread_id = :thread_id AND tool_call_id = :to
 -- `candidates` reads one range per key and status, newest first, and stops at a page; the
 -- union of the branches, newest first, is the page. `wanted` is every filter, checked on each
 -- row a branch reads (the parameters' NULL tests fold away when the query is planned). The
--- cursor and the text search's window (`search_floor`) bound the ranges themselves.
+-- cursor and the text search's window (`search_floor`) bound the ranges themselves, in a
+-- prepared statement's generic plan too: up to the cursor or the newest id, the cursor left
+-- out (as list_newest does). A thread's few rows are found by its key, the cursor checked on
+-- each (bounding the key's range there, a generic plan may read it whole to intersect them).
+-- The approver checks are scalar subqueries, each row's own lookup: an EXISTS the planner may
+-- turn into a hash of every row naming the principals (alice's 250,000).
 WITH wanted AS NOT MATERIALIZED (
     SELECT r.* FROM requests r
-    WHERE (CAST(:cursor AS text) IS NULL OR r.id < :cursor)
-      AND r.id > :search_floor
+    WHERE r.id > :search_floor
       AND (CAST(:tool AS text) IS NULL OR r.tool_name = :tool)
       AND (CAST(:agent AS text) IS NULL OR r.agent = :agent)
       AND (CAST(:app AS text) IS NULL OR r.app = :app)
@@ -46,21 +50,25 @@ WITH wanted AS NOT MATERIALIZED (
       AND (CAST(:tool_call_id AS text) IS NULL OR r.tool_call_id = :tool_call_id)
       AND (CAST(:created_by AS text) IS NULL OR r.created_by = :created_by)
       AND (CAST(:approver AS text) IS NULL
-           OR EXISTS (SELECT 1 FROM request_approvers a WHERE a.request_id = r.id AND a.principal = :approver))
+           OR (SELECT TRUE FROM request_approvers a WHERE a.request_id = r.id AND a.principal = :approver))
       AND (CAST(:search AS text) IS NULL OR r.tool_name ILIKE :search OR r.description ILIKE :search
            OR r.thread_id ILIKE :search OR r.agent ILIKE :search)
       AND (NOT CAST(:recheck AS boolean) OR r.created_by = :viewer OR r.no_approvers
-           OR EXISTS (SELECT 1 FROM request_approvers a
-                      WHERE a.request_id = r.id AND a.principal = ANY(CAST(:principals AS text[]))))
+           OR (SELECT TRUE FROM request_approvers a
+               WHERE a.request_id = r.id AND a.principal = ANY(CAST(:principals AS text[])) LIMIT 1))
 ),
 statuses AS (SELECT unnest(CAST(:statuses AS text[])) AS status),
 candidates AS (
     SELECT x.id FROM unnest(CAST(:no_approvers AS boolean[])) f(no_approvers), statuses s, LATERAL (
-        SELECT w.id FROM wanted w WHERE w.no_approvers = f.no_approvers AND w.status = s.status
+        SELECT w.id FROM wanted w
+        WHERE w.no_approvers = f.no_approvers AND w.status = s.status
+          AND w.id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND w.id IS DISTINCT FROM :cursor
         ORDER BY w.id DESC LIMIT :limit) x
     UNION
     SELECT x.id FROM unnest(CAST(:creators AS text[])) k(creator), statuses s, LATERAL (
-        SELECT w.id FROM wanted w WHERE w.created_by = k.creator AND w.status = s.status
+        SELECT w.id FROM wanted w
+        WHERE w.created_by = k.creator AND w.status = s.status
+          AND w.id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND w.id IS DISTINCT FROM :cursor
         ORDER BY w.id DESC LIMIT :limit) x
     UNION
     -- a subquery per row rather than a join, which the planner could make a hash join that reads
@@ -68,15 +76,19 @@ candidates AS (
     SELECT x.id FROM unnest(CAST(:named AS text[])) p(principal), statuses s, LATERAL (
         SELECT a.request_id AS id FROM request_approvers a
         WHERE a.principal = p.principal AND a.status = s.status
-          AND (CAST(:cursor AS text) IS NULL OR a.request_id < :cursor) AND a.request_id > :search_floor
+          AND a.request_id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests))
+          AND a.request_id IS DISTINCT FROM :cursor AND a.request_id > :search_floor
           AND (NOT CAST(:filtered AS boolean) OR (SELECT TRUE FROM wanted w WHERE w.id = a.request_id))
         ORDER BY a.request_id DESC LIMIT :limit) x
     UNION
-    (SELECT w.id FROM wanted w WHERE w.thread_id = :in_thread AND w.status IN (SELECT status FROM statuses)
+    (SELECT w.id FROM wanted w
+     WHERE w.thread_id = :in_thread AND w.status IN (SELECT status FROM statuses)
+       AND (CAST(:cursor AS text) IS NULL OR w.id < :cursor)
      ORDER BY w.id DESC LIMIT :limit)
 )
-SELECT r.* FROM (SELECT id FROM candidates ORDER BY id DESC LIMIT :limit) page
-JOIN requests r ON r.id = page.id
+-- the page's rows by their ids: joined to the page, a generic plan (guessing the page's size) may
+-- hash all of requests
+SELECT r.* FROM requests r WHERE r.id = ANY(ARRAY(SELECT id FROM candidates ORDER BY id DESC LIMIT :limit))
 ORDER BY r.id DESC;
 
 -- name: list_newest
@@ -99,6 +111,35 @@ LATERAL (
     ORDER BY w.id DESC LIMIT :limit) AS x
 ORDER BY x.id DESC
 LIMIT :limit;
+
+-- name: list_visible
+-- A person's listing that nothing narrows but what they may see (store/listing.py): the ranges
+-- list_requests reads for them (naming nobody, created by them, naming each principal; each
+-- status's own), each read newest first to one page from its index alone, merged; then the
+-- page's rows, looked up by their ids. The cursor bounds every range in generic plans too (as
+-- list_newest's does), and the page's rows are found by the key whatever a generic plan guesses
+-- of the page's size (joined to the page, requests may be hashed whole).
+SELECT r.* FROM requests r WHERE r.id = ANY(ARRAY(
+    SELECT x.id FROM unnest(CAST(:statuses AS text[])) s (status), LATERAL (
+        SELECT w.id FROM requests w
+        WHERE w.no_approvers = TRUE AND w.status = s.status
+          AND w.id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND w.id IS DISTINCT FROM :cursor
+        ORDER BY w.id DESC LIMIT :limit) x
+    UNION
+    SELECT x.id FROM unnest(CAST(:statuses AS text[])) s (status), LATERAL (
+        SELECT w.id FROM requests w
+        WHERE w.created_by = :viewer AND w.status = s.status
+          AND w.id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND w.id IS DISTINCT FROM :cursor
+        ORDER BY w.id DESC LIMIT :limit) x
+    UNION
+    SELECT x.id FROM unnest(CAST(:named AS text[])) p (principal), unnest(CAST(:statuses AS text[])) s (status), LATERAL (
+        SELECT a.request_id AS id FROM request_approvers a
+        WHERE a.principal = p.principal AND a.status = s.status
+          AND a.request_id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests))
+          AND a.request_id IS DISTINCT FROM :cursor
+        ORDER BY a.request_id DESC LIMIT :limit) x
+    ORDER BY id DESC LIMIT :limit))
+ORDER BY r.id DESC;
 
 -- name: search_floor
 -- The text search's window ends here: this many requests before the cursor (none, if fewer).
