@@ -78,7 +78,7 @@ class Client(ExecutionCalls, Backend, AdminCalls, ChannelAdminCalls, PeopleAdmin
         self._http = httpx.Client(headers=headers, timeout=timeout, transport=transport)
         self.hub = WakeupHub()
         self.events = EventFollower(self.servers, headers, self.hub)
-        self._fetched_rules: tuple[int, RuleSet, list[ShadowRules]] | None = None
+        self._fetched_rules: tuple[int, RuleSet, list[ShadowRules], int] | None = None
         self._fetched_shadows: list[ShadowRules] = []
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -295,8 +295,13 @@ class Client(ExecutionCalls, Backend, AdminCalls, ChannelAdminCalls, PeopleAdmin
         self._fetched_rules = self._send(rule_calls.rules_and_shadows())
         return self._fetched_rules[0]
 
+    def rules_and_shadows_version(self) -> tuple[int, int]:
+        self._fetched_rules = self._send(rule_calls.rules_and_shadows())
+        return self._fetched_rules[0], self._fetched_rules[3]
+
     def load_rules(self) -> RuleSet:
-        """The server's rules (those fetched by the `rules_version` call just before, if any)."""
+        """The server's rules (those fetched by the `rules_version` or `rules_and_shadows_version`
+        call just before, if any)."""
         fetched, self._fetched_rules = self._fetched_rules, None
         if fetched is None:
             fetched = self._send(rule_calls.rules_and_shadows())
