@@ -122,6 +122,7 @@ def test_a_slack_click_on_the_grant_approves_and_covers_the_next_same_call(sqlit
         assert [element["action_id"] for element in elements] == [
             "signoff.approve",
             "signoff.approve_grant",
+            "signoff.approve_like",
             "signoff.reject",
             "signoff.open",
         ]
