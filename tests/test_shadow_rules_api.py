@@ -4,6 +4,8 @@ entries, one entry); the preview's read of recorded calls. SQLite and PostgreSQL
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from signoff import Client, Store
@@ -12,7 +14,8 @@ from signoff.outcome import Outcome
 from signoff.pending import Pending
 from signoff.rules.shadow_marks import marks_of
 from tests.live import LiveServer
-from tests.test_shadow_rules import LIVE, PROPOSED, call, entries, flushed, gate_on, gate_on_backend
+from tests.test_cli_remote import cli_for
+from tests.test_shadow_rules import LIVE, MARKED, PROPOSED, call, entries, flushed, gate_on, gate_on_backend
 
 
 def test_a_shadow_added_or_dropped_leaves_the_rules_version_alone(store: Store) -> None:
@@ -160,3 +163,23 @@ def test_a_marked_import_is_all_or_nothing(store: Store) -> None:
     applied, shadow = store.import_with_shadow(marks, label="ok", actor="root", if_version=version)
     assert applied == version + 1 and shadow.label == "ok"
     assert store.load_rules().to_dict()["tools"]["delete_db"] == LIVE.to_dict()["tools"]["delete_db"]
+
+
+def test_config_import_through_a_server_tries_the_marked_entries_in_shadow(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
+    store = live_server.store
+    store.replace_rules(LIVE, actor="root")
+    path = tmp_path / "marked.yaml"
+    path.write_text(MARKED, encoding="utf-8")
+    run = cli_for(live_server, live_server.user("root", "admin"))
+    result = run("config", "import", str(path))
+    assert result.exit_code == 0, result.output
+    assert "Shadow #1 tries tools.search, tools.fetch" in result.output
+    in_force = store.load_rules().to_dict()["tools"]
+    assert in_force["search"] == {"requires_approval": False} and "fetch" not in in_force
+    [shadow] = store.shadow_rules()
+    assert shadow.created_by == "root"
+    assert shadow.rules.to_dict()["tools"]["search"] == {"requires_approval": True, "approvers": ["bob"]}
+    refused = cli_for(live_server, live_server.user("mallory", "member"))("config", "import", str(path))
+    assert refused.exit_code != 0 and len(store.shadow_rules()) == 1

@@ -77,8 +77,8 @@ def _import_with_shadow(
     ctx: typer.Context, file: Path, marks: MarkedRules, *, if_version: int | None, as_user: str | None
 ) -> None:
     """Apply FILE's unmarked entries (the marked ones keep what the rules in force hold) and try
-    FILE as written in shadow, in one transaction."""
-    store = local_store_of(ctx, "config import (with entries in mode: shadow)")
+    FILE as written in shadow, in one transaction (on the database, or the server's)."""
+    store = store_of(ctx)
     actor = acting_user(ctx, as_user)
     label = f"{file.name}: {', '.join(marks.labels)}"
     applied, shadow = store.import_with_shadow(

@@ -38,6 +38,13 @@ class MarkedRules:
     def labels(self) -> list[str]:
         return [f"{group}.{name}" for group, name in self.marked]
 
+    def as_written(self) -> dict[str, Any]:
+        """The rules with their marks back on (what `PUT /v1/rules` takes)."""
+        written = copy.deepcopy(self.shadow)
+        for group, name in self.marked:
+            written[group][name] = {**written[group][name], "mode": "shadow"}
+        return written
+
     def live_over(self, in_force: RuleSet) -> RuleSet:
         """The rules to apply: the file's unmarked entries, and for each marked one what the
         rules in force hold there."""

@@ -77,6 +77,11 @@ class RulesView(BaseModel):
         description="Bumped when a shadow is added, promoted or dropped (a shadow leaves `version` "
         "alone: it changes no answer).",
     )
+    shadow: dict[str, Any] | None = Field(
+        default=None,
+        description="From `PUT /v1/rules`: the shadow it added (`?mode=shadow`, or entries marked "
+        "`mode: shadow`), if any.",
+    )
 
 
 class DeclaredRuleView(BaseModel):
