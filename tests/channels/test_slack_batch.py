@@ -90,3 +90,45 @@ def test_the_modal_lists_at_most_its_cap_and_says_so(slack: SlackSetup) -> None:
     assert json.loads(view["private_metadata"])["ids"] == ids[:MAX_LISTED]
     assert f"Only the oldest {MAX_LISTED} are approved here" in json.dumps(view)
     assert len(view["private_metadata"]) <= 3000
+
+
+def test_open_like_offers_only_what_may_be_decided_together(store: Store) -> None:
+    from datetime import timedelta
+
+    from signoff._util import utcnow
+    from signoff.batch import open_like
+    from signoff.requests import NewRequest
+    from signoff.rules.effective import RequestRule
+
+    for name in ("alice", "carol"):
+        store.add_user(name, role="member", actor="test")
+
+    def asked(call: str, *, thread: str = "t", tool: str = "pay", **rule: object) -> str:
+        rule.setdefault("approvers", ("alice",))
+        new = NewRequest(
+            thread_id=thread,
+            tool_call_id=call,
+            tool_name=tool,
+            args={"n": call},
+            description="d",
+            deadline=utcnow() + timedelta(hours=1),
+            rule=RequestRule(**rule),  # type: ignore[arg-type]
+        )
+        return store.create_request(new)[0].id
+
+    first, second = asked("c1"), asked("c2")
+    asked("c3", thread="other")
+    asked("c4", tool="refund")
+    asked("c5", batch=False)
+    carols = asked("c6", approvers=("carol",))
+    voted = asked("c7", quorum=2, approvers=("alice", "carol"))
+    from signoff import Approve
+
+    store.decide(voted, Approve(), actor="alice")  # her vote is in: not hers to give again
+    request = store.get_request(first)
+    found, total = open_like(store, request, "alice", ())
+    assert [item.id for item in found] == [first, second] and total == 2
+    capped, total = open_like(store, request, "alice", (), limit=1)
+    assert [item.id for item in capped] == [first] and total == 2
+    found, total = open_like(store, request, "carol", ())
+    assert [item.id for item in found] == [carols, voted] and total == 2  # hers, and one she has not voted on

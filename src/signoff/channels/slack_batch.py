@@ -12,28 +12,26 @@ check of a single decision; one refused (no longer open, four eyes, not theirs, 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 from slack_sdk.models.views import View
 
-from .._util import cut, utcnow
+from .._util import cut
 from ..batch import BatchResult, batch_decision, check_ids
-from ..decision_checks import may_decide
 from ..errors import SignoffError
-from ..requests import Request, RequestStatus
+from ..requests import Request
 from .contract import Inbound
 from .slack_blocks import BATCH_VIEW, MESSAGE_BLOCK, SECTION_MAX, escape, text_input
 from .texts import Locale
 
 if TYPE_CHECKING:
-    from ..store import Store
     from .slack import SlackChannel
 
 MAX_LISTED = 50
 """The most requests one modal approves (their ids travel in its `private_metadata`, which Slack
-caps at 3,000 characters); more are left for the next batch, and the modal says so."""
+caps at 3,000 characters); more are left for the next batch, and the modal says so. The server
+lists them (`server.channel_batch.batch_candidates`)."""
 SHOWN = 10
 """Requests the modal lists by name; the rest are counted."""
 
@@ -65,33 +63,6 @@ WORDS: dict[Locale, dict[str, str]] = {
         "skipped": "跳过 {count} 个：",
     },
 }
-
-
-def like_this(
-    store: Store, request: Request, user: str, groups: tuple[str, ...]
-) -> tuple[list[Request], int]:
-    """The open requests like `request` (same tool, same thread, same kind) that `user` may
-    decide and whose rule allows batches, oldest first, at most `MAX_LISTED`; and how many
-    there were in all."""
-    now = utcnow()
-    listed = store.list_requests(
-        status=RequestStatus.PENDING.value,
-        tool=request.tool_name,
-        thread_id=request.thread_id,
-        visible_to=user,
-        limit=500,
-    )
-    found = [
-        item
-        for item in listed
-        if item.kind == request.kind
-        and item.rule.batch
-        and item.deadline > now
-        and may_decide(item, user, groups)
-        and user not in item.approvals
-    ]
-    found.sort(key=lambda item: (item.created_at, item.id))
-    return found[:MAX_LISTED], len(found)
 
 
 def batch_view(
@@ -155,13 +126,13 @@ def result_view(result: BatchResult, locale: Locale) -> View:
     )
 
 
-def modal_for(store: Store, channel: SlackChannel, inbound: Inbound, request: Request) -> View:
-    """The batch modal for the clicker of `inbound` (an approver of `request`, checked already)."""
-    user = store.user_at(channel.address_kind, inbound.sender or "")
-    assert user is not None  # the approver check found them
+def modal_for(
+    candidates: list[Request], total: int, channel: SlackChannel, inbound: Inbound, request: Request
+) -> View:
+    """The batch modal for the clicker of `inbound`: `candidates` are the requests like `request`
+    they may decide in a batch (`batch.open_like`, of `total`)."""
     ref = {"channel": inbound.extra.get("slack_channel"), "ts": inbound.extra.get("ts")}
-    requests, total = like_this(store, request, user, tuple(store.groups_of(user)))
-    return batch_view(requests, total, request=request, ref=ref, locale=channel.locale)
+    return batch_view(candidates, total, request=request, ref=ref, locale=channel.locale)
 
 
 def read_submission(inbound: Inbound, locale: Locale) -> tuple[tuple[str, ...], Any] | str:
@@ -173,8 +144,3 @@ def read_submission(inbound: Inbound, locale: Locale) -> tuple[tuple[str, ...], 
     except SignoffError as exc:
         return exc.message
     return ids, decision
-
-
-def as_reply(inbound: Inbound) -> Inbound:
-    """The submission as the shared path reads a sender it cannot place (to audit and say so)."""
-    return replace(inbound, kind="decide", decision=None)

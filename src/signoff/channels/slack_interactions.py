@@ -13,7 +13,8 @@ wants an answer within 3 seconds. What happens:
    trigger lasts), but only for an approver of a request still open: anyone else gets the
    ephemeral refusal, audited, and no modal;
 4. "All like this…" opens the batch modal (`slack_batch`) for an approver alike; its submit
-   approves the requests it listed through `decide_batch_as`, each with its own checks;
+   approves the requests it listed (`server.channel_batch`, through `decide_batch_as`), each
+   with its own checks;
 5. a submitted edit (or answer) is read against the request's schema with the inbox's own form
    rules (strings as typed, everything else as JSON; redacted values left empty are kept):
    what breaks it is shown in the modal next to its field (`response_action: errors`), and
@@ -30,21 +31,19 @@ from typing import Any
 from slack_sdk.errors import SlackObjectFormationError
 
 from .._util import utcnow
-from ..batch import BatchResult
 from ..decision_checks import refuse_if_closed
-from ..decisions import Decision
 from ..errors import SignoffError
 from ..requests import Request
+from ..server.channel_batch import batch_candidates, decide_channel_batch
 from ..server.channel_routes import act, log_inbound
 from ..server.context import Server
-from ..server.deciding import decide_batch_as
 from ..server.inbox.cards import refusal_text
 from ..server.inbox.decision_form import answer_fields, edit_fields
 from ..server.inbox.schema_form import FieldProblems, FormField, field_problems, read_fields
 from ..templates import REDACTED
 from .contract import Inbound, InboundOutcome
 from .slack import NO_FORM, SlackChannel
-from .slack_batch import as_reply, modal_for, read_submission, result_view
+from .slack_batch import MAX_LISTED, modal_for, read_submission, result_view
 from .slack_blocks import BATCH_VIEW, COMMENT_BLOCK, EDIT_VIEW, MESSAGE_BLOCK, form_view, reject_view
 from .texts import EXPIRED_REPLY, Locale
 
@@ -77,12 +76,12 @@ async def _open_modal(server: Server, channel: SlackChannel, inbound: Inbound) -
     request = checked
     ref = {"channel": inbound.extra.get("slack_channel"), "ts": inbound.extra.get("ts")}
     locale = channel.locale
-    batch = (
-        await server.run(modal_for, server.store, channel, inbound, request) if decision == "batch" else None
-    )
+    candidates = None
+    if decision == "batch":
+        candidates = await server.run(batch_candidates, server, channel, inbound, request, limit=MAX_LISTED)
     try:
-        if batch is not None:
-            view = batch
+        if candidates is not None:
+            view = modal_for(*candidates, channel, inbound, request)
         elif decision == "reject":
             view = reject_view(tool=request.tool_name, request_id=request.id, ref=ref, locale=locale)
         else:
@@ -143,28 +142,10 @@ async def _submitted_batch(server: Server, channel: SlackChannel, inbound: Inbou
     if isinstance(read, str):
         return 200, {"response_action": "errors", "errors": {MESSAGE_BLOCK: read}}
     ids, decision = read
-    done = await server.write(_decide_batch, server, channel, inbound, ids, decision)
+    done = await server.write(decide_channel_batch, server, channel, inbound, ids, decision)
     if isinstance(done, InboundOutcome):
         return 200, {"response_action": "errors", "errors": {MESSAGE_BLOCK: done.message}}
     return 200, {"response_action": "update", "view": result_view(done, channel.locale).to_dict()}
-
-
-def _decide_batch(
-    server: Server, channel: SlackChannel, inbound: Inbound, ids: tuple[str, ...], decision: Decision
-) -> BatchResult | InboundOutcome:
-    store = server.store
-    name = store.user_at(channel.address_kind, inbound.sender) if inbound.sender else None
-    user = store.get_user(name) if name is not None else None
-    if user is None or user.disabled:  # the shared path audits the sender it cannot place, and says so
-        return act(server, channel, as_reply(inbound))
-    user = replace(user, groups=tuple(store.groups_of(user.name)))
-    try:
-        result = decide_batch_as(server, ids, decision, user, channel=channel.name)
-    except SignoffError as exc:  # a batch refused whole (an agent's address): audited there
-        return _refused(channel, inbound, "refused", refusal_text(exc, None))
-    said = f"{len(result.decided)} decided, {len(result.skipped)} skipped"
-    log_inbound(channel, inbound, inbound.request_id, "batch_decided", why=said)
-    return result
 
 
 # -- fields, as a modal shows them ------------------------------------------------------------
