@@ -22,6 +22,8 @@ Prints one table (measurement, value, target, met) and writes bench/results/adap
      conditional approval), and with signoff's gated tool, inside a `SignoffApproval.run` (its
      scope bound: the tool reads `needs_approval=False` there) and under `Runner.run` directly
      (signoff's predicate, asked per call).
+   - Claude Agent SDK (bench/adapters_claude.py): one control request through the SDK's handler,
+     an allow-all `can_use_tool` and a no-opinion PreToolUse hook against signoff's.
    - Agent Framework: `SignoffApprovals`' function middleware in a `FunctionMiddlewarePipeline`
      against no middleware (`tool.invoke`, what the loop calls then) and against a pass-through
      `FunctionMiddleware` in the same pipeline; the context built per call, as the loop does.
@@ -545,6 +547,9 @@ def measure_hooks(report: Report, gate: Gate, sizes: Sizes) -> None:
         section = "Google ADK hook, no approval"
         report_pair(report, "google_adk_bare", section, runs, sides[0].label, [sides[2].label])
         report_pair(report, "google_adk_passthrough", section, runs, sides[1].label, [sides[2].label])
+        from adapters_claude import measure_claude_hooks  # its own module: this one is long enough
+
+        measure_claude_hooks(report, gate, sizes)
     finally:
         loop.close()
 

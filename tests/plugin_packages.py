@@ -1,6 +1,7 @@
 """Throw-away installed packages for the plugin tests: modules and a `*.dist-info` directory with
 their entry points, as pip would lay them out, in a folder a test puts on `sys.path` or a
-subprocess's PYTHONPATH; and the README's plugin example, run as such a package."""
+subprocess's PYTHONPATH; and the README's plugin example (examples/custom_channel.py and
+custom_adapter.py), run as such a package."""
 
 from __future__ import annotations
 
@@ -53,8 +54,9 @@ def run_signoff(site: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def install_readme_example(site: Path, pyproject: str, channel_module: str) -> None:
-    """The README's package: its entry points (from the pyproject block) and its channel module."""
+def install_readme_example(site: Path, pyproject: str, channel_module: str, adapter_module: str) -> None:
+    """The README's package: its entry points (from the pyproject block), its channel module and
+    its adapter module (examples/custom_channel.py and examples/custom_adapter.py)."""
     groups = tomllib.loads(pyproject)["project"]["entry-points"]
     entry_points = "".join(
         f"[{group}]\n" + "".join(f"{name} = {target}\n" for name, target in points.items())
@@ -63,7 +65,7 @@ def install_readme_example(site: Path, pyproject: str, channel_module: str) -> N
     modules = {
         "acme_signoff/__init__.py": "",
         "acme_signoff/channel.py": channel_module,
-        "acme_signoff/adapter.py": '"""Acme\'s adapter."""\n',
+        "acme_signoff/adapter.py": adapter_module,
     }
     install(site, "acme-signoff", "1.0", modules, entry_points)
 

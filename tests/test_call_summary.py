@@ -13,9 +13,9 @@ from signoff._util import utcnow
 from signoff.asking import request_for_call
 from signoff.channels import build_notice
 from signoff.channels.email_render import Sender, notice_mail
+from signoff.presentation.cards import Card
 from signoff.requests import NewRequest
 from signoff.rules.effective import DEFAULT_DESCRIPTION_PREFIX, RequestRule, Rule, RuleOrigin
-from signoff.server.inbox.cards import Card
 from signoff.store import Store
 from signoff.summary import SUMMARY_ARGS, VALUE_CHARS, call_summary
 from tests.helpers import decided_digest

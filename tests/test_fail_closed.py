@@ -6,8 +6,8 @@ Each entry point makes one call of `send_email` in a thread of its own, named as
 the sibling, not) in the entry point's own way: a component's tool layer, `@guard`,
 `interrupt_on`, a Haystack strategies key, a Pydantic AI `requires_approval` tool, an Agents SDK
 `needs_approval` tool, Agent Framework's `SignoffApprovals(tools=...)`, Google ADK's
-`SignoffPlugin(tools=...)`. Waiting modes are driven in a thread: when the call asks, a person
-rejects it; either way the tool's ledger says whether it ran.
+`SignoffPlugin(tools=...)`, Strands' `SignoffHooks(tools=...)`. Waiting modes are driven in a
+thread: when the call asks, a person rejects it; either way the tool's ledger says whether it ran.
 """
 
 from __future__ import annotations
@@ -199,6 +199,21 @@ def through_google_adk(*, wait: bool) -> Attempt:
     return build
 
 
+def through_strands(*, wait: bool) -> Attempt:
+    def build(gate: Gate, named: bool, thread: str, ledger: Ledger) -> Callable[[], Any]:
+        from strands import tool
+
+        from signoff.integrations.strands import SignoffHooks
+        from tests.integrations.compat.strands_support import OneCall, make_agent
+
+        hooks = SignoffHooks(gate, tools=declared(named), thread_id=thread, wait=wait)
+        send_email = tool(send_email_into(ledger), name="send_email", description="Send an email.")
+        agent = make_agent(OneCall("send_email", EMAIL, "c1"), [send_email], [hooks])
+        return lambda: agent("mail alice")
+
+    return build
+
+
 ENTRY_POINTS: dict[str, Attempt] = {
     "gate.review": through_review,
     "gate.run": through_run,
@@ -216,6 +231,10 @@ ENTRY_POINTS: dict[str, Attempt] = {
     "agent-framework-waiting": through_agent_framework(wait=True),
     "google-adk-durable": through_google_adk(wait=False),
     "google-adk-waiting": through_google_adk(wait=True),
+    # strands-agents conflicts with the [mcp] extra: these run in the second venv
+    # (tests/integrations/compat/test_strands_fail_closed.py), and skip here
+    "strands-durable": through_strands(wait=False),
+    "strands-waiting": through_strands(wait=True),
 }
 FRAMEWORKS = {
     "langchain": "langchain",
@@ -224,6 +243,7 @@ FRAMEWORKS = {
     "openai": "agents",
     "agent-framework": "agent_framework",
     "google-adk": "google.adk",
+    "strands": "strands",
 }
 
 

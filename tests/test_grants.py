@@ -19,12 +19,13 @@ from signoff._util import utcnow
 from signoff.errors import GrantNotAllowed, InvalidInput, NotAnApprover, NotFound, PermissionDenied
 from signoff.execution import args_digest
 from signoff.grants import GrantAsk
+from signoff.presentation.cards import Card
+from signoff.presentation.decision_form import decision_payload
+from signoff.presentation.refusals import ended_text
 from signoff.requests import NewRequest, Request, RequestStatus
 from signoff.rules.effective import RequestRule
 from signoff.rules.resolve import Resolver
 from signoff.rules.snapshot import parse_snapshot
-from signoff.server.inbox.cards import Card, ended_text
-from signoff.server.inbox.decision_form import decision_payload
 from signoff.store import Store, grant_ops
 
 from .live import LiveServer

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import pytest
 
-from signoff.server.previews import MORE, PREVIEW_CHARS, brief_view, preview, preview_text
+from signoff.presentation.previews import MORE, PREVIEW_CHARS, brief_view, preview, preview_text
 from signoff.server.serve import login_link
 from signoff.store import Store
 

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from .calls import Scope, ToolCall
     from .client import AsyncClient, Client
     from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
+    from .decision_checks import check_decision
     from .decisions import Approve, Decision, DecisionRecord, Edit, Reject, Respond, parse_decision
     from .execution import args_digest, idempotency_key
     from .gate import Gate
@@ -137,6 +138,7 @@ _LAZY: dict[str, str] = {
     "ToolCall": "calls",
     "ToolEntry": "rules",
     "WhenInput": "rules",
+    "check_decision": "decision_checks",
     "default_db_path": "store",
     "idempotency_key": "execution",
     "args_digest": "execution",
@@ -240,6 +242,7 @@ __all__ = [
     "WhenInput",
     "__version__",
     "args_digest",
+    "check_decision",
     "default_db_path",
     "idempotency_key",
     "open_backend",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
 from ._util import new_id, utcnow
 from .decisions import Approve, Decision, Reject
@@ -24,7 +24,37 @@ from .errors import InvalidDecision, InvalidInput, NotBatchable, RequestNotFound
 from .requests import Request, RequestStatus
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .audit import AuditEntry
+
+
+class Store(Protocol):
+    """What a batch reads and writes: a `signoff.store.Store` (named by what it does, so that
+    the channels may name a batch's result without importing the store)."""
+
+    def list_requests(
+        self,
+        *,
+        status: str | list[str] | None = ...,
+        tool: str | None = ...,
+        agent: str | None = ...,
+        app: str | None = ...,
+        thread_id: str | None = ...,
+        visible_to: str | None = ...,
+        limit: int = ...,
+    ) -> list[Request]: ...
+
+    def get_requests(self, request_ids: list[str]) -> dict[str, Request]: ...
+
+    def record(
+        self,
+        action: str,
+        *,
+        actor: str,
+        channel: str,
+        request_id: str | None = ...,
+        data: dict[str, Any] | None = ...,
+    ) -> AuditEntry: ...
+
 
 MAX_BATCH = 500
 """The most requests one batch decides (by ids, or matching its filter)."""

@@ -32,6 +32,10 @@ SECRET_PREFIX: dict[CredentialKind, str] = {
     "handle": "so_hdl_",
 }
 USER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
+ADDRESS_KINDS = ("slack", "wecom", "feishu", "email", "recording")
+"""The address kinds with their own option; a text chat's is `text:<platform>`, and a channel
+kind that a package adds (`signoff.plugins`) is its own address kind while it is installed."""
+TEXT_KIND = re.compile(r"^text:[a-z][a-z0-9_-]{0,31}$")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,14 +24,13 @@ import pytest
 from standardwebhooks import Webhook
 
 from signoff._util import utcnow
-from signoff.channels import ChannelConfig, ChannelRegistry, parse_config, wecom_route
+from signoff.channels import ChannelConfig, ChannelRegistry, parse_config
 from signoff.channels.feishu import FeishuChannel
 from signoff.channels.slack import SlackChannel
 from signoff.channels.wecom import WeComChannel
 from signoff.destinations import Destinations
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
-from signoff.server.routing import add_routes
 from signoff.store import Store
 
 from ..live import LiveServer
@@ -128,7 +127,6 @@ def wecom(store: Store) -> Iterator[Rig]:
             ]
 
         live = _server(store, registry)
-        add_routes(live.app, wecom_route.router)
         with live:
 
             def click(request_id: str) -> str:

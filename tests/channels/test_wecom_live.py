@@ -15,11 +15,10 @@ import httpx
 import pytest
 
 from signoff._util import utcnow
-from signoff.channels import ChannelConfig, ChannelRegistry, wecom_route
+from signoff.channels import ChannelConfig, ChannelRegistry
 from signoff.channels.wecom import WeComChannel
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
-from signoff.server.routing import add_routes
 from signoff.store import Store
 
 from ..live import LiveServer
@@ -57,7 +56,6 @@ def server(store: Store, api: platforms.FakePlatform) -> Iterator[LiveServer]:
     registry = ChannelRegistry()
     registry.add(wecom, ChannelConfig(name="wecom", kind="wecom", locale="zh"))
     live = LiveServer(store, QUICK, channels=registry)
-    add_routes(live.app, wecom_route.router)
     with live:
         yield live
 

@@ -33,11 +33,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias
 
 from ..errors import InvalidInput, NotAuthenticated
+from ..requests import Request
 from .address_code import AddressCode
 from .notice import FollowUp, Notice
+
+if TYPE_CHECKING:
+    from ..batch import BatchResult
+    from ..decisions import Decision
 
 MessageRef: TypeAlias = dict[str, Any]
 """What a platform calls a sent message, as JSON (stored with the outbox row and handed back
@@ -138,6 +143,42 @@ class InboundOutcome:
     choices: list[dict[str, Any]] | None = None
 
 
+class CallbackHost(Protocol):
+    """What the server's callback route offers a channel that answers a callback itself
+    (`Channel.handle`). Everything goes through the server's own checks and audit: the channel
+    never decides, and never sees the server's internals."""
+
+    async def decide(self, channel: Channel, inbound: Inbound) -> InboundOutcome:
+        """Decide what `inbound` says, as the person who sent it (only approvers, the first
+        decision wins, audited); what came of it."""
+        ...
+
+    async def request_to_decide(self, channel: Channel, inbound: Inbound) -> Request | InboundOutcome:
+        """The request `inbound` is about (by `request_id`) if its sender may decide it now;
+        else why not, as the outcome to answer with (refusals audited). For opening a form."""
+        ...
+
+    async def request(self, request_id: str) -> Request:
+        """The request as it is now (`RequestNotFound` when there is none)."""
+        ...
+
+    async def batch_candidates(
+        self, channel: Channel, inbound: Inbound, request: Request, *, limit: int
+    ) -> tuple[list[Request], int]:
+        """The open requests like `request` that the sender of `inbound` (its approver, checked
+        already) may approve in one batch, the oldest `limit` of them, and how many there are
+        (`batch.open_like`). For a chat's "approve all like this"."""
+        ...
+
+    async def decide_batch(
+        self, channel: Channel, inbound: Inbound, ids: tuple[str, ...], decision: Decision
+    ) -> BatchResult | InboundOutcome:
+        """`decision` on each of `ids` as the sender of `inbound`, through the batch's own path
+        (each request with every check of a single decision, the refused skipped and named);
+        or why not at all (a sender not placed, a batch refused whole: audited)."""
+        ...
+
+
 class Channel(ABC):
     """One configured channel. Subclasses set `kind`, and `address_kind` when a person's
     address for it is not simply `kind` (a text fallback on WeChat: `text:wechat`)."""
@@ -192,11 +233,11 @@ class Channel(ABC):
         or `BadCallback`. Channels without callbacks (email: its links are handles) keep this."""
         raise BadCallback(f"channel {self.name} takes no callbacks")
 
-    async def handle(self, server: Any, inbound: Inbound) -> tuple[int, Any] | None:
-        """A verified callback the channel answers whole, with the server (`signoff.server.Server`)
-        at hand: Slack opens modals and reads their submissions. None (the default) leaves it to
-        the shared path: decide (`channel_routes.act`), then `answer`. A (status, None) answer is
-        an empty body."""
+    async def handle(self, host: CallbackHost, inbound: Inbound) -> tuple[int, Any] | None:
+        """A verified callback the channel answers whole, through what the server offers it
+        (`host`): Slack opens modals and reads their submissions. None (the default) leaves it
+        to the shared path: decide (`host.decide`), then `answer`. A (status, None) answer is an
+        empty body."""
         return None
 
     def answer(self, inbound: Inbound, outcome: InboundOutcome | None) -> tuple[int, Any]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import jinja2
 
-from ..server.inbox.rendering import shown
+from ..presentation.rendering import shown
 from .address_code import AddressCode
 from .notice import FollowUp, Notice
 from .texts import (

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from .._util import cut
+from ..presentation.cards import Card
 from ..requests import Execution, ExecutionStatus, Request
 from ..templates import redacted_result
 from ..visible import visible
@@ -141,8 +142,6 @@ def build_notice(
 ) -> Notice:
     """The notice for `request` as `approver` sees it; ended requests carry their `final` state.
     `reminder`: it reminds the approver (at `now`) of a request still open."""
-    from ..server.inbox.cards import Card  # the server's package imports the channels' registry
-
     card = Card(request=request, mode="link", details_link=False)
     tool = visible(request.tool_name)
     seconds = (request.deadline - (now or request.created_at)).total_seconds()
@@ -194,8 +193,6 @@ def _shown(text: str | None) -> str | None:
 
 def final_state(request: Request, locale: Locale = "en") -> FinalState:
     """How an ended request ended, in `locale`'s words."""
-    from ..server.inbox.cards import Card
-
     card = Card(request=request, mode="link", details_link=False)
     status = request.status.value
     resolution = request.resolution or {}

@@ -40,7 +40,7 @@ from slack_sdk.signature import SignatureVerifier
 
 from .._util import cut
 from .address_code import AddressCode
-from .contract import BadSignature, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
+from .contract import BadSignature, CallbackHost, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .freshness import check_fresh
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
@@ -300,11 +300,11 @@ class SlackChannel(Channel):
             self.later(self.ephemeral(inbound, outcome.message))
         return 200, None
 
-    async def handle(self, server: Any, inbound: Inbound) -> tuple[int, Any] | None:
+    async def handle(self, host: CallbackHost, inbound: Inbound) -> tuple[int, Any] | None:
         """The whole interaction (modals included): see `slack_interactions.handle`."""
         from .slack_interactions import handle
 
-        answered: tuple[int, Any] = await handle(server, self, inbound)
+        answered: tuple[int, Any] = await handle(host, self, inbound)
         return answered
 
 

@@ -29,7 +29,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from .._util import cut
-from ..server.inbox.schema_form import FormField
+from ..presentation.form_fields import FormField
 from .buttons import GRANT
 from .notice import Notice
 from .texts import GRANT_BUTTON, Locale

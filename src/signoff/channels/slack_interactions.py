@@ -1,4 +1,4 @@
-"""A Slack interaction, start to end, with the server at hand (`SlackChannel.handle`).
+"""A Slack interaction, start to end, through what the server offers (`SlackChannel.handle`).
 
 Slack sends every click and every modal submission to the one Interactivity Request URL and
 wants an answer within 3 seconds. What happens:
@@ -6,21 +6,21 @@ wants an answer within 3 seconds. What happens:
 1. the server's callback route checks the signature first (`SlackChannel.verify`): a forged or
    stale callback is a 401 and an audit row, an unreadable one a 400; nothing else is read then;
 2. approve, and a submitted reject, decide through the server's shared path
-   (`channel_routes.act`: the Slack user mapped to a person by their `slack` address, the
+   (`CallbackHost.decide`: the Slack user mapped to a person by their `slack` address, the
    approver check, the first decision wins, audited); a refused click is answered with an
    ephemeral message only the clicker sees, after the ack;
 3. edit, answer and reject first open a modal (`views.open`, after the ack, while the 3-second
    trigger lasts), but only for an approver of a request still open: anyone else gets the
    ephemeral refusal, audited, and no modal;
 4. "All like this…" opens the batch modal (`slack_batch`) for an approver alike; its submit
-   approves the requests it listed (`server.channel_batch`, through `decide_batch_as`), each
+   approves the requests it listed (`CallbackHost.decide_batch`: the batch's own path), each
    with its own checks;
 5. a submitted edit (or answer) is read against the request's schema with the inbox's own form
    rules (strings as typed, everything else as JSON; redacted values left empty are kept):
    what breaks it is shown in the modal next to its field (`response_action: errors`), and
    nothing is decided until it fits.
 
-Each inbound action is one structured log line (`channel_routes.log_inbound`).
+Each inbound action is one structured log line (`inbound_log.log_inbound`).
 """
 
 from __future__ import annotations
@@ -30,46 +30,41 @@ from typing import Any
 
 from slack_sdk.errors import SlackObjectFormationError
 
-from .._util import utcnow
-from ..decision_checks import refuse_if_closed
 from ..errors import SignoffError
+from ..presentation.decision_form import answer_fields, edit_fields
+from ..presentation.form_fields import FieldProblems, FormField, field_problems, read_fields
 from ..requests import Request
-from ..server.channel_batch import batch_candidates, decide_channel_batch
-from ..server.channel_routes import act, log_inbound
-from ..server.context import Server
-from ..server.inbox.cards import refusal_text
-from ..server.inbox.decision_form import answer_fields, edit_fields
-from ..server.inbox.schema_form import FieldProblems, FormField, field_problems, read_fields
 from ..templates import REDACTED
-from .contract import Inbound, InboundOutcome
+from .contract import CallbackHost, Inbound, InboundOutcome
+from .inbound_log import log_inbound
 from .slack import NO_FORM, SlackChannel
 from .slack_batch import MAX_LISTED, modal_for, read_submission, result_view
 from .slack_blocks import BATCH_VIEW, COMMENT_BLOCK, EDIT_VIEW, MESSAGE_BLOCK, form_view, reject_view
-from .texts import EXPIRED_REPLY, Locale
+from .texts import Locale
 
 
-async def handle(server: Server, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
+async def handle(host: CallbackHost, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
     """A verified interaction (the server's callback route checked its signature, refusing and
     auditing a forged or stale one)."""
     if inbound.kind == "decide":
-        outcome = await server.write(act, server, channel, inbound)
+        outcome = await host.decide(channel, inbound)
         return channel.answer(inbound, outcome)
     if inbound.extra.get("open"):
-        await _open_modal(server, channel, inbound)
+        await _open_modal(host, channel, inbound)
         return 200, None
     if inbound.extra.get("view") == BATCH_VIEW:
-        return await _submitted_batch(server, channel, inbound)
+        return await _submitted_batch(host, channel, inbound)
     if inbound.extra.get("type") == "view_submission":
-        return await _submitted_form(server, channel, inbound)
+        return await _submitted_form(host, channel, inbound)
     return channel.answer(inbound, None)
 
 
 # -- a modal to open --------------------------------------------------------------------------
 
 
-async def _open_modal(server: Server, channel: SlackChannel, inbound: Inbound) -> None:
+async def _open_modal(host: CallbackHost, channel: SlackChannel, inbound: Inbound) -> None:
     decision = str(inbound.extra["open"])
-    checked = await server.write(_approver_request, server, channel, inbound)  # refusals are audited
+    checked = await host.request_to_decide(channel, inbound)  # refusals are audited
     if isinstance(checked, InboundOutcome):
         channel.later(channel.ephemeral(inbound, checked.message))
         return
@@ -78,7 +73,7 @@ async def _open_modal(server: Server, channel: SlackChannel, inbound: Inbound) -
     locale = channel.locale
     candidates = None
     if decision == "batch":
-        candidates = await server.run(batch_candidates, server, channel, inbound, request, limit=MAX_LISTED)
+        candidates = await host.batch_candidates(channel, inbound, request, limit=MAX_LISTED)
     try:
         if candidates is not None:
             view = modal_for(*candidates, channel, inbound, request)
@@ -106,43 +101,17 @@ async def _views_open(channel: SlackChannel, inbound: Inbound, view: dict[str, A
         await channel.ephemeral(inbound, f"The form could not be opened ({exc}); try again.")
 
 
-def _approver_request(server: Server, channel: SlackChannel, inbound: Inbound) -> Request | InboundOutcome:
-    """The request the click is about, if the clicker may decide it now; else why not (audited
-    where the approver check refused)."""
-    store = server.store
-    user = store.user_at(channel.address_kind, inbound.sender) if inbound.sender else None
-    if user is None:  # the shared path audits an unknown sender and says so
-        return act(server, channel, replace(inbound, kind="decide", decision=None))
-    assert inbound.request_id is not None
-    try:
-        request = store.get_request_for(inbound.request_id, user, channel=channel.name)
-    except SignoffError as exc:
-        return _refused(channel, inbound, "refused", refusal_text(exc, None))
-    try:
-        refuse_if_closed(request)
-    except SignoffError as exc:
-        return _refused(channel, inbound, "refused", refusal_text(exc, request))
-    if request.deadline <= utcnow():
-        return _refused(channel, inbound, "expired", EXPIRED_REPLY[channel.locale])
-    return request
-
-
-def _refused(channel: SlackChannel, inbound: Inbound, result: Any, message: str) -> InboundOutcome:
-    log_inbound(channel, inbound, inbound.request_id, result)
-    return InboundOutcome(result=result, message=message, request_id=inbound.request_id)
-
-
 # -- a batch ----------------------------------------------------------------------------------
 
 
-async def _submitted_batch(server: Server, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
+async def _submitted_batch(host: CallbackHost, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
     """Approve the requests the batch modal listed (see `slack_batch`); the modal then says what
     was decided and skipped, or, refused whole, why (next to its reason)."""
     read = read_submission(inbound, channel.locale)
     if isinstance(read, str):
         return 200, {"response_action": "errors", "errors": {MESSAGE_BLOCK: read}}
     ids, decision = read
-    done = await server.write(decide_channel_batch, server, channel, inbound, ids, decision)
+    done = await host.decide_batch(channel, inbound, ids, decision)
     if isinstance(done, InboundOutcome):
         return 200, {"response_action": "errors", "errors": {MESSAGE_BLOCK: done.message}}
     return 200, {"response_action": "update", "view": result_view(done, channel.locale).to_dict()}
@@ -176,8 +145,8 @@ def slack_answer_fields(request: Request) -> list[FormField]:
 # -- a submitted form -------------------------------------------------------------------------
 
 
-async def _submitted_form(server: Server, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
-    read = await server.run(_read_form, server, channel, inbound)
+async def _submitted_form(host: CallbackHost, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
+    read = await _read_form(host, channel, inbound)
     if isinstance(read, FieldProblems):
         log_inbound(channel, inbound, inbound.request_id, "invalid", why=read.summary)
         return 200, {"response_action": "errors", "errors": dict(read)}
@@ -185,19 +154,19 @@ async def _submitted_form(server: Server, channel: SlackChannel, inbound: Inboun
     deciding = replace(
         inbound, kind="decide", decision=decision, extra={**inbound.extra, "error_block": error_block}
     )
-    outcome = await server.write(act, server, channel, deciding)
+    outcome = await host.decide(channel, deciding)
     return channel.answer(deciding, outcome)
 
 
-def _read_form(
-    server: Server, channel: SlackChannel, inbound: Inbound
+async def _read_form(
+    host: CallbackHost, channel: SlackChannel, inbound: Inbound
 ) -> FieldProblems | tuple[dict[str, Any], str]:
     """The decision the submitted modal says, and the block to show a refusal on; or what is
     wrong with its fields."""
     values: dict[str, str] = dict(inbound.extra.get("values") or {})
     assert inbound.request_id is not None
     try:
-        request = server.store.get_request(inbound.request_id)
+        request = await host.request(inbound.request_id)
     except SignoffError as exc:
         return _problem(
             MESSAGE_BLOCK if inbound.extra.get("view") != EDIT_VIEW else COMMENT_BLOCK, exc.message

@@ -56,7 +56,7 @@ from ..destinations import Destinations, PrivateDestination
 from ..destinations.guarded_httpx import checked_client
 from ..destinations.masking import masked_in
 from ..errors import ConfigError, InvalidInput
-from ..store.address_ops import TEXT_KIND
+from ..identity import TEXT_KIND
 from ..visible import visible
 from .address_code import AddressCode
 from .contract import (

@@ -9,19 +9,17 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from .. import decision_checks
-from ..backend import Backend
-from ..decisions import Decision
-from ..requests import Request
+import signoff
+from signoff import Backend, Decision, Request
 
 
 def check_decision(backend: Backend, request: Request, decision: Decision, *, actor: str) -> None:
     """Raise what `backend.decide(request.id, decision, actor=actor)` would raise for this request
-    as it is now (`signoff.decision_checks.check_decision`); the approvers are checked where the
+    as it is now (`signoff.check_decision`); the approvers are checked where the
     backend knows the actor's groups (a local store), else by the server when it is sent."""
     groups_of: Any = getattr(backend, "groups_of", None)
     groups = partial(groups_of, actor) if callable(groups_of) else None
-    decision_checks.check_decision(request, decision, actor=actor, groups=groups)
+    signoff.check_decision(request, decision, actor=actor, groups=groups)
 
 
 def applied_already(request: Request, decision: Decision, *, actor: str, channel: str) -> bool:

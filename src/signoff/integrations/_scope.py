@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-from ..calls import Scope
+from signoff import Scope
 
 SCOPE_KEY = "signoff"
 SCOPE_FIELDS = tuple(field.name for field in fields(Scope))

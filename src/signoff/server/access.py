@@ -20,10 +20,10 @@ from starlette.concurrency import run_in_threadpool
 from ..decision_checks import may_decide
 from ..errors import NotAnApprover, NotAuthenticated, PermissionDenied
 from ..identity import User, kind_of
+from ..presentation.previews import brief_view
 from ..requests import Request
 from ..store import Store
 from .context import Server, server_of
-from .previews import brief_view
 from .refusals import audit_refusal, refuse_if_limited, refuse_sign_in
 
 SESSION_COOKIE = "signoff_session"

@@ -27,7 +27,6 @@ from starlette.responses import Response
 
 from .. import __version__
 from .._util import utcnow
-from ..channels import wecom_route
 from ..channels.registry import ChannelRegistry
 from ..errors import StoreUnavailable
 from ..outbox.worker import DeliveryWorker
@@ -163,7 +162,6 @@ def create_app(
     add_routes(app, health.router)
     add_routes(app, agui.router)
     add_routes(app, channel_routes.router)
-    add_routes(app, wecom_route.router)
     install_docs(app)
 
     @app.get("/metrics", tags=["meta"], summary="Prometheus metrics", response_class=PlainTextResponse)

@@ -8,13 +8,14 @@ from dataclasses import replace
 
 from ..batch import MAX_BATCH, BatchResult, open_like
 from ..channels.contract import Channel, Inbound, InboundOutcome
+from ..channels.inbound_log import log_inbound
 from ..decisions import Decision
 from ..errors import SignoffError
+from ..presentation.refusals import refusal_text
 from ..requests import Request
-from .channel_routes import act, log_inbound
+from .channel_routes import act
 from .context import Server
 from .deciding import decide_batch_as
-from .inbox.cards import refusal_text
 
 
 def batch_candidates(

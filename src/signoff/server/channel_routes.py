@@ -9,25 +9,28 @@ named by id, by handle, or (a text reply) by the reply code its message carried,
 sender's only open one (`reply_picking`), and the decision goes through the same checks as
 every other (`deciding.decide_as`: only approvers, the first decision wins, audited). The
 channel then answers its platform (`Channel.answer`). Each inbound action is one structured log
-line (thread, request, handle, platform, result).
+line (thread, request, handle, platform, result). A channel that answers a callback whole
+(`Channel.handle`: Slack's modals) is handed a `CallbackHost` (`channel_callbacks`), never the
+server. WeCom's callback URL, `/channels/{name}/wecom`, is the same path with the query handed to
+the channel and a text answer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from typing import Any
 
 from fastapi import APIRouter
 from fastapi import Request as HttpRequest
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 
 from .._util import utcnow
 from ..channels.address_code import NOT_VERIFIED_REPLY
 from ..channels.contract import BadCallback, BadSignature, Channel, Inbound, InboundOutcome, InboundResult
+from ..channels.inbound_log import log_inbound
 from ..channels.texts import ALREADY_REPLY, BY, EXPIRED_REPLY, FINAL, FOUR_EYES_YOU, REPLIES, Locale
 from ..errors import (
     AlreadyDecided,
@@ -40,17 +43,16 @@ from ..errors import (
     SignoffError,
 )
 from ..identity import User
+from ..presentation.refusals import refusal_text
 from ..requests import Request
 from ..store.idempotency_ops import KeptAnswer
 from .context import Server, server_of
 from .deciding import REFUSED as DECISION_REFUSED
 from .deciding import decide_as
-from .inbox.cards import refusal_text
 from .refusals import ANONYMOUS, audit_refusal
 from .reply_picking import open_choices, pick_request
 
 router = APIRouter(tags=["channels"])
-log = logging.getLogger("signoff.channels")
 CALLBACK_REFUSED = "callback.refused"
 
 
@@ -63,13 +65,48 @@ async def callback(name: str, http: HttpRequest) -> Response:
     body = await http.body()
     headers = {key.lower(): value for key, value in http.headers.items()}
     inbound = await verified(server, channel, lambda: channel.verify(body, headers))
-    handled = await channel.handle(server, inbound)
+    from .channel_callbacks import ServerCallbacks  # which decides through this module's `act`
+
+    handled = await channel.handle(ServerCallbacks(server), inbound)
     if handled is not None:
         status, payload = handled
         return Response(status_code=status) if payload is None else JSONResponse(payload, status)
-    outcome = None if inbound.kind == "reply" else await server.write(act, server, channel, inbound)
-    status, payload = channel.answer(inbound, outcome)
+    status, payload = await applied(server, channel, inbound)
     return JSONResponse(payload, status)
+
+
+@router.api_route(
+    "/channels/{name}/wecom",
+    methods=["GET", "POST"],
+    include_in_schema=False,
+    response_class=PlainTextResponse,
+)
+async def wecom_callback(name: str, http: HttpRequest) -> Response:
+    """A WeCom channel's callback URL (GET: the URL check; POST: card clicks). WeCom does not fit
+    the shared callback: it signs in the query string (`msg_signature`, `timestamp`, `nonce`),
+    checks the URL with a GET whose answer is the decrypted `echostr` as plain text, and takes XML
+    (encrypted passive replies) back. So the channel is handed the query too and answers text;
+    the rest is the shared route's (the refusal audit, `act`). Found by the channel's
+    `takes_query`, so this costs nothing without WeCom."""
+    server = server_of(http)
+    channel = await callback_channel(server, name)
+    if not getattr(channel, "takes_query", False):
+        raise NotFound(f"no WeCom channel named {name!r} is configured on this server")
+    body = await http.body() if http.method == "POST" else b""
+    headers = {key.lower(): value for key, value in http.headers.items()}
+    query = dict(http.query_params)
+    inbound = await verified(server, channel, lambda: channel.verify(body, headers, query))  # type: ignore[call-arg]
+    status, payload = await applied(server, channel, inbound)
+    text = str(payload)
+    media = "application/xml" if text.startswith("<xml>") else "text/plain; charset=utf-8"
+    return Response(text, status, media_type=media)
+
+
+async def applied(server: Server, channel: Channel, inbound: Inbound) -> tuple[int, Any]:
+    """A verified callback applied (decided as its sender, unless it only wants a reply) and
+    answered in the channel's own format."""
+    outcome = None if inbound.kind == "reply" else await server.write(act, server, channel, inbound)
+    return channel.answer(inbound, outcome)
 
 
 async def callback_channel(server: Server, name: str) -> Channel:
@@ -133,7 +170,7 @@ def act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
 
 def _act(server: Server, channel: Channel, inbound: Inbound) -> InboundOutcome:
     store = server.store
-    locale = _locale(server, channel)
+    locale = channel_locale(server, channel)
     words = REPLIES[locale]
     user_name = store.user_at(channel.address_kind, inbound.sender) if inbound.sender else None
     if user_name is None and inbound.sender and store.address_claimants(channel.address_kind, inbound.sender):
@@ -258,34 +295,6 @@ def _done(
     return InboundOutcome(result=result, message=message, request_id=request_id)
 
 
-def log_inbound(
-    channel: Channel,
-    inbound: Inbound | None,
-    request_id: str | None,
-    result: str,
-    *,
-    thread: str | None = None,
-    why: str | None = None,
-) -> None:
-    """One line per inbound action: thread, request, handle, platform, result."""
-    fields: dict[str, Any] = {
-        "thread": thread,
-        "request": request_id,
-        "handle": inbound.handle if inbound else None,
-        "platform": channel.kind,
-        "channel": channel.name,
-        "sender": inbound.sender if inbound else None,
-        "code": inbound.code if inbound else None,
-        "decision": (inbound.decision or {}).get("type") if inbound else None,
-        "result": result,
-    }
-    text = " ".join(f"{key}={value}" for key, value in fields.items() if value is not None)
-    if why:
-        text += f" why={why!r}"
-    level = logging.INFO if result == "decided" else logging.WARNING
-    log.log(level, "approval callback: %s", text, extra={"signoff": fields})
-
-
-def _locale(server: Server, channel: Channel) -> Any:
+def channel_locale(server: Server, channel: Channel) -> Any:
     config = server.channels.config_of(channel.name)
     return config.locale if config is not None else "en"

@@ -18,13 +18,10 @@ from typing import Any
 
 from .._util import utcnow
 from ..errors import AlreadyExists, InvalidInput
+from ..identity import ADDRESS_KINDS, TEXT_KIND
 from ..visible import check_name
 from .core import StoreCore, Tx
 
-ADDRESS_KINDS = ("slack", "wecom", "feishu", "email", "recording")
-"""The address kinds with their own option; a text chat's is `text:<platform>`, and a channel
-kind that a package adds (`signoff.plugins`) is its own address kind while it is installed."""
-TEXT_KIND = re.compile(r"^text:[a-z][a-z0-9_-]{0,31}$")
 EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 MAX_ADDRESS = 320
 

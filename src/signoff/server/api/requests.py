@@ -38,6 +38,7 @@ from ..idempotency import DOCUMENTED as IDEMPOTENT
 from ..idempotency import Answer, answer_once
 from ..refusals import audit_refusal
 from ..request_rules import governed_rule
+from ..routing import direct
 from .bodies import documented, read_body
 from .models import CancelBody, DecisionBody, DraftBody, NewRequestBody
 from .request_views import (
@@ -67,6 +68,7 @@ MAX_WAIT_SECONDS = 60.0
     },
     openapi_extra={**documented(NewRequestBody), **IDEMPOTENT},
 )
+@direct
 async def create_request(http: HttpRequest) -> Response:
     """201 with the new request, or 200 with the one you created before for the same
     (thread_id, tool_call_id): each agent has its own thread ids."""
@@ -241,6 +243,7 @@ def get_request(request_id: str, http: HttpRequest, caller: CurrentCaller) -> Re
     responses={**EXPIRED, **SENDS_REQUEST},
     openapi_extra={**documented(DecisionBody), **IDEMPOTENT},
 )
+@direct
 async def decide(request_id: str, http: HttpRequest) -> Response:
     """200 decided; 403 not an approver; 404; 409 already decided or still drafting; 410 expired;
     422 a type the rule does not allow, args breaking the tool's schema, or a malformed body."""

@@ -15,13 +15,14 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from ..._util import format_span
 from ...errors import RequestNotFound, SignoffError
+from ...presentation.cards import DONE_WORDS, PANELS, Card, field_errors_of
+from ...presentation.decision_form import decision_payload, form_values
+from ...presentation.refusals import refusal_text
 from ...requests import Request
 from ...store import Store
 from ..access import Caller, visible_request
 from ..context import server_of
 from ..deciding import decide_as
-from .cards import DONE_WORDS, PANELS, Card, field_errors_of, refusal_text
-from .decision_form import decision_payload, form_values
 from .page_access import Form, PageCaller, PageError, is_htmx
 from .rendering import render
 from .request_page import render_request_page

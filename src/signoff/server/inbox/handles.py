@@ -19,13 +19,14 @@ from starlette.responses import HTMLResponse
 
 from ...errors import PermissionDenied, RequestNotFound, SignoffError, TooManySignIns
 from ...identity import User
+from ...presentation.cards import DONE_WORDS, PANELS, Card, field_errors_of
+from ...presentation.decision_form import decision_payload, form_values
+from ...presentation.refusals import refusal_text
 from ...requests import Request
 from ..access import SESSION_COOKIE, can_see
 from ..context import server_of
 from ..deciding import decide_as
 from ..refusals import audit_refusal, refuse_if_limited_now, refuse_sign_in_now
-from .cards import DONE_WORDS, PANELS, Card, field_errors_of, refusal_text
-from .decision_form import decision_payload, form_values
 from .page_access import Form, cross_site, retry_after
 from .rendering import SECRET_URL_HEADERS, page_context, render
 

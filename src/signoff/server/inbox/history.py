@@ -10,9 +10,9 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 
+from ...presentation.cards import Card
 from ...requests import RequestStatus
 from ..context import server_of
-from .cards import Card
 from .page_access import PageCaller
 from .rendering import PAGE_SIZE, page_context, render, visible_to
 

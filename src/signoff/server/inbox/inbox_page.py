@@ -11,10 +11,10 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 
+from ...presentation.cards import Card
 from ...requests import ExecutionStatus, Request
 from ..access import Caller
 from ..context import server_of
-from .cards import Card
 from .executions_page import executions_label
 from .page_access import PageCaller
 from .rendering import (

@@ -19,6 +19,7 @@ from starlette.templating import Jinja2Templates
 from ... import __version__
 from ..._util import format_moment, format_span, from_iso, utcnow
 from ...identity import User
+from ...presentation.rendering import shown
 from ...requests import RequestStatus
 from ...store import Store
 from ...visible import visible, visible_json
@@ -96,15 +97,6 @@ def value_text(value: Any) -> str:
 def svg_number(value: float) -> str:
     """A coordinate for SVG: at most two decimals, no trailing zeros."""
     return f"{value:.2f}".rstrip("0").rstrip(".")
-
-
-def shown(value: Any) -> Any:
-    """What a page prints for `{{ value }}`: text with the characters a person cannot see (a bidi
-    override, a zero-width space, a NUL) written as escapes, line breaks kept. Every template
-    prints through this, so nothing an agent sent is rendered as it is."""
-    if isinstance(value, str) and not isinstance(value, markupsafe.Markup):
-        return visible(value, newlines=True)
-    return value
 
 
 def _environment() -> jinja2.Environment:

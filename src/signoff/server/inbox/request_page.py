@@ -15,6 +15,7 @@ from ...audit import AuditEntry
 from ...changes import Change, changes, changes_from_data
 from ...errors import SignoffError
 from ...execution import args_digest, decided_args, may_run
+from ...presentation.cards import Card, pretty_json
 from ...request_steps import steps_summary
 from ...requests import Execution, Request
 from ...store import Store
@@ -22,7 +23,6 @@ from ...store.report_ops import Delivery
 from ...templates import redacted_result
 from ..access import Caller, visible_request
 from ..context import server_of
-from .cards import Card, pretty_json
 from .page_access import PageCaller, PageError
 from .rendering import page_context, render
 from .rule_origin import authority_text, origin_text

@@ -15,8 +15,9 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from ..._util import utcnow
 from ...errors import SignoffError
+from ...identity import ADDRESS_KINDS
 from ...store.address_codes import MAX_TRIES
-from ...store.address_ops import ADDRESS_KINDS, AddressState
+from ...store.address_ops import AddressState
 from ...store.outbox_ops import OutboxRow
 from ..addresses import code_channel, send_code_as, set_address_as, verify_as
 from ..context import server_of

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ...validation import schema_errors
-from ...visible import hidden_in, visible, visible_json
+from ..validation import schema_errors
+from ..visible import hidden_in, visible, visible_json
 
 FieldKind = Literal["text", "textarea", "number", "integer", "checkbox", "select", "json"]
 LONG_TEXT = 80

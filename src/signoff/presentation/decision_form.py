@@ -13,12 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from starlette.datastructures import FormData
-
-from ...errors import InvalidInput
-from ...requests import Request
-from ...templates import REDACTED
-from .schema_form import MISSING, FieldProblems, FormField, field_problems, fields_for, read_fields
+from ..errors import InvalidInput
+from ..requests import Request
+from ..templates import REDACTED
+from .form_fields import MISSING, FieldProblems, FormField, field_problems, fields_for, read_fields
 
 DECISION_ORDER = ("approve", "edit", "respond", "reject")
 EDIT_PREFIX = "arg"
@@ -34,7 +32,7 @@ class FormProblem(InvalidInput):
         self.fields = dict(fields or {})
 
 
-def form_values(form: FormData) -> dict[str, str]:
+def form_values(form: Mapping[str, Any]) -> dict[str, str]:
     """The submitted text fields; line breaks as `\\n` (browsers send a textarea's as CRLF)."""
     return {key: value.replace("\r\n", "\n") for key, value in form.items() if isinstance(value, str)}
 

@@ -1,0 +1,8 @@
+"""What the inbox and the chat channels both show: a request's card and the words about how it
+ended or why a decision was refused (`cards`, `refusals`), the fields of the edit and answer
+forms built from a schema and their problems (`form_fields`, `decision_form`), the previews of
+long values (`previews`), and the visible rendering of what an agent sent (`rendering`).
+
+It sits below both the server and the channels and imports neither, so a channel (a shipped one
+or a third party's) shows a request as the inbox does without reaching into the server.
+"""
