@@ -127,6 +127,7 @@ def test_signoff_plugins_lists_an_installed_package_with_signoffs_own(site: Path
         "openai_agents",
         "agent_framework",
         "google_adk",
+        "crewai",
         "strands",
         "claude_agent_sdk",
     }
@@ -152,7 +153,7 @@ def test_a_plugin_that_raises_on_import_is_marked_and_the_rest_still_listed(site
         "signoff.integrations  exits  exiting_plugin  broken-plugin 2.0  BROKEN: SystemExit: 3" in done.stdout
     )
     # the three broken on purpose, and signoff's own adapters whose extra is not installed here
-    # (strands-agents cannot be installed beside the [mcp] extra: "install its extra: ...")
+    # (CrewAI and strands-agents cannot be installed beside the [mcp] extra: "install its extra: ...")
     unloadable = [entry for entry in listed.values() if entry["error"] is not None]
     missing_extras = [e for e in unloadable if e["distribution"] == "signoff"]
     assert all("(install its extra: pip install 'signoff[" in e["error"] for e in missing_extras)

@@ -560,15 +560,17 @@ def test_the_framework_examples_run_as_the_readme_says(
         "openai_agents",
         "agent_framework",
         "google_adk",
+        "crewai",
         "strands",
         "claude_agent_sdk",
     ):
         assert f"`examples/{framework}_agent.py`" in README  # the table names each one
 
 
-COMPAT_EXAMPLES = {"strands_agent.py"}
-"""Examples of frameworks that conflict with signoff's `[mcp]` extra: run by their own tests in the
-second venv (tests/integrations/compat), not by the README's loop in the main one."""
+COMPAT_EXAMPLES = {"strands_agent.py", "crewai_agent.py"}
+"""Examples of frameworks that conflict with signoff's `[mcp]` (and `[openai-agents]`) extras: run by
+their own tests in the second venv (tests/integrations/compat), not by the README's loop in the
+main one."""
 
 
 # -- development --------------------------------------------------------------------------------

@@ -12,17 +12,17 @@ encoding, which every JSON column goes through.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
 
+from ._util import compact_encoder
 from .errors import InvalidInput
 
 MAX_DEPTH = 100
 """How deeply arrays and objects may nest."""
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=str)
+_ENCODE = compact_encoder(sort_keys=False, allow_nan=False)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -62,7 +62,7 @@ def storable_text(value: Any) -> str:
     """`value` as the store writes it: compact JSON, key order kept, non-JSON leaves as their `str`.
     InvalidInput when it holds NaN or infinities, a lone surrogate, or nests too deeply."""
     try:
-        text = _ENCODER.encode(value)
+        text = _ENCODE(value)
     except (ValueError, RecursionError):  # NaN or infinity; a cycle or nesting too deep for json
         raise InvalidInput(
             "cannot store " + (find_problem(value) or "a value that refers to itself")

@@ -7,7 +7,7 @@ approved/edited: execution  not_started ──▶ running ──▶ succeeded | 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -258,6 +258,32 @@ class Request:
         }
 
 
+_REQUEST_FIELDS = frozenset(each.name for each in fields(Request))
+_REQUEST_DEFAULTS = {each.name: each.default for each in fields(Request) if each.default is not MISSING}
+_REQUEST_REQUIRED = _REQUEST_FIELDS - _REQUEST_DEFAULTS.keys()
+
+
+def trusted_request(**values: Any) -> Request:
+    """`Request(**values)`, for values the library made or read back from its own store: the same
+    object, made without the frozen dataclass's `__init__`, which sets each of its fields through
+    `object.__setattr__` (as long as the rest of building a request from its row). Request has no
+    `__post_init__` to skip; a name that is not a field, or a field without a default left out,
+    is a TypeError as it would be there."""
+    if not (values.keys() <= _REQUEST_FIELDS and values.keys() >= _REQUEST_REQUIRED):
+        unknown = sorted(values.keys() - _REQUEST_FIELDS)
+        missing = sorted(_REQUEST_REQUIRED - values.keys())
+        raise TypeError(f"Request fields unknown: {unknown}, missing: {missing}")
+    request = object.__new__(Request)
+    request.__dict__.update(_REQUEST_DEFAULTS)
+    request.__dict__.update(values)
+    return request
+
+
+def changed_request(request: Request, **changes: Any) -> Request:
+    """`dataclasses.replace(request, **changes)`, made as `trusted_request` makes a request."""
+    return trusted_request(**{**request.__dict__, **changes})
+
+
 def request_from_record(row: dict[str, Any], approvals: tuple[str, ...] | None = None) -> Request:
     """A `Request` from a stored row or from `Request.to_record()` (times as datetimes or ISO text)."""
     decision = None
@@ -276,7 +302,7 @@ def request_from_record(row: dict[str, Any], approvals: tuple[str, ...] | None =
         )
     if approvals is None:
         approvals = tuple(row.get("approvals") or ())
-    return Request(
+    return trusted_request(
         id=row["id"],
         thread_id=row["thread_id"],
         tool_call_id=row["tool_call_id"],

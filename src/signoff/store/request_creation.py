@@ -10,7 +10,7 @@ from typing import Any
 from .._util import new_id, to_iso, utcnow
 from ..errors import AlreadyDecided
 from ..request_steps import plan_steps
-from ..requests import NewRequest, Request, RequestStatus
+from ..requests import NewRequest, Request, RequestStatus, trusted_request
 from ..rules.callables import names_a_callable
 from ..rules.four_eyes import refuse_unapprovable
 from ..templates import redact_args, render_description
@@ -141,7 +141,7 @@ class RequestCreation(GrantOps):
 
 def _created(new: NewRequest, request_id: str, status: RequestStatus, now: datetime) -> Request:
     """The request just inserted, built from what was written rather than read back."""
-    return Request(
+    return trusted_request(
         id=request_id,
         thread_id=new.thread_id,
         tool_call_id=new.tool_call_id,

@@ -3,7 +3,6 @@ quorum's votes, and what the audit log keeps of each."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from typing import Any
@@ -17,11 +16,13 @@ from ..errors import (
     GrantNotAllowed,
     InvalidDecision,
     NotAnApprover,
+    RequestError,
     RequestExpired,
+    RequestNotFound,
     SeparationOfDuties,
 )
 from ..grants import GrantAsk
-from ..requests import STATUS_FOR_DECISION, Request
+from ..requests import STATUS_FOR_DECISION, Request, changed_request
 from ..templates import redact_args
 from .core import AuditNote, Json
 from .decide_statement import decision_words
@@ -89,20 +90,8 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
             return self._decide_granting(request, decision, grant, actor=actor, channel=channel, audit=audit)
         if request.rule.quorum > 1:
             return self._vote(request_id, decision, actor=actor, channel=channel)
-        now = utcnow()
-        decision_id = new_id("dec")
-        finish = _finish_params(request, decision, decision_id, actor, channel, now)
-        row = self._finish_request_audited(
-            finish,
-            AuditNote(
-                "request.decided",
-                actor=actor,
-                channel=channel,
-                request_id=request_id,
-                data=_decision_audit(request, decision, given=given),
-            ),
-            notified=routes_notices(request.rule.channels),
-        )
+        finish, note = _finishing(request, decision, given, actor, channel)
+        row = self._finish_request_audited(finish, note, notified=routes_notices(request.rule.channels))
         if row is not None:
             return _decided(request, decision, finish)
         # someone else decided, cancelled or expired it since we read it
@@ -110,6 +99,40 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
         refuse_if_closed(current)
         self.expire(request_id)
         raise RequestExpired(f"request {request_id} expired at {format_moment(current.deadline)}")
+
+    def _decide_in_one_write(
+        self, request_id: str, decision: Decision, *, actor: str, channel: str, on_behalf: bool
+    ) -> tuple[bool, Request]:
+        """`_decide_at_once` for a store whose write transaction reads on its own connection
+        (SQLite): the request read, checked and decided in one write, with no other read before
+        it. A decision the checks refuse (or a quorum's vote) changes nothing here: (False, the
+        request as read), and `decide` refuses, audits, expires or counts it from there as its
+        checked path does."""
+        with self._transaction() as (tx, changes):
+            row = tx.one("get_request", id=request_id)
+            if row is None:
+                raise RequestNotFound(f"no request with id {request_id!r}")
+            request = self._with_approvals(tx, row)
+            if request.rule.quorum > 1:
+                return False, request
+            try:
+                check_decision(
+                    request,
+                    decision,
+                    actor=actor,
+                    groups=None if on_behalf else partial(self.groups_of, actor),
+                    unattended=on_behalf,
+                )
+            except RequestError:
+                return False, request
+            given, decision = decision, _approval_if_unchanged(request, decision)
+            finish, note = _finishing(request, decision, given, actor, channel)
+            if (
+                self._finish_in(tx, changes, finish, note, notified=routes_notices(request.rule.channels))
+                is None
+            ):
+                return False, request
+            return True, _decided(request, decision, finish)
 
     def _vote(self, request_id: str, decision: Decision, *, actor: str, channel: str) -> Request:
         """A quorum's vote, counted under the request's lock; the last approval (or any reject) ends it."""
@@ -169,6 +192,22 @@ def _approval_if_unchanged(request: Request, decision: Decision) -> Decision:
     return decision
 
 
+def _finishing(
+    request: Request, decision: Decision, given: Decision, actor: str, channel: str
+) -> tuple[dict[str, Any], AuditNote]:
+    """The compare-and-set that ends a pending request with `decision` (what was `given`, before
+    an unchanged edit became an approval), and its audit entry."""
+    finish = _finish_params(request, decision, new_id("dec"), actor, channel, utcnow())
+    note = AuditNote(
+        "request.decided",
+        actor=actor,
+        channel=channel,
+        request_id=request.id,
+        data=_decision_audit(request, decision, given=given),
+    )
+    return finish, note
+
+
 def _decided(request: Request, decision: Decision, finish: dict[str, Any]) -> Request:
     """The request just decided, built from what `_finish_params` wrote rather than read back."""
     stored = finish["decision"].value
@@ -182,7 +221,7 @@ def _decided(request: Request, decision: Decision, finish: dict[str, Any]) -> Re
         created_at=now,
     )
     final_args = finish["final_args"]
-    return replace(
+    return changed_request(
         request,
         status=finish["status"],
         updated_at=now,

@@ -14,7 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from ..decisions import Decision
 from ..errors import StoreError
+from ..requests import Request
 from .base import Store
 from .core import BackgroundThread
 from .disk import DiskSpace, disk_space_of
@@ -128,6 +130,15 @@ class SQLiteStore(SQLiteWrites, Store):
                 self._readers.remove(reader)
         with contextlib.suppress(sqlite3.Error):
             reader.close()
+
+    def _decide_at_once(
+        self, request_id: str, decision: Decision, *, actor: str, channel: str, on_behalf: bool
+    ) -> tuple[bool, Request] | None:
+        # the writer's own connection reads the request: its pages are in its cache, where a
+        # reader connection drops its cache after every commit it did not make
+        return self._decide_in_one_write(
+            request_id, decision, actor=actor, channel=channel, on_behalf=on_behalf
+        )
 
     # -- migrations ---------------------------------------------------------------------------
 
