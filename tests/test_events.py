@@ -334,3 +334,35 @@ def test_leaving_an_approver_group_stops_that_groups_events(live_server: LiveSer
         hers = create(live_server, bot, "c3", approvers=["alice"])
         assert next_event(events)["request"]["id"] == hers
         assert events.empty()
+
+
+def test_an_escalation_reaches_the_streams_of_the_approvers_it_adds(
+    live_server: LiveServer, store: Store
+) -> None:
+    from datetime import timedelta
+
+    from signoff.rules.model import RuleSet
+
+    store.replace_rules(
+        RuleSet.from_yaml(
+            "tools:\n  send_email: {requires_approval: true, approvers: [alice],"
+            " escalate: [{after: 4h, to: [group:oncall]}]}\n"
+        ),
+        actor="test",
+    )
+    agent = live_server.user("bot", role="agent")
+    dave = live_server.user("dave", groups=("oncall",))
+    erin = live_server.user("erin")
+    with event_stream(live_server, dave) as dave_events, event_stream(live_server, erin) as erin_events:
+        request_id = create(live_server, agent, "c1")
+        time.sleep(0.3)  # let the feed read the creation: dave may not see it yet
+        assert dave_events.empty()
+        made = store.get_request(request_id).created_at
+        store.run_due_steps(now=made + timedelta(hours=4, minutes=1))
+        event = next_event(dave_events)
+        assert (event["event"], event["action"]) == ("updated", "request.escalated")
+        assert event["request"]["id"] == request_id
+        assert "group:oncall" in event["request"]["approvers"]
+        with live_server.client(dave) as client:  # and it is his to decide now
+            assert client.get(f"/v1/requests/{request_id}").status_code == 200
+    assert erin_events.empty()  # neither asked first nor added

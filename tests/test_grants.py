@@ -391,3 +391,25 @@ def test_someone_not_an_approver_gives_no_grant(people: Store) -> None:
         entry for entry in store.audit_entries(request_id=request.id) if entry.action == "decision.refused"
     ]
     assert [entry.actor for entry in refused] == ["bob"]
+
+
+def test_a_call_a_grant_covers_tells_webhooks_it_was_created_then_decided_and_plans_no_step(
+    people: Store,
+) -> None:
+    store = people
+    store.add_webhook("http://127.0.0.1:9/hook", allow_private=True, actor="test")
+    rule = replace(RULE, remind=("10m",))
+    first = ask(store, "c0", rule=rule)
+    assert [step.kind for step in store.steps_of(first.id)] == ["remind"]  # asked: reminders planned
+    store.decide(first.id, Approve(), actor="alice", grant=GrantAsk(lifetime=timedelta(minutes=30)))
+    covered = ask(store, "c1", rule=rule)
+    assert covered.status is RequestStatus.APPROVED and covered.grant_id is not None
+
+    def webhook_events(request_id: str) -> list[str]:
+        rows = sorted(store.outbox_for(request_id), key=lambda row: row.id)
+        return [row.event for row in rows if row.channel == "webhook"]
+
+    assert webhook_events(first.id) == ["request.created", "request.decided"]
+    assert webhook_events(covered.id) == webhook_events(first.id)
+    assert [row for row in store.outbox_for(covered.id) if row.channel != "webhook"] == []
+    assert store.steps_of(covered.id) == []  # nobody is asked: nothing to remind anyone of

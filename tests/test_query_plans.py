@@ -16,10 +16,12 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
+from signoff._util import utcnow
 from signoff.identity import User
 from signoff.server.inbox.rendering import count_waiting
 from signoff.store import SQLiteStore, Store
@@ -28,7 +30,16 @@ from signoff.store.listing import VISIBLE_PRINCIPALS, listing_params, listing_qu
 from .requests_mix import Listing, make_mix
 
 TABLES = ("requests", "request_approvers")
-EXPLAINED = frozenset({"list_requests", "list_newest", "list_by_status", "list_visible", "open_counts_by"})
+EXPLAINED = frozenset(
+    {
+        "list_requests",
+        "list_newest",
+        "list_by_status",
+        "list_visible",
+        "open_counts_by",
+        "recent_tool_requests",
+    }
+)
 OPEN = ("pending", "drafting")
 SEED_REQUESTS = 250
 DOUBLINGS = 8
@@ -227,6 +238,11 @@ PAGES = {
     "member: nav badge": lambda store: count_waiting(store, User(name="olga", role="member")),
     "admin: overview, open by tool and agent": lambda store: store.open_counts(),
     "member: overview, open by tool and agent": lambda store: store.open_counts(visible_to="olga"),
+    # the mix was made just now: a minute ahead is a range at the index's end, as a preview's
+    # week is in a store keeping months
+    "admin: rules preview's recorded calls": lambda store: list(
+        store.recent_tool_calls(utcnow() + timedelta(minutes=1))
+    ),
 }
 
 

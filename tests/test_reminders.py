@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import re
 import threading
 from datetime import datetime, timedelta
@@ -35,6 +36,7 @@ from signoff.server.serve import login_link
 from signoff.store import SQLiteStore, Store, open_store, step_ops
 from tests.channels.slack_live import slack_server, wait_until
 from tests.live import LiveServer
+from tests.test_cli_remote import cli_for
 
 ESCALATE = (Escalation("4h", ("group:oncall",)), Escalation("12h", ("cto",)))
 
@@ -507,3 +509,20 @@ def test_show_says_what_the_steps_did(sqlite_path: Path) -> None:
     assert shown.exit_code == 0, shown.output
     assert "reminders: reminded 1×, escalated to group:oncall at " in shown.output
     assert "next: escalation to cto at " in shown.output
+
+
+def test_show_through_a_server_says_what_the_steps_did_as_show_on_the_database(sqlite_store: Store) -> None:
+    people(sqlite_store)
+    request_id = ask(sqlite_store)
+    sqlite_store.run_due_steps(now=created_at(sqlite_store, request_id) + timedelta(hours=4, minutes=1))
+    with LiveServer(sqlite_store, ServerSettings(sweep_interval=60)) as live:
+        run = cli_for(live, live.user("alice"))
+        shown = run("show", request_id)
+        as_json = run("show", request_id, "--json")
+    assert shown.exit_code == 0, shown.output
+    assert "reminders: reminded 1×, escalated to group:oncall at " in shown.output
+    assert "next: escalation to cto at " in shown.output
+    assert as_json.exit_code == 0, as_json.output
+    steps = json.loads(as_json.output)["steps"]
+    local = [step.to_dict() for step in sqlite_store.steps_of(request_id)]
+    assert steps == local and [step["outcome"] for step in steps] == ["superseded", "done", "done", None]

@@ -101,7 +101,7 @@ def test_the_fast_path_still_sees_a_shadow_that_asks(store: Store) -> None:
     gate.resolver()
     assert gate.asks_nowhere("search")
     store.add_shadow_rules(PROPOSED, label="swap", actor="root")
-    gate.resolver()  # a refresh: the shadow's add bumped the rules' version
+    gate.resolver()  # a refresh: the shadow's add bumped the shadows' version
     assert not gate.asks_nowhere("search")
     assert gate.may_ask("search", "bot", "prod")
 

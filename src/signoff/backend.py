@@ -76,6 +76,10 @@ class Backend(Protocol):
 
     def rules_version(self) -> int: ...
 
+    def rules_and_shadows_version(self) -> tuple[int, int]:
+        """The rules' version and the shadows' (a shadow added or dropped bumps only the latter)."""
+        ...
+
     def load_rules(self) -> RuleSet: ...
 
     def shadows_with_rules(self) -> list[ShadowRules]:

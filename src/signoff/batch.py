@@ -16,15 +16,45 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias
 
-from ._util import new_id
+from ._util import new_id, utcnow
 from .decisions import Approve, Decision, Reject
 from .errors import InvalidDecision, InvalidInput, NotBatchable, RequestNotFound, SignoffError, StoreError
 from .requests import Request, RequestStatus
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .audit import AuditEntry
+
+
+class Store(Protocol):
+    """What a batch reads and writes: a `signoff.store.Store` (named by what it does, so that
+    the channels may name a batch's result without importing the store)."""
+
+    def list_requests(
+        self,
+        *,
+        status: str | list[str] | None = ...,
+        tool: str | None = ...,
+        agent: str | None = ...,
+        app: str | None = ...,
+        thread_id: str | None = ...,
+        visible_to: str | None = ...,
+        limit: int = ...,
+    ) -> list[Request]: ...
+
+    def get_requests(self, request_ids: list[str]) -> dict[str, Request]: ...
+
+    def record(
+        self,
+        action: str,
+        *,
+        actor: str,
+        channel: str,
+        request_id: str | None = ...,
+        data: dict[str, Any] | None = ...,
+    ) -> AuditEntry: ...
+
 
 MAX_BATCH = 500
 """The most requests one batch decides (by ids, or matching its filter)."""
@@ -144,6 +174,37 @@ def check_ids(ids: Any) -> tuple[str, ...]:
     if len(unique) > MAX_BATCH:
         raise InvalidInput(f"a batch decides at most {MAX_BATCH} requests; {len(unique)} were named")
     return unique
+
+
+def open_like(
+    store: Store, request: Request, user: str, groups: tuple[str, ...], *, limit: int = MAX_BATCH
+) -> tuple[list[Request], int]:
+    """The open requests like `request` (same tool, same thread, same kind) that `user` (in
+    `groups`) may decide in a batch: theirs to decide, not voted on by them yet, before their
+    deadline, their rule allowing batches. The oldest `limit` of them, and how many there were
+    (of the newest `MAX_BATCH`). A chat's "approve all like this" offers these."""
+    from .decision_checks import may_decide  # the checks' module loads with a batch, not with the client
+
+    now = utcnow()
+    listed = store.list_requests(
+        status=RequestStatus.PENDING.value,
+        tool=request.tool_name,
+        thread_id=request.thread_id,
+        visible_to=user,
+        limit=MAX_BATCH,
+    )
+    found = [
+        item
+        for item in listed
+        if item.kind == request.kind
+        and item.rule.batch
+        and item.deadline > now
+        and may_decide(item, user, groups)
+    ]
+    votes = store.get_requests([item.id for item in found if item.rule.quorum > 1])  # a listing has none
+    found = [item for item in found if user not in votes.get(item.id, item).approvals]
+    found.sort(key=lambda item: (item.created_at, item.id))
+    return found[:limit], len(found)
 
 
 def decide_batch(

@@ -54,7 +54,8 @@ class GateRules:
         """The declared tools and services the current rules do not name (their origin is `code`)."""
         self._components: weakref.WeakSet[GateRules] = weakref.WeakSet()
         self._resolver_now: Resolver | None = None
-        self._rules_version = -1
+        self._rules_version = (-1, -1)
+        """The rules' and the shadows' version read last."""
         self._next_refresh = 0.0
         self._resolver_lock = threading.Lock()
         self.answers = Answers(self._asks_nowhere_now, timeless=self._fixed_rules is not None)
@@ -156,11 +157,11 @@ class GateRules:
                 return self._resolver_now
             self._next_refresh = time.monotonic() + self.refresh
             if self._resolver_now is None:
-                version = self.store.rules_version()
+                version = self.store.rules_and_shadows_version()
             else:
                 try:  # one attempt: while the server is away, the rules read last stand
                     with patience(utcnow()):
-                        version = self.store.rules_version()
+                        version = self.store.rules_and_shadows_version()
                 except (ServerUnavailable, StoreUnavailable):
                     version = self._rules_version
             if self._resolver_now is None or version != self._rules_version:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, TypeAlias
 
-from ._util import format_moment, to_iso
+from ._util import format_moment, from_iso, to_iso
 from .rules.effective import RequestRule
 from .rules.schedule import step_at
 
@@ -41,12 +41,30 @@ class RequestStep:
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "id": self.id,
             "kind": self.kind,
             "due_at": to_iso(self.due_at),
             **self.payload,
             "done_at": to_iso(self.done_at) if self.done_at is not None else None,
             "outcome": self.outcome,
         }
+
+
+def step_from_dict(request_id: str, data: dict[str, Any]) -> RequestStep:
+    """A step as `RequestStep.to_dict` gave it (a server's answer: `GET /v1/requests/{id}`)."""
+    done_at = data.get("done_at")
+    return RequestStep(
+        id=int(data.get("id") or 0),  # 0: from a server that did not say
+        request_id=request_id,
+        kind=data["kind"],
+        due_at=from_iso(data["due_at"]),
+        payload={key: value for key, value in data.items() if key not in _STEP_FIELDS},
+        done_at=from_iso(done_at) if done_at else None,
+        outcome=data.get("outcome"),
+    )
+
+
+_STEP_FIELDS = frozenset({"id", "kind", "due_at", "done_at", "outcome"})
 
 
 def request_step(row: dict[str, Any]) -> RequestStep:

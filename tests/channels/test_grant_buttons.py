@@ -122,6 +122,7 @@ def test_a_slack_click_on_the_grant_approves_and_covers_the_next_same_call(sqlit
         assert [element["action_id"] for element in elements] == [
             "signoff.approve",
             "signoff.approve_grant",
+            "signoff.approve_like",
             "signoff.reject",
             "signoff.open",
         ]
@@ -139,3 +140,35 @@ def test_a_slack_click_on_the_grant_approves_and_covers_the_next_same_call(sqlit
         forged["actions"][0]["value"] = f"{request_id}|soon"
         assert slack.post(forged).status_code == 200
         assert len(slack.store.list_grants()) == 1
+
+
+def test_the_wecom_card_offers_the_grant_where_the_rule_allows_one(sqlite_store: Store) -> None:
+    from signoff.channels.wecom import buttons as wecom_buttons
+
+    offered = wecom_buttons(notice_of(sqlite_store, ask(sqlite_store, "c0"), locale="zh"))
+    texts = [button["text"] for button in offered]
+    assert texts[:2] == ["✅ 批准", "✅ 同类调用 30 分钟内批准"], texts
+    assert offered[1]["key"].endswith("|approve_grant|" + offered[1]["key"].split("|")[2] + "|30")
+    plain = RequestRule(approvers=("alice",))
+    texts = [
+        button["text"] for button in wecom_buttons(notice_of(sqlite_store, ask(sqlite_store, "c1", plain)))
+    ]
+    assert not any("同类" in text for text in texts)
+
+
+@pytest.mark.parametrize(
+    ("key", "decision"),
+    [
+        ("so1|approve_grant|req_1|30", {"type": "approve", "grant": {"minutes": 30}}),
+        ("so1|approve_grant|req_1|0", None),
+        ("so1|approve_grant|req_1|-5", None),
+        ("so1|approve_grant|req_1|３０", None),  # full-width digits are not minutes
+        ("so1|approve_grant|req_1", None),
+        ("so1|approve|req_1|30", None),
+    ],
+)
+def test_a_wecom_key_carries_the_grant_and_nothing_else(key: str, decision: dict[str, object] | None) -> None:
+    from signoff.channels.buttons import from_key
+
+    action = from_key(key)
+    assert (action.payload() if action is not None else None) == decision

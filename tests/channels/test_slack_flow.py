@@ -39,6 +39,7 @@ def test_a_signed_click_approves_and_the_message_is_updated_once(slack: SlackSet
     [message] = slack.sent_to("U-ALICE")
     assert [b["action_id"] for b in message["blocks"][-1]["elements"]] == [
         "signoff.approve",
+        "signoff.approve_like",
         "signoff.edit",
         "signoff.reject",
         "signoff.open",

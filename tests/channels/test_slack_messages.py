@@ -24,10 +24,10 @@ from signoff.store import Store
 from .slack_fake import TOKEN, FakeSlack
 
 
-def ask(store: Store, **rule: Any) -> str:
+def ask(store: Store, call: str = "call-1", **rule: Any) -> str:
     new = NewRequest(
         thread_id="thread-1",
-        tool_call_id="call-1",
+        tool_call_id=call,
         tool_name="send_email",
         args={"to": "bob@example.com", "body": "<!channel> hi & bye", "password": "hunter2"},
         description="Send a mail to <bob>",
@@ -96,6 +96,7 @@ def test_the_message_shows_title_description_args_and_a_button_per_allowed_decis
     buttons = actions["elements"]
     assert [(b["action_id"], b["text"]["text"], b.get("style"), b.get("value")) for b in buttons] == [
         ("signoff.approve", "✅ Approve", "primary", request_id),
+        ("signoff.approve_like", "✅ All like this…", None, request_id),
         ("signoff.edit", "✏️ Edit", None, request_id),
         ("signoff.reject", "❌ Reject", "danger", request_id),
         ("signoff.open", "Open in signoff", None, None),
@@ -112,7 +113,11 @@ def test_only_the_allowed_decisions_get_buttons_and_chinese_words(
     assert blocks[0]["text"]["text"] == "AI 想执行：send_email"
     assert blocks[-2]["elements"][0]["text"] == "⚠️ 24 小时内有效 · 发起人：carol"
     labels = [b["text"]["text"] for b in blocks[-1]["elements"]]
-    assert labels == ["✅ 批准", "在 signoff 中打开"]
+    assert labels == ["✅ 批准", "✅ 批准所有同类…", "在 signoff 中打开"]
+    request_id = ask(sqlite_store, "call-2", allowed_decisions=("approve",), batch=False)
+    asyncio.run(slack.send(notice_of(sqlite_store, request_id, "zh"), "U9"))
+    labels = [b["text"]["text"] for b in fake.of("chat.postMessage")[1].body["blocks"][-1]["elements"]]
+    assert labels == ["✅ 批准", "在 signoff 中打开"]  # a rule saying `batch: false` offers no batch
 
 
 def test_the_final_state_replaces_the_buttons(

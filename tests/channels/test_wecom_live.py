@@ -259,3 +259,37 @@ def test_racing_clicks_decide_once_and_update_the_card_once(
         update.body["button"]["replace_name"]
         == {"approved": "✅ 已批准（alice）", "rejected": "❌ 已拒绝（alice）"}[status]
     )
+
+
+def test_a_grant_click_approves_and_covers_the_next_same_call(
+    server: LiveServer, api: platforms.FakePlatform
+) -> None:
+    store = server.store
+    rule = RequestRule(approvers=("alice",), channels=("wecom",), max_grant=timedelta(minutes=20))
+
+    def asked(call: str) -> str:
+        new = NewRequest(
+            thread_id="thread-1",
+            tool_call_id=call,
+            tool_name="execute",
+            args={"command": "make"},
+            description="Build",
+            deadline=utcnow() + timedelta(hours=1),
+            rule=rule,
+            agent="bot",
+        )
+        return store.create_request(new)[0].id
+
+    request_id = asked("c1")
+    card = sent_card(api)
+    grant = card["button_list"][1]  # type: ignore[index]
+    assert grant["text"] == "✅ 同类调用 20 分钟内批准" and grant["key"].endswith("|20")
+    assert click(server, "zhangsan", grant["key"]).status_code == 200
+    decided = store.get_request(request_id)
+    assert decided.status.value == "approved" and decided.granted_id is not None
+    assert decided.decision is not None and decided.decision.channel == "wecom"
+    covered = store.get_request(asked("c2"))
+    assert covered.status.value == "approved" and covered.grant_id == decided.granted_id
+    forged = click(server, "zhangsan", grant["key"].rsplit("|", 1)[0] + "|600", created=int(time.time()) + 1)
+    assert forged.status_code == 200  # an unreadable or later click decides nothing more
+    assert len(store.list_grants()) == 1

@@ -36,14 +36,25 @@ class Action:
 
 
 def as_key(decision: str, notice: Notice) -> str:
-    """One string for a platform that keys its buttons by text (WeCom's `EventKey`)."""
-    return "|".join([PREFIX, decision, notice.request_id])
+    """One string for a platform that keys its buttons by text (WeCom's `EventKey`); `GRANT`'s
+    ends with the grant's minutes."""
+    parts = [PREFIX, decision, notice.request_id]
+    if decision == GRANT:
+        parts.append(str(notice.grant_minutes))
+    return "|".join(parts)
 
 
 def from_key(key: str) -> Action | None:
     """The action in a key made by `as_key`; None for a key that is not signoff's."""
     parts = key.split("|")
-    if len(parts) != 3 or parts[0] != PREFIX or parts[1] not in CLICKABLE or not parts[2]:
+    if len(parts) < 3 or parts[0] != PREFIX or not parts[2]:
+        return None
+    if parts[1] == GRANT and len(parts) == 4:
+        minutes = parts[3]
+        if not (minutes.isascii() and minutes.isdigit()) or int(minutes) < 1:
+            return None
+        return Action(GRANT, parts[2], int(minutes))
+    if len(parts) != 3 or parts[1] not in CLICKABLE:
         return None
     return Action(parts[1], parts[2])
 

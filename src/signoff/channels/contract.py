@@ -33,12 +33,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar, Literal, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias
 
 from ..errors import InvalidInput, NotAuthenticated
 from ..requests import Request
 from .address_code import AddressCode
 from .notice import FollowUp, Notice
+
+if TYPE_CHECKING:
+    from ..batch import BatchResult
+    from ..decisions import Decision
 
 MessageRef: TypeAlias = dict[str, Any]
 """What a platform calls a sent message, as JSON (stored with the outbox row and handed back
@@ -156,6 +160,22 @@ class CallbackHost(Protocol):
 
     async def request(self, request_id: str) -> Request:
         """The request as it is now (`RequestNotFound` when there is none)."""
+        ...
+
+    async def batch_candidates(
+        self, channel: Channel, inbound: Inbound, request: Request, *, limit: int
+    ) -> tuple[list[Request], int]:
+        """The open requests like `request` that the sender of `inbound` (its approver, checked
+        already) may approve in one batch, the oldest `limit` of them, and how many there are
+        (`batch.open_like`). For a chat's "approve all like this"."""
+        ...
+
+    async def decide_batch(
+        self, channel: Channel, inbound: Inbound, ids: tuple[str, ...], decision: Decision
+    ) -> BatchResult | InboundOutcome:
+        """`decision` on each of `ids` as the sender of `inbound`, through the batch's own path
+        (each request with every check of a single decision, the refused skipped and named);
+        or why not at all (a sender not placed, a batch refused whole: audited)."""
         ...
 
 

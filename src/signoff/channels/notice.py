@@ -99,6 +99,9 @@ class Notice:
     that `approver` is one of them (their notice then offers only reject); None without separation."""
     grant_minutes: int | None = None
     """The standing grant its approve may give ("+ like this for 30m"), where its rule allows one."""
+    batch_like: bool = False
+    """Its approve may approve the open requests like it too, in one batch (Slack's "All like
+    this…"): its rule allows batches and approving."""
     reminder: str | None = None
     """For a reminder (`Channel.remind`): the line it leads with, '⏰ Reminder: still waiting for
     your decision (2 hours left)'; None for the first notice."""
@@ -170,6 +173,7 @@ def build_notice(
         code=code,
         four_eyes=_four_eyes(request, separated, locale),
         grant_minutes=card.grant_minutes if "approve" in card.actions else None,
+        batch_like="approve" in decisions and request.rule.batch and not request.is_terminal,
         reminder=REMINDER[locale].format(span=span_words(seconds, locale)) if reminder else None,
     )
 

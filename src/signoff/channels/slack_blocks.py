@@ -40,6 +40,9 @@ OPEN_ACTION = "signoff.open"
 GRANT_ACTION = ACTION_PREFIX + GRANT
 """Approve and give a standing grant (`Notice.grant_minutes`); its `value` is `REQUEST_ID|MINUTES`."""
 GRANT_SEPARATOR = "|"
+BATCH_ACTION = ACTION_PREFIX + "approve_like"
+"""Open the modal approving every open request like this one (`slack_batch`); `value`: the request id."""
+BATCH_VIEW = "signoff.batch"
 ACTIONS_BLOCK = "signoff.actions"
 VALUE_ACTION = "value"
 """The `action_id` of every modal input (the block id names the field)."""
@@ -76,6 +79,7 @@ WORDS: dict[Locale, dict[str, str]] = {
         "edit_prompt": "*{tool}* runs with what you save here.",
         "said": "“{said}”",
         "via": "via {channel}",
+        "batch": "✅ All like this…",
     },
     "zh": {
         "open": "在 signoff 中打开",
@@ -98,6 +102,7 @@ WORDS: dict[Locale, dict[str, str]] = {
         "edit_prompt": "*{tool}* 将按这里保存的参数执行。",
         "said": "“{said}”",
         "via": "来自 {channel}",
+        "batch": "✅ 批准所有同类…",
     },
 }
 
@@ -172,6 +177,12 @@ def _buttons(notice: Notice) -> list[ButtonElement]:
                     value=f"{notice.request_id}{GRANT_SEPARATOR}{notice.grant_minutes}",
                 )
             )
+        if decision == "approve" and notice.batch_like:
+            buttons.append(
+                ButtonElement(
+                    text=WORDS[notice.locale]["batch"], action_id=BATCH_ACTION, value=notice.request_id
+                )
+            )
     buttons.append(
         LinkButtonElement(
             text=WORDS[notice.locale]["open"], url=notice.link or notice.request_url, action_id=OPEN_ACTION
@@ -220,7 +231,7 @@ def reject_view(*, tool: str, request_id: str, ref: dict[str, Any], locale: Loca
         private_metadata=metadata(request_id, ref),
         blocks=[
             SectionBlock(text=MarkdownTextObject(text=words["reject_prompt"].format(tool=escape(tool)))),
-            _text_input(MESSAGE_BLOCK, words["reason"], multiline=True, optional=True),
+            text_input(MESSAGE_BLOCK, words["reason"], multiline=True, optional=True),
         ],
     )
 
@@ -247,9 +258,9 @@ def form_view(
             field = replace(field, label=words["whole_args"] if decision == "edit" else words["answer"])
         blocks.append(field_input(field, locale))
     if decision == "respond" and not fields:
-        blocks.append(_text_input(MESSAGE_BLOCK, words["answer"], multiline=True))
+        blocks.append(text_input(MESSAGE_BLOCK, words["answer"], multiline=True))
     if decision == "edit":
-        blocks.append(_text_input(COMMENT_BLOCK, words["comment"], multiline=True, optional=True))
+        blocks.append(text_input(COMMENT_BLOCK, words["comment"], multiline=True, optional=True))
     return View(
         type="modal",
         callback_id=MODAL_DECISIONS[decision],
@@ -269,7 +280,7 @@ def field_input(field: FormField, locale: Locale) -> InputBlock:
         hints.append(words["hidden"])
     if field.kind not in ("text", "textarea"):
         hints.append(words["json"])
-    return _text_input(
+    return text_input(
         field.name,
         cut(field.label, 2000),
         initial=field.raw,
@@ -279,7 +290,7 @@ def field_input(field: FormField, locale: Locale) -> InputBlock:
     )
 
 
-def _text_input(
+def text_input(
     block_id: str,
     label: str,
     *,

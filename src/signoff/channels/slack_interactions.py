@@ -12,7 +12,10 @@ wants an answer within 3 seconds. What happens:
 3. edit, answer and reject first open a modal (`views.open`, after the ack, while the 3-second
    trigger lasts), but only for an approver of a request still open: anyone else gets the
    ephemeral refusal, audited, and no modal;
-4. a submitted edit (or answer) is read against the request's schema with the inbox's own form
+4. "All like this…" opens the batch modal (`slack_batch`) for an approver alike; its submit
+   approves the requests it listed (`CallbackHost.decide_batch`: the batch's own path), each
+   with its own checks;
+5. a submitted edit (or answer) is read against the request's schema with the inbox's own form
    rules (strings as typed, everything else as JSON; redacted values left empty are kept):
    what breaks it is shown in the modal next to its field (`response_action: errors`), and
    nothing is decided until it fits.
@@ -35,7 +38,8 @@ from ..templates import REDACTED
 from .contract import CallbackHost, Inbound, InboundOutcome
 from .inbound_log import log_inbound
 from .slack import NO_FORM, SlackChannel
-from .slack_blocks import COMMENT_BLOCK, EDIT_VIEW, MESSAGE_BLOCK, form_view, reject_view
+from .slack_batch import MAX_LISTED, modal_for, read_submission, result_view
+from .slack_blocks import BATCH_VIEW, COMMENT_BLOCK, EDIT_VIEW, MESSAGE_BLOCK, form_view, reject_view
 from .texts import Locale
 
 
@@ -48,6 +52,8 @@ async def handle(host: CallbackHost, channel: SlackChannel, inbound: Inbound) ->
     if inbound.extra.get("open"):
         await _open_modal(host, channel, inbound)
         return 200, None
+    if inbound.extra.get("view") == BATCH_VIEW:
+        return await _submitted_batch(host, channel, inbound)
     if inbound.extra.get("type") == "view_submission":
         return await _submitted_form(host, channel, inbound)
     return channel.answer(inbound, None)
@@ -65,8 +71,13 @@ async def _open_modal(host: CallbackHost, channel: SlackChannel, inbound: Inboun
     request = checked
     ref = {"channel": inbound.extra.get("slack_channel"), "ts": inbound.extra.get("ts")}
     locale = channel.locale
+    candidates = None
+    if decision == "batch":
+        candidates = await host.batch_candidates(channel, inbound, request, limit=MAX_LISTED)
     try:
-        if decision == "reject":
+        if candidates is not None:
+            view = modal_for(*candidates, channel, inbound, request)
+        elif decision == "reject":
             view = reject_view(tool=request.tool_name, request_id=request.id, ref=ref, locale=locale)
         else:
             fields = slack_edit_fields(request) if decision == "edit" else slack_answer_fields(request)
@@ -88,6 +99,22 @@ async def _views_open(channel: SlackChannel, inbound: Inbound, view: dict[str, A
     except Exception as exc:  # the click was acked already: say so in the log, and to the person
         log_inbound(channel, inbound, inbound.request_id, "modal_failed", why=str(exc))
         await channel.ephemeral(inbound, f"The form could not be opened ({exc}); try again.")
+
+
+# -- a batch ----------------------------------------------------------------------------------
+
+
+async def _submitted_batch(host: CallbackHost, channel: SlackChannel, inbound: Inbound) -> tuple[int, Any]:
+    """Approve the requests the batch modal listed (see `slack_batch`); the modal then says what
+    was decided and skipped, or, refused whole, why (next to its reason)."""
+    read = read_submission(inbound, channel.locale)
+    if isinstance(read, str):
+        return 200, {"response_action": "errors", "errors": {MESSAGE_BLOCK: read}}
+    ids, decision = read
+    done = await host.decide_batch(channel, inbound, ids, decision)
+    if isinstance(done, InboundOutcome):
+        return 200, {"response_action": "errors", "errors": {MESSAGE_BLOCK: done.message}}
+    return 200, {"response_action": "update", "view": result_view(done, channel.locale).to_dict()}
 
 
 # -- fields, as a modal shows them ------------------------------------------------------------

@@ -9,7 +9,8 @@ Slack posts every interaction to the one Interactivity Request URL as a form wit
   Slack reports as well) needs only the ack;
 - `view_submission` of our modals (`private_metadata` names the request): a reject is a
   decision (its reason typed in the modal); an edit's or answer's typed fields are a reply with
-  `extra["values"]`, for `slack_interactions` to read against the request's schema;
+  `extra["values"]`, for `slack_interactions` to read against the request's schema; a batch's
+  (`signoff.batch`) a reply with the ids it lists in `extra["ids"]` (see `slack_batch`);
 - `view_closed`: nothing; anything else (a shortcut, a slash command, another app's button):
   a short ephemeral saying what this endpoint is for.
 
@@ -27,6 +28,8 @@ from .buttons import GRANT
 from .contract import BadCallback, Inbound
 from .slack_blocks import (
     ACTION_PREFIX,
+    BATCH_ACTION,
+    BATCH_VIEW,
     EDIT_VIEW,
     GRANT_ACTION,
     GRANT_SEPARATOR,
@@ -121,6 +124,10 @@ def _block_action(payload: dict[str, Any], sender: str | None, locale: Locale) -
             delivery_id=_delivery(payload),
             extra=extra,
         )
+    if action_id == BATCH_ACTION:
+        return Inbound(
+            kind="reply", reply=None, sender=sender, request_id=request_id, extra={**extra, "open": "batch"}
+        )
     if decision in MODAL_DECISIONS:
         return Inbound(
             kind="reply", reply=None, sender=sender, request_id=request_id, extra={**extra, "open": decision}
@@ -133,9 +140,19 @@ def _view_submission(payload: dict[str, Any], sender: str | None, locale: Locale
     callback = view.get("callback_id")
     meta = _metadata_of(view)
     request_id = _text(meta.get("request_id"))
-    if callback not in (EDIT_VIEW, REJECT_VIEW, RESPOND_VIEW) or not request_id or not sender:
+    if callback not in (EDIT_VIEW, REJECT_VIEW, RESPOND_VIEW, BATCH_VIEW) or not request_id or not sender:
         return unknown(locale, sender)
     values = submitted_values(view)
+    if callback == BATCH_VIEW:  # its ids are checked when it is decided (`slack_batch`)
+        batch = {"type": "view_submission", "view": callback, "values": values, "ids": meta.get("ids")}
+        return Inbound(
+            kind="reply",
+            reply=None,
+            sender=sender,
+            request_id=request_id,
+            delivery_id=_delivery(payload),
+            extra=batch,
+        )
     extra: dict[str, Any] = {
         "type": "view_submission",
         "view": callback,

@@ -35,11 +35,12 @@ import httpx
 from .._util import cut
 from ..errors import ConfigError
 from .address_code import AddressCode
-from .buttons import CLICKABLE, as_key, from_key
+from .buttons import CLICKABLE, GRANT, as_key, from_key
 from .contract import BadCallback, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .freshness import check_fresh
 from .notice import FollowUp, Notice
 from .registry import ChannelConfig
+from .texts import GRANT_BUTTON
 from .wecom_crypto import WeComCrypto, cdata, read_xml
 
 API = "https://qyapi.weixin.qq.com"
@@ -326,7 +327,8 @@ def template_card(notice: Notice, *, task_id: str) -> dict[str, Any]:
 
 def buttons(notice: Notice) -> list[dict[str, Any]]:
     """A callback button per decision a click makes, a link button (to the request's card in
-    the browser) for those that need a form (edit, answer)."""
+    the browser) for those that need a form (edit, answer), and after Approve the standing grant
+    its rule allows (if any: "+ like this for 30m", an approval with the grant)."""
     listed: list[dict[str, Any]] = []
     for decision in notice.decisions:
         label = notice.buttons[decision]
@@ -336,4 +338,7 @@ def buttons(notice: Notice) -> list[dict[str, Any]]:
             )
         elif notice.link:
             listed.append({"type": 1, "text": label, "style": 2, "url": notice.link})
+        if decision == "approve" and notice.grant_minutes:
+            grant = GRANT_BUTTON[notice.locale].format(minutes=notice.grant_minutes)
+            listed.append({"type": 0, "text": grant, "style": 1, "key": as_key(GRANT, notice)})
     return listed

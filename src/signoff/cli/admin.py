@@ -76,16 +76,14 @@ def _read_text(file: Path) -> str:
 def _import_with_shadow(
     ctx: typer.Context, file: Path, marks: MarkedRules, *, if_version: int | None, as_user: str | None
 ) -> None:
-    """Apply FILE's unmarked entries (the marked ones keep what the rules in force hold), then
-    try FILE as written in shadow; both at the version read first, so a change made meanwhile
-    is refused (RulesChanged) rather than overwritten."""
-    store = local_store_of(ctx, "config import (with entries in mode: shadow)")
+    """Apply FILE's unmarked entries (the marked ones keep what the rules in force hold) and try
+    FILE as written in shadow, in one transaction (on the database, or the server's)."""
+    store = store_of(ctx)
     actor = acting_user(ctx, as_user)
-    version = store.rules_version() if if_version is None else if_version
-    live = marks.live_over(store.load_rules())
-    applied = store.replace_rules(live, actor=actor, channel="cli", if_version=version)
     label = f"{file.name}: {', '.join(marks.labels)}"
-    shadow = store.add_shadow_rules(RuleSet.from_dict(marks.shadow), label=label, actor=actor, channel="cli")
+    applied, shadow = store.import_with_shadow(
+        marks, label=label, actor=actor, channel="cli", if_version=if_version
+    )
     out = render.console()
     out.print(f"Imported {file} without its entries in mode: shadow (version {applied}).", markup=False)
     out.print(

@@ -8,7 +8,6 @@ import typer
 
 from ..request_steps import steps_summary
 from ..requests import ExecutionStatus, RequestStatus
-from ..store import Store
 from . import render
 from .options import AsUser, JsonFlag, RequestId
 from .state import acting_user, local_store_of, store_of
@@ -55,7 +54,7 @@ def show(
     decisions = store.decisions(request_id)
     execution = store.get_execution(request_id)
     audit = list(store.audit_entries(request_id=request_id))
-    steps = store.steps_of(request_id) if isinstance(store, Store) else []  # a server's: in its API
+    steps = store.steps_of(request_id)
     if as_json:
         render.print_json(
             {

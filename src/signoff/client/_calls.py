@@ -7,7 +7,7 @@ behaves the same over a client as over a local store.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from .._util import from_iso, utcnow
@@ -27,6 +27,9 @@ from ._wire import (
     read_request,
     read_requests,
 )
+
+if TYPE_CHECKING:
+    from ..request_steps import RequestStep
 
 MAX_WAIT_SECONDS = 60.0
 """The longest a server holds a long-poll (`GET /v1/requests/{id}/wait`)."""
@@ -135,6 +138,18 @@ def list_requests(
 
 def get_request(request_id: str) -> Call[Request]:
     return Call("GET", _path("requests", request_id), read_one)
+
+
+def request_steps(request_id: str) -> Call[list[RequestStep]]:
+    """The request's reminders and escalations, as its view lists them (none from a server
+    that lists none)."""
+    from ..request_steps import step_from_dict
+
+    return Call(
+        "GET",
+        _path("requests", request_id),
+        lambda answer: [step_from_dict(request_id, item) for item in answer.data.get("steps") or []],
+    )
 
 
 def decide(

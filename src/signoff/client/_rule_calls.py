@@ -21,8 +21,9 @@ def rules() -> Call[tuple[int, RuleSet]]:
     )
 
 
-def rules_and_shadows() -> Call[tuple[int, RuleSet, list[ShadowRules]]]:
-    """`rules`, with the rules tried in shadow beside them (a server without them: none)."""
+def rules_and_shadows() -> Call[tuple[int, RuleSet, list[ShadowRules], int]]:
+    """`rules`, with the rules tried in shadow beside them and their version (a server without
+    them: none, version 0; such a server bumps the rules' version for a shadow instead)."""
     return Call(
         "GET",
         _path("rules"),
@@ -30,6 +31,7 @@ def rules_and_shadows() -> Call[tuple[int, RuleSet, list[ShadowRules]]]:
             int(answer.data["version"]),
             RuleSet.from_dict(answer.data["rules"]),
             [ShadowRules.from_dict(item) for item in answer.data.get("shadows") or []],
+            int(answer.data.get("shadows_version") or 0),
         ),
     )
 

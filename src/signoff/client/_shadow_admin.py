@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from ..rules.model import RuleSet
 from ..rules.replay import ReplayReport
+from ..rules.shadow_marks import MarkedRules
 from ..shadow import RuleHits, ShadowHit, ShadowRules
 from ._calls import _path, _query
 from ._wire import Call
@@ -54,6 +55,27 @@ class ShadowAdminCalls:
         return self._send(
             Call(
                 "POST", _path("rules", "shadow"), lambda answer: ShadowRules.from_dict(answer.data), body=body
+            )
+        )
+
+    def import_with_shadow(
+        self,
+        marks: MarkedRules,
+        *,
+        label: str,
+        actor: str = "",
+        channel: str = "api",
+        if_version: int | None = None,
+    ) -> tuple[int, ShadowRules]:
+        """`PUT /v1/rules` with entries marked `mode: shadow`: the unmarked applied, the whole
+        tried in shadow, in one transaction on the server."""
+        return self._send(
+            Call(
+                "PUT",
+                _path("rules"),
+                lambda answer: (int(answer.data["version"]), ShadowRules.from_dict(answer.data["shadow"])),
+                body=marks.as_written(),
+                params=_query(if_version=if_version, label=label),
             )
         )
 

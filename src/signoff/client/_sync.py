@@ -18,7 +18,7 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
@@ -45,6 +45,9 @@ from ._retry import TRANSIENT_STATUSES, Attempts, is_transient, never_sent
 from ._servers import Servers
 from ._shadow_admin import ShadowAdminCalls
 from ._wire import Call, error_from, unreachable
+
+if TYPE_CHECKING:
+    from ..request_steps import RequestStep
 
 T = TypeVar("T")
 DEFAULT_TIMEOUT = 30.0
@@ -78,7 +81,7 @@ class Client(ExecutionCalls, Backend, AdminCalls, ChannelAdminCalls, PeopleAdmin
         self._http = httpx.Client(headers=headers, timeout=timeout, transport=transport)
         self.hub = WakeupHub()
         self.events = EventFollower(self.servers, headers, self.hub)
-        self._fetched_rules: tuple[int, RuleSet, list[ShadowRules]] | None = None
+        self._fetched_rules: tuple[int, RuleSet, list[ShadowRules], int] | None = None
         self._fetched_shadows: list[ShadowRules] = []
 
     # -- plumbing -----------------------------------------------------------------------------
@@ -155,6 +158,10 @@ class Client(ExecutionCalls, Backend, AdminCalls, ChannelAdminCalls, PeopleAdmin
     def get_request_for(self, request_id: str, user: str, *, channel: str = "api") -> Request:
         """The server shows only what the token's user may see (403 otherwise)."""
         return self.get_request(request_id)
+
+    def steps_of(self, request_id: str) -> list[RequestStep]:
+        """The request's planned reminders and escalations, with what came of those that ran."""
+        return self._send(calls.request_steps(request_id))
 
     def list_requests(
         self,
@@ -295,8 +302,13 @@ class Client(ExecutionCalls, Backend, AdminCalls, ChannelAdminCalls, PeopleAdmin
         self._fetched_rules = self._send(rule_calls.rules_and_shadows())
         return self._fetched_rules[0]
 
+    def rules_and_shadows_version(self) -> tuple[int, int]:
+        self._fetched_rules = self._send(rule_calls.rules_and_shadows())
+        return self._fetched_rules[0], self._fetched_rules[3]
+
     def load_rules(self) -> RuleSet:
-        """The server's rules (those fetched by the `rules_version` call just before, if any)."""
+        """The server's rules (those fetched by the `rules_version` or `rules_and_shadows_version`
+        call just before, if any)."""
         fetched, self._fetched_rules = self._fetched_rules, None
         if fetched is None:
             fetched = self._send(rule_calls.rules_and_shadows())

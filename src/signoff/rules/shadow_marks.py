@@ -1,7 +1,8 @@
-"""`mode: shadow` on an entry of a rules file: `signoff config import` applies the file's other
-entries and tries the marked ones in shadow (see `signoff.shadow`) instead of applying them. For a
-marked entry the rules in force keep what they hold (or nothing, if they hold none); the shadow is
-the imported rules with the marked entries as written. `mode: live` is the same as no mode.
+"""`mode: shadow` on an entry of a rules file: `signoff config import` (and `PUT /v1/rules`)
+applies the file's other entries and tries the marked ones in shadow (see `signoff.shadow`)
+instead of applying them. For a marked entry the rules in force keep what they hold (or nothing,
+if they hold none); the shadow is the imported rules with the marked entries as written.
+`mode: live` is the same as no mode.
 
 Only the groups of named entries (`tools`, `services`, `agents`, `apps`) take a mode; anything
 else is refused, as is a mode other than `shadow` or `live` (fail closed: a typo never applies
@@ -37,6 +38,13 @@ class MarkedRules:
     def labels(self) -> list[str]:
         return [f"{group}.{name}" for group, name in self.marked]
 
+    def as_written(self) -> dict[str, Any]:
+        """The rules with their marks back on (what `PUT /v1/rules` takes)."""
+        written = copy.deepcopy(self.shadow)
+        for group, name in self.marked:
+            written[group][name] = {**written[group][name], "mode": "shadow"}
+        return written
+
     def live_over(self, in_force: RuleSet) -> RuleSet:
         """The rules to apply: the file's unmarked entries, and for each marked one what the
         rules in force hold there."""
@@ -55,6 +63,11 @@ def read_marks(text: str) -> MarkedRules:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"rules are not valid YAML: {exc}") from None
+    return marks_of(data)
+
+
+def marks_of(data: Any) -> MarkedRules:
+    """`read_marks` of rules already parsed (the body of `PUT /v1/rules`)."""
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -1,6 +1,7 @@
 """What the callback route offers a channel that answers a callback itself (the channels'
 `CallbackHost`): deciding through the shared path (`channel_routes.act`), the request a person
-may decide now (for a form to open), and a request as it is. Slack's modals go through it."""
+may decide now (for a form to open), a request as it is, and a batch from a chat (the requests
+like one, and their approval: `channel_batch`). Slack's modals go through it."""
 
 from __future__ import annotations
 
@@ -8,13 +9,16 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .._util import utcnow
+from ..batch import BatchResult
 from ..channels.contract import Channel, Inbound, InboundOutcome
 from ..channels.inbound_log import log_inbound
 from ..channels.texts import EXPIRED_REPLY
 from ..decision_checks import refuse_if_closed
+from ..decisions import Decision
 from ..errors import SignoffError
 from ..presentation.refusals import refusal_text
 from ..requests import Request
+from .channel_batch import batch_candidates, decide_channel_batch
 from .channel_routes import act, channel_locale
 from .context import Server
 
@@ -38,6 +42,22 @@ class ServerCallbacks:
     async def request(self, request_id: str) -> Request:
         found: Request = await self.server.run(self.server.store.get_request, request_id)
         return found
+
+    async def batch_candidates(
+        self, channel: Channel, inbound: Inbound, request: Request, *, limit: int
+    ) -> tuple[list[Request], int]:
+        found: tuple[list[Request], int] = await self.server.run(
+            batch_candidates, self.server, channel, inbound, request, limit=limit
+        )
+        return found
+
+    async def decide_batch(
+        self, channel: Channel, inbound: Inbound, ids: tuple[str, ...], decision: Decision
+    ) -> BatchResult | InboundOutcome:
+        done: BatchResult | InboundOutcome = await self.server.write(
+            decide_channel_batch, self.server, channel, inbound, ids, decision
+        )
+        return done
 
 
 def approver_request(server: Server, channel: Channel, inbound: Inbound) -> Request | InboundOutcome:

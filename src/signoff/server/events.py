@@ -54,6 +54,8 @@ EVENT_OF_ACTION = {
     "execution.failed": "updated",
     "execution.in_doubt": "updated",
     "execution.reset": "updated",
+    "request.reminded": "updated",
+    "request.escalated": "updated",  # its new approvers may see it now: their inboxes place it
     "request.decided": "decided",
     "request.expired": "expired",
     "request.cancelled": "cancelled",

@@ -170,6 +170,10 @@ class GrantOps(RequestReads, OutboxOps):
                 note, data={**note.data, "status": RequestStatus.APPROVED.value, "grant": grant.id}
             )
             tx.send("queue_audit", **created.params())
+            # born decided: the webhooks hear what a request created then approved tells them,
+            # in that order; no notice goes out and no reminder is planned (nobody is asked)
+            if self._webhooks_may_want(note.action):
+                tx.send("enqueue_event", request_id=request_id, event=note.action, message=None, now=now)
             if params["runner"] is not None:
                 tx.send("expect_execution", request_id=request_id, runner=params["runner"], now=now)
             stored = {

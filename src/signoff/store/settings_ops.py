@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from ..rules.model import RuleSet
 
 RULES_COUNTER = "rules_version"
+SHADOWS_COUNTER = "shadow_rules_version"
+"""Bumped when a shadow is added, promoted or dropped: a shadow changes no answer, so it leaves
+the rules' version (and every `if_version` edit pending against it) alone."""
 
 
 class _NoSuchEntry(Exception):
@@ -37,6 +40,14 @@ class SettingsOps(StoreCore):
         with self._read() as tx:
             row = tx.one("get_counter", name=RULES_COUNTER)
             return int(row["value"]) if row else 0
+
+    def rules_and_shadows_version(self) -> tuple[int, int]:
+        """The rules' version and the shadows': what a gate following the store compares to know
+        whether to read the rules (and the shadows beside them) again."""
+        with self._read() as tx:
+            rules = tx.one("get_counter", name=RULES_COUNTER)
+            shadows = tx.one("get_counter", name=SHADOWS_COUNTER)
+        return (int(rules["value"]) if rules else 0, int(shadows["value"]) if shadows else 0)
 
     def get_layer(self, kind: LayerKind, name: str) -> dict[str, Any] | None:
         _check_kind(kind)

@@ -1,8 +1,10 @@
 """Rules tried in shadow, in the store (see `signoff.shadow`): added, listed, their hits recorded
 and read, promoted (the shadow's rules become the rules in force) or dropped.
 
-Adding, promoting or dropping a shadow bumps the rules' version, so gates following the store see
-the change at their next refresh, as they see a change to the rules. Promoting is refused
+Adding, promoting or dropping a shadow bumps the shadows' version (`SHADOWS_COUNTER`), so gates
+following the store see the change at their next refresh; only promoting bumps the rules' version
+too, being the one that changes what is asked (an edit pending `if_version` against the rules is
+not refused because a shadow came or went). Promoting is refused
 (RulesChanged) once the rules in force differ from those the shadow was added against: it would
 undo that later change unseen. Each is audited: `rules.shadow_added`, `rules.promoted` (with the
 layers before and after, like `rules.imported`), `rules.shadow_dropped`. The shadows' and the
@@ -11,7 +13,7 @@ replay's modules load when a shadow is first read or written, not with every sto
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -19,11 +21,20 @@ from .._util import canonical_json, utcnow
 from ..errors import Conflict, InvalidInput, NotFound, RulesChanged
 from ..rules.history import whole_change_data
 from .core import Json, Tx
-from .settings_ops import SettingsOps, _rules_in
+from .settings_ops import (
+    RULES_COUNTER,
+    SHADOWS_COUNTER,
+    SettingsOps,
+    _check_kind,
+    _layer_name,
+    _rules_in,
+)
 
 if TYPE_CHECKING:
+    from ..rules.kinds import LayerKind
     from ..rules.model import RuleSet
     from ..rules.replay import RecordedCall, ReplayReport
+    from ..rules.shadow_marks import MarkedRules
     from ..shadow import RuleHits, ShadowHit, ShadowRules
 
 HITS_PAGE = 50
@@ -33,32 +44,116 @@ MAX_REPLAY_DAYS = 366
 
 class ShadowOps(SettingsOps):
     def add_shadow_rules(
-        self, rules: RuleSet, *, label: str, actor: str, channel: str = "cli"
+        self,
+        rules: RuleSet,
+        *,
+        label: str,
+        actor: str,
+        channel: str = "cli",
+        if_version: int | None = None,
     ) -> ShadowRules:
         """Try `rules` in shadow beside the rules in force. InvalidInput if they hold code
-        (callables cannot be stored) or the label is empty or too long."""
+        (callables cannot be stored) or the label is empty or too long; with `if_version`,
+        RulesChanged (nothing added) unless the rules in force are still at that version."""
+        rules.refuse_callables()
+        with self._transaction() as (tx, _):
+            shadow_id = self._insert_shadow(tx, lambda base: rules, label, actor, channel, if_version)
+        return self.get_shadow_rules(shadow_id)
+
+    def add_shadow_entry(
+        self,
+        kind: LayerKind,
+        name: str,
+        data: dict[str, Any],
+        *,
+        label: str,
+        actor: str,
+        channel: str = "api",
+        if_version: int | None = None,
+    ) -> ShadowRules:
+        """Try one entry in shadow (`mode: shadow` on an entry set through the API): the shadow is
+        the rules in force with that entry set to `data`; nothing in force changes. With
+        `if_version`, RulesChanged (and nothing added) unless the rules are still at that version."""
+        from ..rules.model import RuleSet, validate_entry
+
+        _check_kind(kind)
+        name = _layer_name(kind, name)
+        canonical = validate_entry(kind, data, name)
+
+        def with_entry(base: RuleSet) -> RuleSet:
+            rows = [(k, n, d) for k, n, d in base.layers() if (k, n) != (kind, name)]
+            return RuleSet.from_layers([*rows, (kind, name, canonical)])
+
+        with self._transaction() as (tx, _):
+            shadow_id = self._insert_shadow(tx, with_entry, label, actor, channel, if_version)
+        return self.get_shadow_rules(shadow_id)
+
+    def import_with_shadow(
+        self,
+        marks: MarkedRules,
+        *,
+        label: str,
+        actor: str,
+        channel: str = "cli",
+        if_version: int | None = None,
+    ) -> tuple[int, ShadowRules]:
+        """Apply a rules file's unmarked entries (each marked one keeps what the rules in force
+        hold) and try the file as written in shadow, in one transaction: both or neither. The
+        rules' new version and the shadow. RulesChanged (nothing changed) as `replace_rules`."""
+        from ..rules.model import RuleSet
+
+        shadow_rules = RuleSet.from_dict(marks.shadow)
+        shadow_rules.refuse_callables()
+        with self._transaction() as (tx, _):
+            version = self._next_rules_version(tx, if_version)
+            before = _rules_in(tx)
+            live = marks.live_over(before)
+            tx.run("delete_all_layers")
+            for kind, name, data in live.layers():
+                tx.run("upsert_layer", kind=kind, name=name, data=Json(data), now=utcnow())
+            change = whole_change_data(before, live, version)
+            self._audit(tx, "rules.imported", actor=actor, channel=channel, data=change)
+            shadow_id = self._insert_shadow(tx, lambda base: shadow_rules, label, actor, channel, None)
+        return version, self.get_shadow_rules(shadow_id)
+
+    def _insert_shadow(
+        self,
+        tx: Tx,
+        build: Callable[[RuleSet], RuleSet],
+        label: str,
+        actor: str,
+        channel: str,
+        if_version: int | None,
+    ) -> int:
+        """Add the shadow `build` makes of the rules in force (read here, in `tx`, so its base is
+        exactly what it was built on); bumps the shadows' version, not the rules'."""
         from ..shadow import SHADOW_ADDED
 
         label = label.strip()
         if not label or len(label) > LABEL_LIMIT:
             raise InvalidInput(f"a shadow needs a label of 1 to {LABEL_LIMIT} characters")
-        rules.refuse_callables()
-        now = utcnow()
-        with self._transaction() as (tx, _):
-            version = self._next_rules_version(tx, None)
-            base = _rules_in(tx)
-            data = {"rules": rules.to_dict(), "base": base.to_dict()}
-            row = tx.one("insert_shadow_rules", label=label, data=Json(data), actor=actor, now=now)
-            assert row is not None
-            shadow_id = int(row["id"])
-            self._audit(
-                tx,
-                SHADOW_ADDED,
-                actor=actor,
-                channel=channel,
-                data={"shadow": shadow_id, "label": label, **whole_change_data(base, rules, version)},
+        tx.run("bump_counter", name=SHADOWS_COUNTER)  # its row lock: shadows are added in turn
+        row = tx.one("get_counter", name=RULES_COUNTER)
+        version = int(row["value"]) if row else 0  # the rules in force: unchanged by a shadow
+        if if_version is not None and version != if_version:
+            raise RulesChanged(
+                f"the rules changed since version {if_version} (they are at version {version} now): "
+                "nothing was tried in shadow; look at them again"
             )
-        return self.get_shadow_rules(shadow_id)
+        base = _rules_in(tx)
+        rules = build(base)
+        data = {"rules": rules.to_dict(), "base": base.to_dict()}
+        row = tx.one("insert_shadow_rules", label=label, data=Json(data), actor=actor, now=utcnow())
+        assert row is not None
+        shadow_id = int(row["id"])
+        self._audit(
+            tx,
+            SHADOW_ADDED,
+            actor=actor,
+            channel=channel,
+            data={"shadow": shadow_id, "label": label, **whole_change_data(base, rules, version)},
+        )
+        return shadow_id
 
     def shadow_rules(self, *, everything: bool = False) -> list[ShadowRules]:
         """The active shadows (with `everything`, the promoted and dropped ones too), newest first."""
@@ -128,15 +223,17 @@ class ShadowOps(SettingsOps):
 
     def recent_tool_calls(self, since: datetime, *, batch: int = 1000) -> Iterable[dict[str, Any]]:
         """The tool calls asked about since `since` (tool_name, agent, app, requester, args,
-        created_at), read in batches."""
-        after = ""
+        created_at), oldest first, read in batches."""
+        after_at, after = since, ""
         while True:
             with self._read() as tx:
-                rows = tx.all("recent_tool_requests", since=since, after=after, limit=batch)
+                rows = tx.all(
+                    "recent_tool_requests", since=since, after_at=after_at, after=after, limit=batch
+                )
             yield from rows
             if len(rows) < batch:
                 return
-            after = str(rows[-1]["id"])
+            after_at, after = rows[-1]["created_at"], str(rows[-1]["id"])
 
     def replay_rules(self, proposed: RuleSet, *, days: float = 7.0) -> ReplayReport:
         """The calls recorded in the last `days` days replayed through `proposed` and through the
@@ -180,6 +277,7 @@ class ShadowOps(SettingsOps):
 
         with self._transaction() as (tx, _):
             version = self._next_rules_version(tx, None)
+            tx.run("bump_counter", name=SHADOWS_COUNTER)
             shadow = _active(tx, shadow_id)
             before = _rules_in(tx)
             if _entries(before) != _entries(shadow.base):
@@ -204,7 +302,7 @@ class ShadowOps(SettingsOps):
         from ..shadow import SHADOW_DROPPED
 
         with self._transaction() as (tx, _):
-            self._next_rules_version(tx, None)
+            tx.run("bump_counter", name=SHADOWS_COUNTER)
             shadow = _active(tx, shadow_id)
             tx.run("close_shadow_rules", id=shadow_id, status="dropped", actor=actor, now=utcnow())
             data = {"shadow": shadow_id, "label": shadow.label, "hits": shadow.hits}

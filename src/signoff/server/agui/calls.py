@@ -14,13 +14,29 @@ from typing import Any
 from ag_ui.core import Interrupt, ToolCallArgsEvent, ToolCallEndEvent, ToolCallResultEvent, ToolCallStartEvent
 
 from ..._util import format_moment
+from ...decision_checks import SEPARATED_DECISIONS
 from ...requests import Request, RequestStatus
 from .ids import parent_message_id, result_message_id, tool_call_id_of
 
 REASON = "tool_call"
 
 
-def metadata_of(request: Request) -> dict[str, Any]:
+def decisions_for(request: Request, viewer: str | None) -> list[str]:
+    """The decisions `viewer` may make on `request` here: its rule's allowed ones (no edit or
+    answer where a quorum must agree), less what four eyes keep a separated person from (they
+    may still reject: `decision_checks.separation_refusal`)."""
+    rule = request.rule
+    allowed: list[str] = [
+        kind for kind in rule.allowed_decisions if rule.quorum == 1 or kind not in ("edit", "respond")
+    ]
+    if rule.separation is not None and viewer is not None and viewer in rule.separated:
+        allowed = [kind for kind in allowed if kind not in SEPARATED_DECISIONS]
+    return allowed
+
+
+def metadata_of(request: Request, viewer: str | None = None) -> dict[str, Any]:
+    """Who asks and what, for the client; `allowed_decisions` are `viewer`'s (`decisions_for`)
+    when one is named, with `separated: true` when four eyes keep them from approving."""
     view = request.to_dict()
     keys = ("id", "tool", "description", "agent", "app", "thread_id", "tool_call_id", "requester")
     shown = {key: view[key] for key in keys}
@@ -33,15 +49,19 @@ def metadata_of(request: Request) -> dict[str, Any]:
         quorum=view["quorum"],
         args=view["args"],
     )
+    if viewer is not None:
+        shown["allowed_decisions"] = decisions_for(request, viewer)
+        if request.rule.separation is not None and viewer in request.rule.separated:
+            shown["separated"] = True
     return {"signoff": shown}
 
 
-def start_event(request: Request) -> ToolCallStartEvent:
+def start_event(request: Request, viewer: str | None = None) -> ToolCallStartEvent:
     return ToolCallStartEvent(
         tool_call_id=tool_call_id_of(request),
         tool_call_name=request.tool_name,
         parent_message_id=parent_message_id(request),
-        metadata=metadata_of(request),
+        metadata=metadata_of(request, viewer),
     )
 
 
@@ -53,15 +73,17 @@ def end_event(request: Request) -> ToolCallEndEvent:
     return ToolCallEndEvent(tool_call_id=tool_call_id_of(request))
 
 
-def interrupt_of(request: Request) -> Interrupt:
+def interrupt_of(request: Request, viewer: str | None = None) -> Interrupt:
+    """The interrupt asking `viewer` (the run's user) to decide: its schema offers only the
+    answers they may give."""
     return Interrupt(
         id=tool_call_id_of(request),
         reason=REASON,
         message=request.description,
         tool_call_id=tool_call_id_of(request),
-        response_schema=response_schema(request),
+        response_schema=response_schema(request, viewer),
         expires_at=request.to_dict()["deadline"],
-        metadata=metadata_of(request),
+        metadata=metadata_of(request, viewer),
     )
 
 
@@ -102,11 +124,10 @@ def closed_words(request: Request) -> str:
     return f"request {request.id} was {request.status.in_words}{who}"
 
 
-def response_schema(request: Request) -> dict[str, Any]:
-    """The JSON Schema of the answers this request takes (its rule's allowed decisions, and for
-    a question its answer as a plain object: see `answers`)."""
-    rule = request.rule
-    allowed = [kind for kind in rule.allowed_decisions if rule.quorum == 1 or kind not in ("edit", "respond")]
+def response_schema(request: Request, viewer: str | None = None) -> dict[str, Any]:
+    """The JSON Schema of the answers this request takes from `viewer` (`decisions_for`, and
+    for a question its answer as a plain object: see `answers`)."""
+    allowed = decisions_for(request, viewer)
     options: list[dict[str, Any]] = []
     if "approve" in allowed:
         options += [{"const": "approved"}, {"const": True}]

@@ -142,7 +142,7 @@ class AguiRun:
             stream = ArgsStream()
             draft = Draft(request, stream)
             self.drafts[request.id] = draft
-            out = [self._encode(start_event(request))]
+            out = [self._encode(start_event(request, self.user.name))]
             if held is not None:
                 stream.sent = held
                 draft.mended = args_text(args).startswith(held)
@@ -156,7 +156,7 @@ class AguiRun:
             return []  # the client has it (or holds other text: the interrupt's metadata has the args)
         delta = text[len(held) :] if held is not None else text
         return [
-            self._encode(start_event(request)),
+            self._encode(start_event(request, self.user.name)),
             self._encode(args_event(request, delta)),
             self._encode(end_event(request)),
         ]
@@ -270,7 +270,9 @@ class AguiRun:
             pending = [tool_call_id_of(request) for request in calls]
             outcome: Any = RunFinishedSuccessOutcome(pending_tool_call_ids=pending)
         else:
-            outcome = RunFinishedInterruptOutcome(interrupts=[interrupt_of(request) for request in calls])
+            outcome = RunFinishedInterruptOutcome(
+                interrupts=[interrupt_of(request, self.user.name) for request in calls]
+            )
         return RunFinishedEvent(thread_id=thread, run_id=run, outcome=outcome)
 
 

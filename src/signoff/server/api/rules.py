@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Body, Query
 from fastapi import Request as HttpRequest
 
 from ...errors import InvalidInput, NotFound
 from ...rules.model import LAYER_KINDS, LayerKind, RuleSet
-from ..access import CurrentCaller, CurrentUser, require_admin
+from ...rules.shadow_marks import MODES, marks_of
+from ...shadow import ShadowRules
+from ..access import Caller, CurrentCaller, CurrentUser, require_admin
 from ..context import server_of
 from ..declared import declared_for
 from ..errors import API_ERRORS
@@ -32,9 +34,15 @@ def _kind(kind: str) -> LayerKind:
 @router.get("/rules", summary="The rules: every layer, and their version")
 def get_rules(http: HttpRequest, user: CurrentUser) -> RulesJSON:
     store = server_of(http).store
-    version = store.rules_version()  # first: what is read after it is at least this new
+    # first: what is read after them is at least this new
+    version, shadows_version = store.rules_and_shadows_version()
     shadows = [shadow.for_gates() for shadow in store.shadow_rules()]
-    return {"version": version, "rules": store.load_rules().to_dict(), "shadows": shadows}
+    return {
+        "version": version,
+        "rules": store.load_rules().to_dict(),
+        "shadows": shadows,
+        "shadows_version": shadows_version,
+    }
 
 
 @router.get("/rules/declared", summary="The rules agents declared in their own code, as seen in requests")
@@ -58,19 +66,58 @@ IfVersion = Annotated[
 ]
 
 
-@router.put("/rules", summary="Replace all the rules (admins)")
+Mode = Annotated[
+    Literal["live", "shadow"],
+    Query(
+        description="`shadow`: apply nothing; try the change in shadow beside the rules in force "
+        "(see `/v1/rules/shadow`). `live` (the default) applies it.",
+    ),
+]
+ShadowLabel = Annotated[
+    str | None,
+    Query(max_length=200, description="The shadow's label (default: who tried what, and how)."),
+]
+
+
+@router.put("/rules", summary="Replace all the rules, or try them in shadow (admins)")
 def put_rules(
     http: HttpRequest,
     caller: CurrentCaller,
     rules: Annotated[dict[str, Any], Body()],
     if_version: IfVersion = None,
+    mode: Mode = "live",
+    label: ShadowLabel = None,
 ) -> RulesJSON:
-    """Audited as `rules.imported`, with every layer before and after (see `/v1/rules/history`)."""
+    """Audited as `rules.imported`, with every layer before and after (see `/v1/rules/history`).
+    Entries marked `mode: shadow` are not applied (each keeps what the rules in force hold
+    there) but tried in shadow, with the others as sent, in the same transaction; with
+    `?mode=shadow` the whole change is tried in shadow and nothing is applied. `shadow` in the
+    answer is the shadow added, if any."""
     require_admin(caller.user)
     store = server_of(http).store
-    ruleset = RuleSet.from_dict(rules)
-    store.replace_rules(ruleset, actor=caller.user.name, channel=caller.channel, if_version=if_version)
-    return {"version": store.rules_version(), "rules": store.load_rules().to_dict()}
+    marks = marks_of(rules)
+    actor, channel = caller.user.name, caller.channel
+    shadow: ShadowRules | None = None
+    if mode == "shadow":
+        shadow = store.add_shadow_rules(
+            RuleSet.from_dict(marks.shadow),
+            label=label or f"PUT /v1/rules?mode=shadow by {actor}",
+            actor=actor,
+            channel=channel,
+            if_version=if_version,
+        )
+    elif marks.marked:
+        label = label or f"PUT /v1/rules by {actor}: {', '.join(marks.labels)}"
+        _, shadow = store.import_with_shadow(
+            marks, label=label, actor=actor, channel=channel, if_version=if_version
+        )
+    else:
+        ruleset = RuleSet.from_dict(marks.live)
+        store.replace_rules(ruleset, actor=actor, channel=channel, if_version=if_version)
+    answer: dict[str, Any] = {"version": store.rules_version(), "rules": store.load_rules().to_dict()}
+    if shadow is not None:
+        answer["shadow"] = shadow.to_dict()
+    return answer
 
 
 @router.get("/rules/{kind}/{name}", summary="One layer entry (`defaults` is named '-')")
@@ -81,7 +128,7 @@ def get_layer(kind: str, name: str, http: HttpRequest, user: CurrentUser) -> dic
     return entry
 
 
-@router.put("/rules/{kind}/{name}", summary="Set one layer entry (admins)")
+@router.put("/rules/{kind}/{name}", summary="Set one layer entry, or try it in shadow (admins)")
 def put_layer(
     kind: str,
     name: str,
@@ -89,16 +136,43 @@ def put_layer(
     caller: CurrentCaller,
     entry: Annotated[dict[str, Any], Body()],
     if_version: IfVersion = None,
+    label: ShadowLabel = None,
 ) -> dict[str, Any]:
+    """With `mode: shadow` in the entry, nothing is applied: the rules in force with this entry
+    set are tried in shadow, and the answer names the shadow (`shadow`)."""
     require_admin(caller.user)
-    return server_of(http).store.set_layer(
-        _kind(kind),
-        "" if name == DEFAULTS_NAME else name,
-        entry,
+    return _set_or_shadow(http, caller, _kind(kind), name, entry, if_version, label)
+
+
+def _set_or_shadow(
+    http: HttpRequest,
+    caller: Caller,
+    kind: LayerKind,
+    name: str,
+    entry: dict[str, Any],
+    if_version: int | None,
+    label: str | None,
+) -> dict[str, Any]:
+    store = server_of(http).store
+    layer_name = "" if name == DEFAULTS_NAME else name
+    settings = {key: value for key, value in entry.items() if key != "mode"}
+    mode = entry.get("mode", "live")
+    if mode not in MODES:
+        raise InvalidInput(f"mode is shadow or live, not {mode!r}")
+    if mode == "live":
+        return store.set_layer(
+            kind, layer_name, settings, actor=caller.user.name, channel=caller.channel, if_version=if_version
+        )
+    shadow = store.add_shadow_entry(
+        kind,
+        layer_name,
+        settings,
+        label=label or f"{kind} {name} by {caller.user.name}",
         actor=caller.user.name,
         channel=caller.channel,
         if_version=if_version,
     )
+    return {"mode": "shadow", "shadow": shadow.to_dict()}
 
 
 @router.patch("/rules/{kind}/{name}", summary="Change some settings of one entry; null removes one (admins)")
@@ -109,16 +183,16 @@ def patch_layer(
     caller: CurrentCaller,
     changes: Annotated[dict[str, Any], Body()],
     if_version: IfVersion = None,
+    label: ShadowLabel = None,
 ) -> dict[str, Any]:
+    """`mode: shadow` among the changes tries the changed entry in shadow (as `PUT`)."""
     require_admin(caller.user)
     store = server_of(http).store
     layer_name = "" if name == DEFAULTS_NAME else name
     current = store.get_layer(_kind(kind), layer_name) or {}
     merged = {**current, **changes}
     merged = {key: value for key, value in merged.items() if value is not None}
-    return store.set_layer(
-        _kind(kind), layer_name, merged, actor=caller.user.name, channel=caller.channel, if_version=if_version
-    )
+    return _set_or_shadow(http, caller, _kind(kind), name, merged, if_version, label)
 
 
 @router.delete("/rules/{kind}/{name}", summary="Delete one layer entry (admins)")

@@ -72,6 +72,16 @@ class RulesView(BaseModel):
         description="The rules tried in shadow beside them (see `/v1/rules/shadow`); gates record "
         "the calls these would answer differently.",
     )
+    shadows_version: int = Field(
+        default=0,
+        description="Bumped when a shadow is added, promoted or dropped (a shadow leaves `version` "
+        "alone: it changes no answer).",
+    )
+    shadow: dict[str, Any] | None = Field(
+        default=None,
+        description="From `PUT /v1/rules`: the shadow it added (`?mode=shadow`, or entries marked "
+        "`mode: shadow`), if any.",
+    )
 
 
 class DeclaredRuleView(BaseModel):

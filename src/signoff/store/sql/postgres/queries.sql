@@ -1179,11 +1179,12 @@ WHERE created_at >= :since AND id > :after
 ORDER BY id LIMIT :limit;
 
 -- name: recent_tool_requests
--- the tool calls asked about since a moment (for a preview), in id order from :after
+-- the tool calls asked about since a moment (for a preview), in (created_at, id) order after
+-- (:after_at, :after): a range of requests_tool_calls_by_time
 SELECT id, tool_name, agent, app, requester, args, created_at
 FROM requests
-WHERE kind = 'tool' AND created_at >= :since AND id > :after
-ORDER BY id LIMIT :limit;
+WHERE kind = 'tool' AND created_at >= :since AND (created_at, id) > (:after_at, :after)
+ORDER BY created_at, id LIMIT :limit;
 
 -- name: purge_old_shadow_hits
 -- one batch of the shadow hits recorded before the cutoff

@@ -34,6 +34,8 @@ CREATE INDEX requests_open_by_deadline ON requests (status, deadline);
 -- What listings read (migration 0003 says how): each a range in id order, by status.
 CREATE INDEX requests_by_creator ON requests (created_by, status, id);
 CREATE INDEX requests_by_audience ON requests (no_approvers, status, id);
+-- the tool calls asked about from a moment on (`signoff rules preview` replays them)
+CREATE INDEX requests_tool_calls_by_time ON requests (created_at, id) WHERE kind = 'tool';
 
 CREATE TABLE request_approvers (
     request_id TEXT NOT NULL REFERENCES requests (id) ON DELETE CASCADE,
