@@ -15,7 +15,7 @@ import pytest
 
 from signoff import AsyncClient, BatchFilter, BatchResult, Client, InvalidInput, RuleSet
 from signoff import batch as batch_module
-from signoff.batch import batch_decision, check_ids
+from signoff.batch import batch_decision, check_batch_ids
 from signoff.decisions import Approve, Reject
 from signoff.errors import InvalidDecision
 from signoff.requests import RequestStatus
@@ -208,8 +208,8 @@ def test_at_most_500_ids_and_a_filter_matching_more_than_the_cap_is_refused(
     assert too_many.status_code == 422
     assert list(store.audit_entries(action="batch.decided")) == []
     with pytest.raises(InvalidInput, match="at most 500"):
-        check_ids([f"req_{n}" for n in range(501)])
-    assert len(check_ids([f"req_{n % 500}" for n in range(600)])) == 500  # named twice counts once
+        check_batch_ids([f"req_{n}" for n in range(501)])
+    assert len(check_batch_ids([f"req_{n % 500}" for n in range(600)])) == 500  # named twice counts once
 
     emails = [ask(people["agent"], "send_email", f"e{n}") for n in range(3)]
     monkeypatch.setattr(batch_module, "MAX_BATCH", 2)

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from .audit import AuditAnchor, AuditEntry, AuditReport
     from .backend import Backend
     from .backends import open_backend
-    from .batch import BatchFilter, BatchResult
+    from .batch import BatchFilter, BatchResult, batch_decision, check_batch_ids
     from .calls import Scope, ToolCall
     from .client import AsyncClient, Client
     from .console import ConfirmationUI, RichConsoleUI, SimpleConsoleUI
@@ -80,6 +80,7 @@ if TYPE_CHECKING:
         ToolEntry,
         WhenInput,
     )
+    from .rules.effective import RequestRule
     from .rules.schedule import Escalation
     from .shadow import ShadowHit, ShadowRules
     from .store import Store, default_db_path, open_store
@@ -122,6 +123,7 @@ _LAZY: dict[str, str] = {
     "Reject": "decisions",
     "Reply": "outcome",
     "Request": "requests",
+    "RequestRule": "rules.effective",
     "RequestStatus": "requests",
     "RequestStep": "request_steps",
     "Respond": "decisions",
@@ -138,6 +140,8 @@ _LAZY: dict[str, str] = {
     "ToolCall": "calls",
     "ToolEntry": "rules",
     "WhenInput": "rules",
+    "batch_decision": "batch",
+    "check_batch_ids": "batch",
     "check_decision": "decision_checks",
     "default_db_path": "store",
     "idempotency_key": "execution",
@@ -215,6 +219,7 @@ __all__ = [
     "RequestExpired",
     "RequestNotFound",
     "RequestNotReady",
+    "RequestRule",
     "RequestStatus",
     "RequestStep",
     "Respond",
@@ -242,6 +247,8 @@ __all__ = [
     "WhenInput",
     "__version__",
     "args_digest",
+    "batch_decision",
+    "check_batch_ids",
     "check_decision",
     "default_db_path",
     "idempotency_key",

@@ -164,7 +164,7 @@ def batch_decision(kind: str, reason: str | None = None) -> Decision:
     )
 
 
-def check_ids(ids: Any) -> tuple[str, ...]:
+def check_batch_ids(ids: Any) -> tuple[str, ...]:
     """The request ids a batch names, each once, in order; InvalidInput when they cannot be used."""
     if not isinstance(ids, list | tuple) or not all(isinstance(item, str) and item for item in ids):
         raise InvalidInput("ids must be a list of request ids")
@@ -271,7 +271,7 @@ def _select(
         return found, []
     requests: list[Request] = []
     skipped: list[BatchSkip] = []
-    for request_id in check_ids(selection):
+    for request_id in check_batch_ids(selection):
         try:
             requests.append(visible(request_id))
         except StoreError:
@@ -312,6 +312,6 @@ __all__ = [
     "BatchResult",
     "BatchSkip",
     "batch_decision",
-    "check_ids",
+    "check_batch_ids",
     "decide_batch",
 ]

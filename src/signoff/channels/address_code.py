@@ -5,9 +5,8 @@ in English and Chinese, and the answer to a callback from an address nobody has 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
-from .._util import utcnow
 from .texts import Locale, span_words
 
 CODE_TITLE: dict[Locale, str] = {"en": "signoff verification code", "zh": "signoff 验证码"}
@@ -52,7 +51,7 @@ class AddressCode:
 def build_address_code(
     *, code: str, user: str, address: str, expires_at: datetime, id: str, locale: Locale
 ) -> AddressCode:
-    span = span_words((expires_at - utcnow()).total_seconds(), locale)
+    span = span_words((expires_at - datetime.now(UTC)).total_seconds(), locale)
     return AddressCode(
         code=code,
         user=user,

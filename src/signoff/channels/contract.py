@@ -35,14 +35,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeAlias
 
+from .. import Request
 from ..errors import InvalidInput, NotAuthenticated
-from ..requests import Request
 from .address_code import AddressCode
 from .notice import FollowUp, Notice
 
 if TYPE_CHECKING:
-    from ..batch import BatchResult
-    from ..decisions import Decision
+    from .. import BatchResult, Decision
 
 MessageRef: TypeAlias = dict[str, Any]
 """What a platform calls a sent message, as JSON (stored with the outbox row and handed back

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._util import cut
+from ..presentation import cut
 from .buttons import CLICKABLE, GRANT, as_value
 from .notice import Notice
 from .texts import GRANT_BUTTON

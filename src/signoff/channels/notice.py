@@ -14,11 +14,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .._util import cut
+from .. import Execution, ExecutionStatus, Request
+from ..presentation import cut, redacted_result, visible
 from ..presentation.cards import Card
-from ..requests import Execution, ExecutionStatus, Request
-from ..templates import redacted_result
-from ..visible import visible
 from .texts import (
     BUTTONS,
     BY,

@@ -38,7 +38,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError, SlackObjectFormationError
 from slack_sdk.signature import SignatureVerifier
 
-from .._util import cut
+from ..presentation import cut
 from .address_code import AddressCode
 from .contract import BadSignature, CallbackHost, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef
 from .freshness import check_fresh

@@ -17,10 +17,9 @@ from typing import TYPE_CHECKING, Any
 from slack_sdk.models.blocks import Block, ContextBlock, MarkdownTextObject, SectionBlock
 from slack_sdk.models.views import View
 
-from .._util import cut
-from ..batch import BatchResult, batch_decision, check_ids
+from .. import BatchResult, Request, batch_decision, check_batch_ids
 from ..errors import SignoffError
-from ..requests import Request
+from ..presentation import cut
 from .contract import Inbound
 from .slack_blocks import BATCH_VIEW, MESSAGE_BLOCK, SECTION_MAX, escape, text_input
 from .texts import Locale
@@ -139,7 +138,7 @@ def read_submission(inbound: Inbound, locale: Locale) -> tuple[tuple[str, ...], 
     """The ids the submitted modal lists and the one approval it gives them; or why it cannot be
     read (shown next to its reason)."""
     try:
-        ids = check_ids(inbound.extra.get("ids"))
+        ids = check_batch_ids(inbound.extra.get("ids"))
         decision = batch_decision("approve", (inbound.extra.get("values") or {}).get(MESSAGE_BLOCK))
     except SignoffError as exc:
         return exc.message

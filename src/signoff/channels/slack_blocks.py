@@ -28,7 +28,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
-from .._util import cut
+from ..presentation import cut
 from ..presentation.form_fields import FormField
 from .buttons import GRANT
 from .notice import Notice

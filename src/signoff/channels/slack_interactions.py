@@ -30,11 +30,11 @@ from typing import Any
 
 from slack_sdk.errors import SlackObjectFormationError
 
+from .. import Request
 from ..errors import SignoffError
+from ..presentation import REDACTED
 from ..presentation.decision_form import answer_fields, edit_fields
 from ..presentation.form_fields import FieldProblems, FormField, field_problems, read_fields
-from ..requests import Request
-from ..templates import REDACTED
 from .contract import CallbackHost, Inbound, InboundOutcome
 from .inbound_log import log_inbound
 from .slack import NO_FORM, SlackChannel

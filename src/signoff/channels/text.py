@@ -57,7 +57,7 @@ from ..destinations.guarded_httpx import checked_client
 from ..destinations.masking import masked_in
 from ..errors import ConfigError, InvalidInput
 from ..identity import TEXT_KIND
-from ..visible import visible
+from ..presentation import visible
 from .address_code import AddressCode
 from .contract import (
     BadCallback,

@@ -23,11 +23,10 @@ import threading
 import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from .._util import utcnow
-from ..visible import visible
+from ..presentation import visible
 from .contract import InboundOutcome
 from .texts import (
     REPLIES,
@@ -38,6 +37,12 @@ from .texts import (
     TEXT_STILL_OPEN,
     Locale,
 )
+
+
+def utcnow() -> datetime:
+    """Now, in UTC: the clock the replay window reads (tests move it)."""
+    return datetime.now(UTC)
+
 
 APPROVE_WORDS = frozenset({"1", "批准", "approve", "y", "yes"})
 REJECT_WORDS = frozenset({"2", "拒绝", "reject", "n", "no"})

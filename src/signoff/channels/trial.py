@@ -7,11 +7,10 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
-from .._util import utcnow
-from ..requests import Request, RequestStatus
-from ..rules.effective import RequestRule
+from .. import Request, RequestRule, RequestStatus
 from .contract import Channel
 from .notice import Notice, build_notice
 
@@ -66,7 +65,7 @@ async def send_test(channel: Channel, target: str, person: str | None = None) ->
 
 
 def trial_notice(person: str | None) -> Notice:
-    now = utcnow()
+    now = datetime.now(UTC)
     request = Request(
         id="req_test",
         thread_id="signoff-channels-test",

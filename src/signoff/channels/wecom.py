@@ -32,8 +32,8 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .._util import cut
 from ..errors import ConfigError
+from ..presentation import cut
 from .address_code import AddressCode
 from .buttons import CLICKABLE, GRANT, as_key, from_key
 from .contract import BadCallback, Channel, DeliveryError, Inbound, InboundOutcome, MessageRef

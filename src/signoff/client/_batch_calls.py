@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..batch import BatchDecisionType, BatchFilter, BatchResult, check_ids
+from ..batch import BatchDecisionType, BatchFilter, BatchResult, check_batch_ids
 from ..errors import InvalidInput
 from ._wire import Call
 
@@ -21,5 +21,5 @@ def decide_many(
     elif isinstance(selection, str):
         raise InvalidInput("name the requests as a list of ids, or give a BatchFilter")
     else:
-        body["ids"] = list(check_ids(list(selection)))
+        body["ids"] = list(check_batch_ids(list(selection)))
     return Call("POST", "/v1/requests/decide", lambda answer: BatchResult.from_dict(answer.data), body=body)

@@ -6,3 +6,9 @@ long values (`previews`), and the visible rendering of what an agent sent (`rend
 It sits below both the server and the channels and imports neither, so a channel (a shipped one
 or a third party's) shows a request as the inbox does without reaching into the server.
 """
+
+from .._util import cut
+from ..templates import REDACTED, redacted_result
+from ..visible import visible, visible_json
+
+__all__ = ["REDACTED", "cut", "redacted_result", "visible", "visible_json"]

@@ -9,7 +9,7 @@ from fastapi import Request as HttpRequest
 from fastapi.responses import Response
 from pydantic import BaseModel, Field, model_validator
 
-from ...batch import MAX_BATCH, BatchFilter, Selection, batch_decision, check_ids
+from ...batch import MAX_BATCH, BatchFilter, Selection, batch_decision, check_batch_ids
 from ..access import authenticate
 from ..context import server_of
 from ..deciding import decide_batch_as
@@ -84,7 +84,7 @@ async def decide_many(http: HttpRequest) -> Response:
     if body.filter is not None:
         selection = BatchFilter(**body.filter.model_dump(exclude_none=True))
     else:
-        selection = check_ids(body.ids)
+        selection = check_batch_ids(body.ids)
     server = server_of(http)
 
     def work() -> Answer:

@@ -10,7 +10,7 @@ from fastapi import APIRouter
 from fastapi import Request as HttpRequest
 from starlette.responses import HTMLResponse
 
-from ...batch import BatchResult, batch_decision, check_ids
+from ...batch import BatchResult, batch_decision, check_batch_ids
 from ...errors import InvalidInput, SignoffError
 from ..context import server_of
 from ..deciding import decide_batch_as
@@ -35,7 +35,7 @@ def decide_selected(http: HttpRequest, caller: PageCaller, form: Form) -> HTMLRe
             kind if isinstance(kind, str) else "", reason if isinstance(reason, str) else None
         )
         result = decide_batch_as(
-            server_of(http), check_ids(ids), decision, caller.user, channel=caller.channel
+            server_of(http), check_batch_ids(ids), decision, caller.user, channel=caller.channel
         )
     except SignoffError as exc:
         problem, status_code = exc.message, exc.status_code
