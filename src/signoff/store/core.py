@@ -181,9 +181,9 @@ class StoreCore(ABC):
         reminders and escalations); None if its key already exists."""
         now = params["now"]
         with self._transaction() as (tx, changes):
-            row = tx.one("insert_request", **params)
-            if row is None:
+            if tx.run("insert_request", **params) == 0:
                 return None
+            row = {"id": params["id"]}
             for principal in approvers:
                 tx.send("insert_approver", request_id=row["id"], principal=principal)
             tx.send("queue_audit", **note.params())
