@@ -213,9 +213,9 @@ class StoreCore(ABC):
         self, tx: Tx, changes: Changes, params: dict[str, Any], note: AuditNote, *, notified: bool
     ) -> dict[str, Any] | None:
         """`_finish_request_audited` inside a write transaction already open."""
-        row = tx.one("finish_request", **params)
-        if row is None:
+        if tx.run("finish_request", **params) == 0:
             return None
+        row = {"id": params["id"]}
         tx.send("queue_audit", **note.params())
         if notified or self._webhooks_may_want(note.action):
             tx.send(

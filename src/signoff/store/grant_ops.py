@@ -68,7 +68,7 @@ class GrantOps(RequestReads, OutboxOps):
                 "at": to_iso(now),
                 "granted": grant_id,
             }
-            row = tx.one(
+            finished = tx.run(
                 "finish_request",
                 id=request.id,
                 status=STATUS_FOR_DECISION["approve"],
@@ -76,7 +76,7 @@ class GrantOps(RequestReads, OutboxOps):
                 final_args=Json(request.args),
                 now=now,
             )
-            if row is None:
+            if finished == 0:
                 raise AlreadyDecided(f"request {request.id} was decided by someone else first")
             self._audit(
                 tx,

@@ -108,10 +108,10 @@ UPDATE requests SET args = :args, description = :description, status = :status, 
 WHERE id = :id AND status = 'drafting';
 
 -- name: finish_request
+-- No RETURNING, as insert_request: the row count says whether it was still pending.
 UPDATE requests
 SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
-WHERE id = :id AND status = 'pending' AND deadline > :now
-RETURNING id;
+WHERE id = :id AND status = 'pending' AND deadline > :now;
 
 -- name: expire_request
 UPDATE requests SET status = 'expired', decided_at = :now, updated_at = :now
