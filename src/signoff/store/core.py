@@ -181,9 +181,9 @@ class StoreCore(ABC):
         reminders and escalations); None if its key already exists."""
         now = params["now"]
         with self._transaction() as (tx, changes):
-            row = tx.one("insert_request", **params)
-            if row is None:
+            if tx.run("insert_request", **params) == 0:
                 return None
+            row = {"id": params["id"]}
             for principal in approvers:
                 tx.send("insert_approver", request_id=row["id"], principal=principal)
             tx.send("queue_audit", **note.params())
@@ -213,9 +213,9 @@ class StoreCore(ABC):
         self, tx: Tx, changes: Changes, params: dict[str, Any], note: AuditNote, *, notified: bool
     ) -> dict[str, Any] | None:
         """`_finish_request_audited` inside a write transaction already open."""
-        row = tx.one("finish_request", **params)
-        if row is None:
+        if tx.run("finish_request", **params) == 0:
             return None
+        row = {"id": params["id"]}
         tx.send("queue_audit", **note.params())
         if notified or self._webhooks_may_want(note.action):
             tx.send(

@@ -68,7 +68,7 @@ class GrantOps(RequestReads, OutboxOps):
                 "at": to_iso(now),
                 "granted": grant_id,
             }
-            row = tx.one(
+            finished = tx.run(
                 "finish_request",
                 id=request.id,
                 status=STATUS_FOR_DECISION["approve"],
@@ -76,7 +76,7 @@ class GrantOps(RequestReads, OutboxOps):
                 final_args=Json(request.args),
                 now=now,
             )
-            if row is None:
+            if finished == 0:
                 raise AlreadyDecided(f"request {request.id} was decided by someone else first")
             self._audit(
                 tx,
@@ -160,10 +160,9 @@ class GrantOps(RequestReads, OutboxOps):
         with self._transaction() as (tx, changes):
             if tx.one("hold_active_grant", id=grant.id, now=utcnow()) is None:
                 return False
-            row = tx.one("insert_request", **params)
-            if row is None:
+            if tx.run("insert_request", **params) == 0:
                 return False
-            request_id = row["id"]
+            request_id = params["id"]
             for principal in new.rule.approvers:
                 tx.send("insert_approver", request_id=request_id, principal=principal)
             created = replace(

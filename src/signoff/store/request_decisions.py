@@ -167,10 +167,10 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
                     tx, "decision.vote", actor=actor, channel=channel, request_id=request_id, data=audit
                 )
                 return self._locked(tx, request_id)
-            row = tx.one(
+            finished = tx.run(
                 "finish_request", **_finish_params(request, decision, decision_id, actor, channel, now)
             )
-            if row is None:
+            if finished == 0:
                 raise AlreadyDecided(f"request {request.id} was decided by someone else first")
             self._audit(
                 tx, "request.decided", actor=actor, channel=channel, request_id=request_id, data=audit

@@ -2,14 +2,14 @@
 -- postgres/queries.sql has the same names.
 
 -- name: insert_request
+-- No RETURNING (its rows are buffered apart, a few µs each create): the caller reads the row count.
 INSERT INTO requests (id, thread_id, tool_call_id, kind, tool_name, tool_description, args, args_schema,
                       answer_schema, agent, app, requester, status, description, rule, created_at,
                       updated_at, deadline, created_by, round, client, no_approvers)
 VALUES (:id, :thread_id, :tool_call_id, :kind, :tool_name, :tool_description, :args, :args_schema,
         :answer_schema, :agent, :app, :requester, :status, :description, :rule, :now, :now, :deadline, :created_by, :round, :client,
         COALESCE(json_array_length(:rule, '$.approvers'), 0) = 0)
-ON CONFLICT (thread_id, tool_call_id, created_by) DO NOTHING
-RETURNING id;
+ON CONFLICT (thread_id, tool_call_id, created_by) DO NOTHING;
 
 -- name: insert_approver
 INSERT INTO request_approvers (request_id, principal, status)
@@ -218,10 +218,10 @@ UPDATE requests SET args = :args, description = :description, status = :status, 
 WHERE id = :id AND status = 'drafting';
 
 -- name: finish_request
+-- No RETURNING, as insert_request: the row count says whether it was still pending.
 UPDATE requests
 SET status = :status, decided_at = :now, updated_at = :now, decision = :decision, final_args = :final_args
-WHERE id = :id AND status = 'pending' AND deadline > :now
-RETURNING id;
+WHERE id = :id AND status = 'pending' AND deadline > :now;
 
 -- name: expire_request
 UPDATE requests SET status = 'expired', decided_at = :now, updated_at = :now
