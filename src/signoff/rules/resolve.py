@@ -37,7 +37,7 @@ from .effective import (
 )
 from .explanation import Explanation, TraceStep
 from .keys import KeyIndex, Match
-from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
+from .model import AgentEntry, AppEntry, RuleSet, ServiceEntry, ToolEntry, ToolSwitch
 from .schedule_model import escalations_of
 from .services import (
     is_listed,
@@ -46,6 +46,7 @@ from .services import (
     read_only_says,
     service_says,
 )
+from .settings import RuleSettings
 
 
 class Resolver:
