@@ -78,9 +78,9 @@ from adapters_hooks import (
 )
 from adapters_wakeups import measure_wakeups
 from core import Metric, Report, machine_info, print_report, progress, write_results
+from git_ref import ROOT, extract
 from signoff import Gate, RuleSet, Scope, ToolCall
 from signoff.store import SQLiteStore
-from waiters import ROOT, extract
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "adapters.json"
 
