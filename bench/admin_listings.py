@@ -27,6 +27,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import scale
+import scale_asks
+import scale_data
 from core import (
     Metric,
     Report,
@@ -60,12 +62,12 @@ def union_path() -> Iterator[None]:
         setattr(request_reads, "listing_query", real)  # noqa: B010
 
 
-def listings(middle: str) -> dict[str, scale.Ask]:
+def listings(middle: str) -> dict[str, scale_asks.Ask]:
     return {
-        "inbox": scale.Ask(viewer=None, statuses=tuple(OPEN_STATUSES)),
-        "history": scale.Ask(viewer=None),
-        "later": scale.Ask(viewer=None, cursor=middle),
-        "status": scale.Ask(viewer=None, statuses=("rejected",)),
+        "inbox": scale_asks.Ask(viewer=None, statuses=tuple(OPEN_STATUSES)),
+        "history": scale_asks.Ask(viewer=None),
+        "later": scale_asks.Ask(viewer=None, cursor=middle),
+        "status": scale_asks.Ask(viewer=None, statuses=("rejected",)),
     }
 
 
@@ -83,16 +85,16 @@ def timed(run: Callable[[], object]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> None:
+def measure(report: Report, built: scale_data.Built, rounds: int, per_round: int) -> None:
     store: Store = built.store
-    scale.install_before(store)
-    middle = scale.request_id(datetime.now(UTC) - timedelta(days=scale.DAYS / 2), 0)
+    scale_asks.install_before(store)
+    middle = scale_data.request_id(datetime.now(UTC) - timedelta(days=scale_data.DAYS / 2), 0)
     asks = listings(middle)
 
-    def page(side: str, ask: scale.Ask) -> Callable[[], object]:
+    def page(side: str, ask: scale_asks.Ask) -> Callable[[], object]:
         """The page as the inbox gets it: the listing, its rows decoded into requests."""
         if side == BEFORE:
-            return lambda: scale.list_before(store, ask)
+            return lambda: scale_asks.list_before(store, ask)
         if side == UNION:
 
             def through_union() -> object:
@@ -102,7 +104,7 @@ def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> 
             return through_union
         return lambda: ask.run(store)
 
-    def query(side: str, ask: scale.Ask) -> Callable[[], object]:
+    def query(side: str, ask: scale_asks.Ask) -> Callable[[], object]:
         """The statement alone: run, rows fetched, nothing decoded."""
         if side == BEFORE:
             name = "list_requests_before"
@@ -125,7 +127,7 @@ def measure(report: Report, built: scale.Built, rounds: int, per_round: int) -> 
 
         return statement
 
-    def run(side: str, ask: scale.Ask, what: str) -> Callable[[], object]:
+    def run(side: str, ask: scale_asks.Ask, what: str) -> Callable[[], object]:
         return page(side, ask) if what == "page" else query(side, ask)
 
     for ask in asks.values():  # warm, and the three give the same page
@@ -191,9 +193,9 @@ def main(argv: list[str] | None = None) -> int:
         "PostgreSQL skipped: --no-postgres" if options.no_postgres else postgres_unavailable(options.dsn)
     )
     report = Report()
-    builders: list[Callable[[], scale.Built]] = [lambda: scale.build_sqlite(count, False)]
+    builders: list[Callable[[], scale_data.Built]] = [lambda: scale_data.build_sqlite(count, False)]
     if not skipped:
-        builders.append(lambda: scale.build_postgres(options.dsn, count, False))
+        builders.append(lambda: scale_data.build_postgres(options.dsn, count, False))
     for build in builders:
         built = build()
         try:
