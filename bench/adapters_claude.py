@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from adapters import (
+from adapters_common import (
     FULL,
     QUICK,
     RULES,

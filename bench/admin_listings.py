@@ -35,6 +35,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import scale
+import scale_asks
+import scale_data
 from core import (
     Metric,
     Report,
@@ -72,12 +74,12 @@ def union_path() -> Iterator[None]:
         setattr(request_reads, "listing_query", real)  # noqa: B010
 
 
-def listings(middle: str, viewer: str | None) -> dict[str, scale.Ask]:
+def listings(middle: str, viewer: str | None) -> dict[str, scale_asks.Ask]:
     return {
-        "inbox": scale.Ask(viewer=viewer, statuses=tuple(OPEN_STATUSES)),
-        "history": scale.Ask(viewer=viewer),
-        "later": scale.Ask(viewer=viewer, cursor=middle),
-        "status": scale.Ask(viewer=viewer, statuses=("rejected",)),
+        "inbox": scale_asks.Ask(viewer=viewer, statuses=tuple(OPEN_STATUSES)),
+        "history": scale_asks.Ask(viewer=viewer),
+        "later": scale_asks.Ask(viewer=viewer, cursor=middle),
+        "status": scale_asks.Ask(viewer=viewer, statuses=("rejected",)),
     }
 
 
@@ -95,19 +97,19 @@ def timed(run: Callable[[], object], clock: Callable[[], float]) -> float:
     return (clock() - started) * 1000
 
 
-def measure(report: Report, built: scale.Built, viewer: str | None, rounds: int, per_round: int) -> None:
+def measure(report: Report, built: scale_data.Built, viewer: str | None, rounds: int, per_round: int) -> None:
     store: Store = built.store
-    scale.install_before(store)
-    middle = scale.request_id(datetime.now(UTC) - timedelta(days=scale.DAYS / 2), 0)
+    scale_asks.install_before(store)
+    middle = scale_data.request_id(datetime.now(UTC) - timedelta(days=scale_data.DAYS / 2), 0)
     asks = listings(middle, viewer)
     principals = None if viewer is None else principals_of(viewer, store.groups_of(viewer))
     who = viewer or "admin"
     clock = time.thread_time if isinstance(store, SQLiteStore) else time.perf_counter
 
-    def page(side: str, ask: scale.Ask) -> Callable[[], object]:
+    def page(side: str, ask: scale_asks.Ask) -> Callable[[], object]:
         """The page as the inbox gets it: the listing, its rows decoded into requests."""
         if side == BEFORE:
-            return lambda: scale.list_before(store, ask)
+            return lambda: scale_asks.list_before(store, ask)
         if side == UNION:
 
             def through_union() -> object:
@@ -117,7 +119,7 @@ def measure(report: Report, built: scale.Built, viewer: str | None, rounds: int,
             return through_union
         return lambda: ask.run(store)
 
-    def query(side: str, ask: scale.Ask) -> Callable[[], object]:
+    def query(side: str, ask: scale_asks.Ask) -> Callable[[], object]:
         """The statement alone: run, rows fetched, nothing decoded."""
         if side == BEFORE:
             name = "list_requests_before"
@@ -146,7 +148,7 @@ def measure(report: Report, built: scale.Built, viewer: str | None, rounds: int,
 
         return statement
 
-    def run(side: str, ask: scale.Ask, what: str) -> Callable[[], object]:
+    def run(side: str, ask: scale_asks.Ask, what: str) -> Callable[[], object]:
         return page(side, ask) if what == "page" else query(side, ask)
 
     for ask in asks.values():  # warm, and the three give the same page
@@ -215,9 +217,9 @@ def main(argv: list[str] | None = None) -> int:
         "PostgreSQL skipped: --no-postgres" if options.no_postgres else postgres_unavailable(options.dsn)
     )
     report = Report()
-    builders: list[Callable[[], scale.Built]] = [lambda: scale.build_sqlite(count, False)]
+    builders: list[Callable[[], scale_data.Built]] = [lambda: scale_data.build_sqlite(count, False)]
     if not skipped:
-        builders.append(lambda: scale.build_postgres(options.dsn, count, False))
+        builders.append(lambda: scale_data.build_postgres(options.dsn, count, False))
     for build in builders:
         built = build()
         try:

@@ -13,20 +13,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from adapters import (
-    RULES,
-    SEARCH_ARGS,
-    THREAD,
-    Side,
-    check,
-    haystack_hooks,
-    interleaved,
-    langchain_hooks,
-    openai_agents_hooks,
-    pydantic_ai_hooks,
-    sync_ns,
-)
-from adapters import Sizes as AdapterSizes
+from adapters_common import RULES, SEARCH_ARGS, THREAD, Side, check, interleaved, sync_ns
+from adapters_common import Sizes as AdapterSizes
+from adapters_hooks import haystack_hooks, langchain_hooks, openai_agents_hooks, pydantic_ai_hooks
 from core import Target, progress
 from peers_common import Row, Section, Sizes, Spread, ratio
 from signoff import Gate, RuleSet, Scope, ToolCall

@@ -140,7 +140,8 @@ def signoff_replicas(dsn: str, settle: Settle) -> Iterator[Sample]:
 def signoff_api(workdir: Path, settle: Settle) -> Iterator[Sample]:
     import httpx
 
-    from server import auth, serving, wait_for_pending
+    from server import wait_for_pending
+    from server_running import auth, serving
     from signoff import Client, RuleSet
 
     rules = RuleSet.from_yaml("tools: {send_email: {requires_approval: true, approvers: [alice]}}")

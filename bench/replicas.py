@@ -30,7 +30,7 @@ from pathlib import Path
 import httpx
 
 from core import Metric, Report, Target, drop_schema, machine_info, print_report, progress, write_results
-from server import CLIENTS, KeepAliveConnection
+from keepalive import CLIENTS, KeepAliveConnection
 from serving import free_port
 from signoff._util import utcnow
 from signoff.requests import NewRequest

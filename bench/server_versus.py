@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from core import git_commit, machine_info, progress
-from server import Batch, throughput_batches
+from server_throughput import Batch, throughput_batches
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "server_versus.json"
 

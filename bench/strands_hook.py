@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapters import (
+from adapters_common import (
     EMAIL_ARGS,
     FULL,
     QUICK,

@@ -31,7 +31,6 @@ import json
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
@@ -42,16 +41,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from git_ref import ROOT, Code, extract
+from process_cpu import Idle, measure_idle, postgres_backends
 from serving import signoff_serve
 
 BENCH = Path(__file__).resolve().parent
-ROOT = BENCH.parent
 RESULTS_PATH = BENCH / "results" / "waiters.json"
 IDLE_TARGET_CORES = 0.05
 WAKE_TARGET_S = 1.0
 THREAD = "idle-waiters"
 RULES_YAML = "tools: {deploy: {requires_approval: true, approvers: [alice]}}"
-CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 @dataclass(frozen=True)
@@ -109,69 +108,7 @@ def waiters_role(options: argparse.Namespace) -> int:
     return 0
 
 
-# -- measuring a process's CPU ---------------------------------------------------------------------
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a process, all its threads, from /proc."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
-
-
-def local_ports(pid: int) -> set[int]:
-    """The local TCP ports of a process's sockets (to find its PostgreSQL backends)."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    ports = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table, encoding="ascii") as lines:
-            for line in list(lines)[1:]:
-                parts = line.split()
-                if parts[9] in inodes:
-                    ports.add(int(parts[1].rsplit(":", 1)[1], 16))
-    return ports
-
-
-def postgres_backends(dsn: str, pid: int) -> list[int]:
-    import psycopg
-
-    ports = sorted(local_ports(pid))
-    with psycopg.connect(dsn, autocommit=True) as connection:
-        rows = connection.execute(
-            "SELECT pid FROM pg_stat_activity WHERE client_port = ANY(%s)", (ports,)
-        ).fetchall()
-    return [row[0] for row in rows]
-
-
-@dataclass
-class Idle:
-    cores: dict[str, float]
-    """Cores used over the idle window, by process (waiters, server, postgres)."""
-
-
-def measure_idle(pids: dict[str, list[int]], seconds: float) -> Idle:
-    before = {name: sum(cpu_seconds(pid) for pid in group) for name, group in pids.items()}
-    started = time.monotonic()
-    time.sleep(seconds)
-    elapsed = time.monotonic() - started
-    after = {name: sum(cpu_seconds(pid) for pid in group) for name, group in pids.items()}
-    return Idle({name: (after[name] - before[name]) / elapsed for name in pids})
-
-
 # -- one scenario -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Code:
-    label: str
-    src: Path
 
 
 @dataclass
@@ -380,16 +317,6 @@ def report_scenario(report: Any, backend: str, code: Code, outcome: Outcome, siz
             },
         )
     )
-
-
-def extract(ref: str, into: Path) -> Code:
-    """The `src/` of git ref `ref`, as a directory to put on PYTHONPATH."""
-    archive = into / "src.tar"
-    with archive.open("wb") as out:
-        subprocess.run(["git", "-C", str(ROOT), "archive", ref, "src"], stdout=out, check=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(into, filter="data")
-    return Code(ref, into / "src")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

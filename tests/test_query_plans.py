@@ -201,12 +201,12 @@ def explain_sqlite(tx: Any, query: str, params: dict[str, Any]) -> list[tuple[st
 
 
 def explain_postgres(tx: Any, query: str, params: dict[str, Any]) -> Any:
-    from signoff.store.postgres import _param
+    from signoff.store.postgres_tx import pg_param
 
     with tx._pool.connection() as connection:  # reads run on pooled connections (see PostgresStore)
         row = connection.execute(
             "EXPLAIN (FORMAT JSON) " + tx._queries[query],
-            {key: _param(value) for key, value in params.items()},
+            {key: pg_param(value) for key, value in params.items()},
         ).fetchone()
     plan = row["QUERY PLAN"]
     return json.loads(plan)[0]["Plan"] if isinstance(plan, str) else plan[0]["Plan"]
@@ -369,7 +369,7 @@ def explain_postgres_generic(tx: Any, query: str, params: dict[str, Any]) -> Any
     """The plan a prepared statement gets once PostgreSQL settles on a generic one."""
     from psycopg import sql
 
-    from signoff.store.postgres import _param
+    from signoff.store.postgres_tx import pg_param
 
     names: list[str] = []
     for name in re.findall(r"%\((\w+)\)s", tx._queries[query]):
@@ -380,7 +380,7 @@ def explain_postgres_generic(tx: Any, query: str, params: dict[str, Any]) -> Any
         connection.execute("SET plan_cache_mode = force_generic_plan")
         connection.execute(f"PREPARE generic_listing AS {prepared}".replace("%%", "%"))
         try:
-            values = sql.SQL(", ").join(sql.Literal(_param(params[name])) for name in names)
+            values = sql.SQL(", ").join(sql.Literal(pg_param(params[name])) for name in names)
             row = connection.execute(
                 sql.SQL("EXPLAIN (FORMAT JSON) EXECUTE generic_listing ({})").format(values)
             ).fetchone()

@@ -186,10 +186,10 @@ def make(store: Store, case: Case, thread: str) -> str:
 @pytest.fixture
 def statements(pg: Store, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The named statements the store runs, in order."""
-    from signoff.store import postgres
+    from signoff.store.postgres_tx import PostgresReads, PostgresTx
 
     ran: list[str] = []
-    for kind in (postgres._PostgresTx, postgres._PostgresReads):
+    for kind in (PostgresTx, PostgresReads):
         real = kind._execute
 
         def execute(self: Any, query: str, params: dict[str, Any], real: Any = real) -> Any:

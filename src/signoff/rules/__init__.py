@@ -19,12 +19,12 @@ if TYPE_CHECKING:
         AppEntry,
         Defaults,
         RuleSet,
-        RuleSettings,
         ServiceEntry,
         ToolEntry,
         validate_entry,
     )
     from .resolve import Resolver
+    from .settings import RuleSettings
 
 __getattr__, __dir__ = lazy_exports(
     __name__,
@@ -39,7 +39,7 @@ __getattr__, __dir__ = lazy_exports(
         "Resolver": "resolve",
         "Rule": "effective",
         "RuleSet": "model",
-        "RuleSettings": "model",
+        "RuleSettings": "settings",
         "ServiceEntry": "model",
         "ToolEntry": "model",
         "TraceStep": "explanation",

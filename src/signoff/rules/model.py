@@ -13,20 +13,15 @@ A `RuleSet` is what a YAML file holds and what the store keeps, one row per laye
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
-from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
-from .._util import format_duration, parse_duration
-from ..decisions import DECISION_TYPES, DecisionType
 from ..errors import ConfigError
-from .callables import DescribeFn, WhenFn, refuse_callables
-from .conditions import compile_condition
+from .callables import refuse_callables
 from .effective import (
     DEFAULT_DEADLINE,
     DEFAULT_DESCRIPTION,
@@ -47,7 +42,7 @@ from .effective import (
 )
 from .keys import format_key, parse_key
 from .kinds import LAYER_KINDS, LayerKind
-from .schedule_model import EscalationEntry, StepTime, check_escalate, check_remind
+from .settings import Duration, RuleSettings, StrictModel
 
 __all__ = [  # with, re-exported, what moved to `effective` (the server, tests and bench import it from here)
     "DEFAULT_DEADLINE",
@@ -65,7 +60,6 @@ __all__ = [  # with, re-exported, what moved to `effective` (the server, tests a
     "ApprovalMode",
     "Authority",
     "Defaults",
-    "Duration",
     "LayerKind",
     "OnExpire",
     "OriginSource",
@@ -73,7 +67,6 @@ __all__ = [  # with, re-exported, what moved to `effective` (the server, tests a
     "Rule",
     "RuleOrigin",
     "RuleSet",
-    "RuleSettings",
     "Separation",
     "SeparationSetting",
     "ServiceEntry",
@@ -84,112 +77,10 @@ __all__ = [  # with, re-exported, what moved to `effective` (the server, tests a
     "validate_entry",
 ]
 
-CHANNEL_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-"""A channel's name in a rule (the same shape `signoff.channels.registry` requires)."""
 DEFAULT_MAX_AUTO_RESUME = 10
 ENV_MAX_AUTO_RESUME = "SIGNOFF_UNATTENDED_MAX_AUTO_RESUME"
 
 ApprovalMode: TypeAlias = Literal["all", "whitelist", "blacklist", "unless_read_only"]
-
-Duration = Annotated[
-    timedelta,
-    pydantic.BeforeValidator(parse_duration),
-    PlainSerializer(format_duration, return_type=str),
-]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class RuleSettings(_Strict):
-    """What a rule entry may say beyond on/off. Unset fields come from the layer beneath.
-
-    In code, `when` and `description` may be Python callables (`signoff.rules.callables`); such a
-    rule set cannot be stored, written to a file or sent to a server."""
-
-    allowed_decisions: list[DecisionType] | None = None
-    description: str | DescribeFn | None = None
-    when: str | WhenFn | None = None
-    approvers: list[str] | None = None
-    """Who may decide: user names, `group:NAME`, or `requester` (the user the agent acts for)."""
-    channels: list[str] | None = None
-    """Where the approvers are told: `inbox` (the web inbox, the default) and the names of
-    channels the server is configured with (`signoff serve --channels`)."""
-    deadline: Duration | None = None
-    on_expire: OnExpire | None = None
-    expire_message: str | None = None
-    quorum: int | None = Field(default=None, ge=1)
-    redact: list[str] | None = None
-    reject_template: str | None = None
-    modify_template: str | None = None
-    feedback_template: str | None = None
-    unattended: UnattendedMode | None = None
-    confirm: bool | None = None
-    """The call is destructive: approving it from the keyboard in the inbox asks once more (a
-    tool's MCP `destructiveHint: true` does the same)."""
-    separation: SeparationSetting | None = None
-    """Four eyes: `requester` keeps the person the agent acts for from approving its request;
-    `requester_and_creator` also the owner of the agent's token; `none` turns off what a layer
-    beneath said."""
-    batch: bool | None = None
-    """`false`: its requests are decided one at a time, never in a batch (`decide_many`, the
-    inbox's selection, `signoff approve --all`); a batch skips them and says why."""
-    max_grant: Duration | None = None
-    """The longest standing grant ("approve calls like this for N minutes") an approver may give
-    deciding such a call; unset: none (`signoff.grants`). Never with a quorum over 1."""
-    remind: Annotated[list[StepTime] | None, pydantic.AfterValidator(check_remind)] = None
-    escalate: Annotated[list[EscalationEntry] | None, pydantic.AfterValidator(check_escalate)] = None
-    """Reminders and escalations while the request waits (`schedule_model`)."""
-
-    @field_validator("allowed_decisions")
-    @classmethod
-    def _canonical_order(cls, value: list[DecisionType] | None) -> list[DecisionType] | None:
-        """In the canonical order, each once. As written otherwise: a rule layer's list gets
-        approve when it is resolved (seed 004), a component's own declaration keeps its list."""
-        if value is None:
-            return None
-        return [kind for kind in DECISION_TYPES if kind in value]
-
-    @field_validator("channels")
-    @classmethod
-    def _channel_names(cls, value: list[str] | None) -> list[str] | None:
-        if value is None:
-            return None
-        if not value:
-            raise ValueError("name at least one channel (inbox is the web inbox)")
-        for name in value:
-            if not CHANNEL_NAME.match(name):
-                raise ValueError(
-                    f"channel {name!r}: a channel's name is lower-case letters, digits, '-' and '_', "
-                    "starting with a letter"
-                )
-        if len(set(value)) != len(value):
-            raise ValueError(f"a channel is named twice: {value!r}")
-        return value
-
-    @field_validator("approvers")
-    @classmethod
-    def _approver_names(cls, value: list[str] | None) -> list[str] | None:
-        if value is not None and any(not name or not name.strip() for name in value):
-            raise ValueError("an approver cannot be empty")
-        return value
-
-    @field_validator("when")
-    @classmethod
-    def _compiles(cls, value: str | WhenFn | None) -> str | WhenFn | None:
-        if isinstance(value, str):
-            try:
-                compile_condition(value)
-            except ConfigError as exc:
-                # as a ValueError, so that the message says which entry holds the condition
-                raise ValueError(exc.message) from None
-        return value
-
-    def fields_set(self) -> dict[str, Any]:
-        return {
-            name: getattr(self, name) for name in self.model_fields_set if getattr(self, name) is not None
-        }
 
 
 class ToolEntry(RuleSettings):
@@ -217,7 +108,7 @@ class ServiceEntry(RuleSettings):
 ToolSwitch: TypeAlias = bool | RuleSettings
 
 
-class AgentEntry(_Strict):
+class AgentEntry(StrictModel):
     """Layer 2: one agent (orchestrator). `hitl_disabled` silences it whatever the app says;
     `description_prefix` heads its cards instead of the defaults' (each LangChain agent has its own)."""
 
@@ -236,7 +127,7 @@ class AgentEntry(_Strict):
         return _check_keys(value)
 
 
-class AppEntry(_Strict):
+class AppEntry(StrictModel):
     """Layer 3: one deployment (tenant). Its overrides win; `hitl_required` cannot be silenced."""
 
     hitl_disabled: bool = False
@@ -256,7 +147,7 @@ class AppEntry(_Strict):
         return _check_keys(value)
 
 
-class Defaults(_Strict):
+class Defaults(StrictModel):
     description_prefix: str = DEFAULT_DESCRIPTION_PREFIX
     description: str = DEFAULT_DESCRIPTION
     deadline: Duration = DEFAULT_DEADLINE
@@ -293,7 +184,7 @@ def _check_keys(value: dict[str, ToolSwitch]) -> dict[str, ToolSwitch]:
     return value
 
 
-class RuleSet(_Strict):
+class RuleSet(StrictModel):
     """All three layers and the defaults. Immutable; build a new one to change it."""
 
     defaults: Defaults = Field(default_factory=Defaults)

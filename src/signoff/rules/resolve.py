@@ -36,9 +36,17 @@ from .effective import (
     Separation,
 )
 from .explanation import Explanation, TraceStep
-from .keys import KeyIndex, Match, literal_chars
-from .model import AgentEntry, AppEntry, RuleSet, RuleSettings, ServiceEntry, ToolEntry, ToolSwitch
+from .keys import KeyIndex, Match
+from .model import AgentEntry, AppEntry, RuleSet, ServiceEntry, ToolEntry, ToolSwitch
 from .schedule_model import escalations_of
+from .services import (
+    is_listed,
+    listed_by_bare_name,
+    more_specific_than_service,
+    read_only_says,
+    service_says,
+)
+from .settings import RuleSettings
 
 
 class Resolver:
@@ -61,7 +69,7 @@ class Resolver:
             for name, entry in rules.apps.items()
         }
         self._services = sorted(rules.services.items(), key=lambda item: -len(item[0]))
-        self._listed_bare = _listed_by_bare_name(self._services)
+        self._listed_bare = listed_by_bare_name(self._services)
         self._cache: dict[tuple[str, str | None, str | None], Explanation] = {}
         self._lock = threading.Lock()
         self.nowhere: dict[str, bool] = {}
@@ -117,7 +125,7 @@ class Resolver:
         if not static.ask or static.rule.required:
             return static
         if static.read_only_exempt:
-            static = _read_only_says(static, annotations)
+            static = read_only_says(static, annotations)
             if not static.ask:
                 return static
         when = static.rule.when
@@ -160,10 +168,10 @@ class Resolver:
         decisions_step: int | None = None  # the trace step of the rule layer that wrote the decisions
         if service is not None:
             name, entry = service
-            on, says = _service_says(tool, name, entry)
+            on, says = service_says(tool, name, entry)
             said = f"{said}{says}"
             read_only_exempt = (
-                on and entry.approval_mode == "unless_read_only" and not _listed(tool, *service)
+                on and entry.approval_mode == "unless_read_only" and not is_listed(tool, *service)
             )
             settings.update(entry.fields_set())
             layer = "service"
@@ -175,7 +183,7 @@ class Resolver:
         if tool_match is not None:
             entry_t = tool_match.value
             said = f"requires_approval={str(entry_t.requires_approval).lower()}"
-            if service is None or _more_specific_than_service(tool_match, service[0]):
+            if service is None or more_specific_than_service(tool_match, service[0]):
                 settings.update(entry_t.fields_set())
                 if "allowed_decisions" in entry_t.fields_set():
                     own = tool_match.kind == "exact" and tool_match.key in self._as_given
@@ -280,7 +288,7 @@ class Resolver:
             return None, ""
         if len(listing) == 1:
             return listing[0], f"{tool!r} is listed by the service: "
-        answers = [_service_says(tool, name, entry)[0] for name, entry in listing]
+        answers = [service_says(tool, name, entry)[0] for name, entry in listing]
         names = ", ".join(repr(name) for name, _ in listing)
         if len(set(answers)) == 1:
             return listing[0], f"{tool!r} is listed by services {names}, which agree: "
@@ -307,37 +315,6 @@ def _one_per_word(named: Iterable[tuple[str, Hashable]]) -> list[str | None]:
     return [None, *seen.values()]
 
 
-def _more_specific_than_service(match: Match[ToolEntry], service: str) -> bool:
-    """A service names its tools like the glob `SERVICE.*`: an exact or list key, or a glob at
-    least as literal, is more specific; `*` never is."""
-    if match.kind in ("exact", "list"):
-        return True
-    if match.kind == "glob":
-        return literal_chars(match.key) >= len(service) + 1
-    return False
-
-
-def _short(tool: str, service: str) -> str:
-    """The tool's own name in the service (`notes.delete` → `delete`; a bare name as it is)."""
-    return tool[len(service) + 1 :] if tool.startswith(service + ".") else tool
-
-
-def _listed(tool: str, service: str, entry: ServiceEntry) -> bool:
-    short = _short(tool, service)
-    return any(_short(listed, service) == short for listed in entry.tools)
-
-
-def _listed_by_bare_name(
-    services: list[tuple[str, ServiceEntry]],
-) -> dict[str, list[tuple[str, ServiceEntry]]]:
-    """Each tool name a service's `tools` list gives, bare, and the services listing it."""
-    listing: dict[str, list[tuple[str, ServiceEntry]]] = {}
-    for name, entry in services:
-        for listed in dict.fromkeys(_short(tool, name) for tool in entry.tools):
-            listing.setdefault(listed, []).append((name, entry))
-    return listing
-
-
 def _sets_decisions(switch: ToolSwitch) -> bool:
     return isinstance(switch, RuleSettings) and "allowed_decisions" in switch.fields_set()
 
@@ -356,37 +333,6 @@ def _allowed_decisions(
         step, said=f"{step.said}; approve added (rule layers always allow approve)"
     )
     return tuple(kind for kind in DECISION_TYPES if kind in given or kind == "approve")
-
-
-def _service_says(tool: str, service: str, entry: ServiceEntry) -> tuple[bool, str]:
-    short = _short(tool, service)
-    listed = _listed(tool, service, entry)
-    if not entry.requires_approval:
-        return False, "requires_approval=false"
-    mode = entry.approval_mode
-    if mode == "all":
-        return True, "approval_mode=all: every tool of the service asks"
-    if mode == "unless_read_only":
-        if listed:
-            return True, f"approval_mode=unless_read_only: {short!r} is listed, so it asks even if read-only"
-        return True, "approval_mode=unless_read_only: asks unless the tool is marked read-only (readOnlyHint)"
-    if mode == "whitelist":
-        return listed, f"approval_mode=whitelist: {short!r} is {'' if listed else 'not '}listed"
-    return not listed, f"approval_mode=blacklist: {short!r} is {'' if listed else 'not '}listed"
-
-
-def _read_only_says(static: Explanation, annotations: Mapping[str, Any] | None) -> Explanation:
-    """Step 4: the service's `unless_read_only` mode looks at this call's tool annotations."""
-    key = static.deciding_key
-    hint = (annotations or {}).get("readOnlyHint")
-    if hint is True:
-        step = TraceStep(
-            "service", key, "readOnlyHint=true: the tool is marked read-only, so nobody is asked"
-        )
-        return replace(static, ask=False, trace=(*static.trace, step))
-    said = "no readOnlyHint" if hint is None else f"readOnlyHint={shown(hint)!r}"
-    step = TraceStep("service", key, f"{said}: not marked read-only, so it asks")
-    return replace(static, trace=(*static.trace, step))
 
 
 def _overlay(switch: ToolSwitch, settings: dict[str, Any]) -> tuple[bool, str]:

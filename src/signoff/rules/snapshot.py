@@ -14,8 +14,8 @@ from ..decisions import DECISION_TYPES
 from ..errors import ConfigError
 from ..visible import check_name
 from .effective import OnExpire, OriginSource, RequestRule, RuleOrigin, Separation, UnattendedMode
-from .model import CHANNEL_NAME
 from .schedule_model import parse_escalate, parse_remind
+from .settings import CHANNEL_NAME
 
 MAX_QUORUM = 100
 LIST_FIELDS = ("allowed_decisions", "approvers", "channels", "redact")

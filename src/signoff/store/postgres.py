@@ -35,7 +35,6 @@ import select
 import threading
 import time
 import zlib
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -45,9 +44,10 @@ from ..decisions import Decision
 from ..errors import InvalidInput, MigrationError, RequestNotFound, StoreError
 from ..requests import Request
 from .base import Store
-from .core import AuditNote, BackgroundThread, Json
+from .core import AuditNote, BackgroundThread
 from .decide_statement import decide_params, fits_one_statement
 from .failures import postgres_error
+from .postgres_tx import Connection, PostgresReads, PostgresTx, RowCount
 from .queries import load_queries, migration_files
 from .wakeup import ANY, WakeupHub
 
@@ -56,7 +56,6 @@ try:
     from psycopg import sql
     from psycopg.conninfo import conninfo_to_dict
     from psycopg.rows import dict_row
-    from psycopg.types.json import Json as PgJson
     from psycopg_pool import ConnectionPool
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError("PostgreSQL support needs the extra: pip install 'signoff[postgres]'") from exc
@@ -65,112 +64,15 @@ log = logging.getLogger("signoff.store")
 CHANNEL = "signoff_requests"
 APPLICATION_NAME = "signoff"
 """What signoff's connections call themselves in `pg_stat_activity`, unless the DSN names one."""
-READ_ATTEMPTS = 3
-"""A read statement whose connection is lost is tried on this many connections in all."""
 LISTENER_NAME = "signoff-listen"
 """The listening connection's `application_name` (in pg_stat_activity)."""
 FALLBACK_POLL = 2.0
 RECONNECT_SECONDS = 1.0
 """Wait between attempts to open the listening connection while PostgreSQL refuses it."""
-log = logging.getLogger("signoff.store")
 DECIDED_AMONG = (
     "SELECT id, created_by FROM requests WHERE id = ANY(%s) AND status NOT IN ('pending', 'drafting')"
 )
 _MIGRATION_LOCK = zlib.crc32(b"signoff-migrations")
-
-
-def _param(value: Any) -> Any:
-    if isinstance(value, Json):
-        return PgJson(value.value)
-    if isinstance(value, tuple):
-        return list(value)
-    return value
-
-
-Connection = psycopg.Connection[dict[str, Any]]
-
-
-class RowCount:
-    """The rows a store's statements returned, by query (tests and benchmarks read them)."""
-
-    def __init__(self) -> None:
-        self.by_query: Counter[str] = Counter()
-        self._lock = threading.Lock()
-
-    def add(self, query: str, rows: int) -> None:
-        with self._lock:
-            self.by_query[query] += rows
-
-    @property
-    def rows(self) -> int:
-        with self._lock:
-            return self.by_query.total()
-
-    def of(self, *queries: str) -> int:
-        with self._lock:
-            return sum(self.by_query[query] for query in queries)
-
-
-class _PostgresTx:
-    def __init__(self, connection: Connection, queries: dict[str, str], counted: RowCount) -> None:
-        self._connection = connection
-        self._queries = queries
-        self._counted = counted
-
-    def _execute(self, query: str, params: dict[str, Any]) -> psycopg.Cursor[dict[str, Any]]:
-        return self._connection.execute(
-            self._queries[query],
-            {key: _param(value) for key, value in params.items()},
-        )
-
-    def one(self, query: str, /, **params: Any) -> dict[str, Any] | None:
-        row = self._execute(query, params).fetchone()
-        self._counted.add(query, row is not None)
-        return row
-
-    def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
-        rows = self._execute(query, params).fetchall()
-        self._counted.add(query, len(rows))
-        return rows
-
-    def run(self, query: str, /, **params: Any) -> int:
-        return self._execute(query, params).rowcount
-
-    def send(self, query: str, /, **params: Any) -> None:
-        self._execute(query, params)
-
-
-class _PostgresReads(_PostgresTx):
-    """Reads, each statement on its own (autocommit), on a connection taken from the pool at the
-    first; a statement whose connection is lost runs again on another one."""
-
-    def __init__(self, pool: ConnectionPool[Connection], queries: dict[str, str], counted: RowCount) -> None:
-        self._pool = pool
-        self._queries = queries
-        self._counted = counted
-        self._held: Connection | None = None
-
-    def _execute(self, query: str, params: dict[str, Any]) -> psycopg.Cursor[dict[str, Any]]:
-        for attempt in range(1, READ_ATTEMPTS + 1):
-            if self._held is None:
-                self._held = self._pool.getconn()
-            connection = self._held
-            try:
-                return connection.execute(
-                    self._queries[query], {key: _param(value) for key, value in params.items()}
-                )
-            except psycopg.OperationalError as exc:
-                if not connection.closed or attempt == READ_ATTEMPTS:
-                    raise
-                log.info("a read's connection was lost (%s); reading again on another one", exc)
-                self.release()
-        raise AssertionError("unreachable")
-
-    def release(self) -> None:
-        """Give the connection back to the pool (which discards it if it is broken)."""
-        if self._held is not None:
-            held, self._held = self._held, None
-            self._pool.putconn(held)
 
 
 class PostgresStore(Store):
@@ -243,7 +145,7 @@ class PostgresStore(Store):
     # -- transactions -------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self) -> Iterator[_PostgresTx]:
+    def _write(self) -> Iterator[PostgresTx]:
         self._ensure_open()
         # The pool's connections are in autocommit mode: reads cost one round trip, and writes
         # open an explicit transaction. Other processes learn of changes from the requests_notify
@@ -251,15 +153,15 @@ class PostgresStore(Store):
         committing = False
         try:
             with self._pool.connection() as connection, connection.transaction():
-                yield _PostgresTx(connection, self._queries, self.rows_read)
+                yield PostgresTx(connection, self._queries, self.rows_read)
                 committing = True
         except psycopg.Error as exc:
             raise postgres_error(exc, "the write failed", commit_unknown=committing) from exc
 
     @contextmanager
-    def _read(self) -> Iterator[_PostgresTx]:
+    def _read(self) -> Iterator[PostgresTx]:
         self._ensure_open()
-        reads = _PostgresReads(self._pool, self._queries, self.rows_read)
+        reads = PostgresReads(self._pool, self._queries, self.rows_read)
         try:
             yield reads
         except psycopg.Error as exc:
@@ -321,7 +223,7 @@ class PostgresStore(Store):
         try:
             with self._pool.connection() as connection:
                 try:
-                    return _PostgresTx(connection, self._queries, self.rows_read).one(query, **params)
+                    return PostgresTx(connection, self._queries, self.rows_read).one(query, **params)
                 except psycopg.Error as exc:
                     # An error the server sent back means the statement failed; a lost connection
                     # leaves its commit unknown.

@@ -1,0 +1,182 @@
+"""Section 2 of bench/server.py: decisions and new requests per second through the API, on a fresh
+`signoff serve` (SQLite, one worker), with the server process's CPU per call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+
+from core import Metric, Report, Target
+from keepalive import CLIENTS, post_all
+from process_cpu import cpu_seconds
+from server_running import Running, serving
+from signoff._util import utcnow
+from signoff.requests import NewRequest
+from signoff.rules.model import RequestRule
+from signoff.store import SQLiteStore
+
+THROUGHPUT_TARGET = 500.0
+PER_CORE_TARGET = 1000.0
+"""Issue 19: decisions through the API >= 1,000/s on SQLite, one process: on one core's CPU."""
+
+
+def prepare_pending(db: Path, count: int, approver: str, thread: str) -> list[str]:
+    store = SQLiteStore(db)
+    ids = []
+    try:
+        for index in range(count):
+            request, _ = store.create_request(
+                NewRequest(
+                    thread_id=thread,
+                    tool_call_id=f"t{index}",
+                    tool_name="send_email",
+                    args={"to": "bob@example.com"},
+                    description="Send an email",
+                    deadline=utcnow() + timedelta(hours=1),
+                    rule=RequestRule(approvers=(approver,)),
+                    actor="bot",
+                )
+            )
+            ids.append(request.id)
+    finally:
+        store.close()
+    return ids
+
+
+async def decide_all(url: str, token: str, ids: list[str]) -> tuple[float, int]:
+    body = b'{"type": "approve"}'
+    return await post_all(
+        url, token, [(f"/v1/requests/{request_id}/decision", body) for request_id in ids], 200
+    )
+
+
+async def ask_all(url: str, token: str, thread: str, count: int) -> tuple[float, int]:
+    calls = [
+        (
+            "/v1/requests",
+            json.dumps(
+                {
+                    "thread_id": thread,
+                    "tool_call_id": f"c{index}",
+                    "tool": "send_email",
+                    "args": {"to": "bob@example.com", "subject": "Quarterly report"},
+                    "approvers": ["alice"],
+                }
+            ).encode(),
+        )
+        for index in range(count)
+    ]
+    return await post_all(url, token, calls, 201)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One batch of calls: its wall time and the server process's CPU time over it."""
+
+    calls: int
+    seconds: float
+    server_cpu_seconds: float
+
+    @property
+    def per_second(self) -> float:
+        return self.calls / self.seconds
+
+    @property
+    def cpu_ms(self) -> float:
+        """Server CPU milliseconds per call."""
+        return self.server_cpu_seconds * 1000 / self.calls
+
+    @property
+    def per_core_second(self) -> float:
+        """Calls one core of the server would answer per second at this CPU cost."""
+        return 1000 / self.cpu_ms if self.cpu_ms else float("inf")
+
+
+def timed_batch(running: Running, calls: int, post: Callable[[], tuple[float, int]], what: str) -> Batch:
+    before = cpu_seconds(running.pid)
+    seconds, failures = post()
+    cpu = cpu_seconds(running.pid) - before
+    if failures:
+        raise RuntimeError(f"{failures} of {calls} {what} failed")
+    return Batch(calls, seconds, cpu)
+
+
+def throughput_batches(
+    workdir: Path,
+    name: str,
+    decisions: int,
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> tuple[Batch, Batch]:
+    """(decisions, asks): `decisions` POST …/decision and as many POST /v1/requests, each after
+    200 warm-up calls, on a fresh `signoff serve` (run with `env` and `cwd`, e.g. another checkout's)."""
+    with serving(workdir, name, env=env, cwd=cwd) as running:
+        warm = prepare_pending(running.db, 200, "alice", "warm-up")
+        asyncio.run(decide_all(running.url, running.person_token, warm))
+        ids = prepare_pending(running.db, decisions, "alice", "throughput")
+        decided = timed_batch(
+            running,
+            decisions,
+            lambda: asyncio.run(decide_all(running.url, running.person_token, ids)),
+            "decisions",
+        )
+        asyncio.run(ask_all(running.url, running.agent_token, "warm-up-asks", 200))
+        asked = timed_batch(
+            running,
+            decisions,
+            lambda: asyncio.run(ask_all(running.url, running.agent_token, "asks", decisions)),
+            "asks",
+        )
+    return decided, asked
+
+
+def measure_throughput(report: Report, workdir: Path, decisions: int) -> None:
+    decided, asked = throughput_batches(workdir, "throughput", decisions)
+    report.add(
+        Metric(
+            "decision throughput",
+            "asks_per_second",
+            f"POST /v1/requests (new requests), {CLIENTS} concurrent agents, SQLite, 1 worker",
+            asked.per_second,
+            "requests/s",
+            None,
+            {"requests": asked.calls, "seconds": asked.seconds, "server_cpu_ms_per_request": asked.cpu_ms},
+        )
+    )
+    report.add(
+        Metric(
+            "decision throughput",
+            "decisions_per_second",
+            f"POST …/decision, {CLIENTS} concurrent clients, SQLite, 1 worker",
+            decided.per_second,
+            "decisions/s",
+            Target(">=", THROUGHPUT_TARGET),
+            {"decisions": decided.calls, "seconds": decided.seconds},
+        )
+    )
+    report.add(
+        Metric(
+            "decision throughput",
+            "decision_server_cpu_ms",
+            "POST …/decision: server process CPU per decision",
+            decided.cpu_ms,
+            "ms",
+            None,
+            {"server_cpu_seconds": decided.server_cpu_seconds, "decisions": decided.calls},
+        )
+    )
+    report.add(
+        Metric(
+            "decision throughput",
+            "decisions_per_core_second",
+            "POST …/decision: decisions/s per core of server CPU (1000 / CPU ms), load-independent",
+            decided.per_core_second,
+            "decisions/s",
+            Target(">=", PER_CORE_TARGET),
+        )
+    )
