@@ -4,6 +4,7 @@ wakes the waiter, who reads."""
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from typing import Any
 
@@ -13,7 +14,7 @@ from signoff import Approve, Reject, RequestStatus, Store
 from signoff.requests import Request
 from signoff.rules.effective import RequestRule
 from signoff.store.notified import notified
-from signoff.waiting import watch_blocking
+from signoff.waiting import watch_async, watch_blocking
 
 from .conftest import POSTGRES_DSN
 from .test_store_requests import new_request
@@ -121,3 +122,33 @@ def test_a_row_that_cannot_be_read_is_only_a_wake_up(payload: str) -> None:
 def test_the_older_payloads_still_read() -> None:
     assert notified("req_1") == ("req_1", "", None)
     assert notified("req_1\tagent") == ("req_1", "agent", None)
+
+
+def test_an_async_waiter_resumes_on_the_carried_request_without_reading_again(
+    pg_store: Store, replica: Store
+) -> None:
+    request, _ = pg_store.create_request(new_request())
+    listening(pg_store)
+    reads: list[str] = []
+
+    async def waiting() -> Request:
+        first_read = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        async def run(fn: Any, *args: Any) -> Any:
+            result = await asyncio.to_thread(fn, *args)
+            if fn == pg_store.get_request:
+                reads.append(args[0])
+                first_read.set()
+            return result
+
+        watching = asyncio.create_task(watch_async(pg_store, request.id, give_up=None, run=run))
+        await first_read.wait()
+        await loop.run_in_executor(
+            None, lambda: replica.decide(request.id, Approve(), actor="alice", channel="bench")
+        )
+        return await asyncio.wait_for(watching, 30)
+
+    resumed = asyncio.run(waiting())
+    assert resumed.status is RequestStatus.APPROVED
+    assert reads == [request.id]
