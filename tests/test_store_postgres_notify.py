@@ -14,6 +14,7 @@ from signoff import Approve, Reject, RequestStatus, Store
 from signoff.requests import Request
 from signoff.rules.effective import RequestRule
 from signoff.store.notified import notified
+from signoff.store.wakeup import ANY
 from signoff.waiting import watch_async, watch_blocking
 
 from .conftest import POSTGRES_DSN
@@ -31,21 +32,36 @@ def replica(pg_store: Store) -> Any:
     other.close()
 
 
-def listening(store: Store) -> None:
-    """Once the store's listener listens (it wakes every waiter then), a commit's NOTIFY reaches it."""
-    waiter = store.subscribe("req_nobody")
+def listening(store: Store, replica: Store) -> None:
+    """Once the store's listener listens, a commit's NOTIFY reaches it: a request the replica
+    makes (or the listener's own wake-up of everyone when it starts) wakes an `ANY` waiter."""
+    waiter = store.subscribe(ANY)
     try:
-        assert waiter.wait(30), "the listener never listened"
+        for attempt in range(60):
+            replica.create_request(new_request(tool_call_id=f"listening-{attempt}"))
+            if waiter.wait(1):
+                return
+        raise AssertionError("the listener never listened")
     finally:
         store.unsubscribe(waiter)
 
 
-def ended_after(store: Store, request: Request, decide: Any) -> Request | None:
-    listening(store)
+def ended_after(store: Store, replica: Store, request: Request, decide: Any) -> Request | None:
+    """What the waiter of `request` was handed once every NOTIFY up to `decide`'s has arrived:
+    the replica then decides a marker request, whose NOTIFY comes after them (one listening
+    connection gets them in commit order, and its thread fires each before the next)."""
+    listening(store, replica)
     waiter = store.subscribe(request.id)
     try:
         decide()
-        assert waiter.wait(30), "the decision never woke the waiter"
+        marker, _ = replica.create_request(new_request(tool_call_id=f"marker-{request.id}"))
+        marked = store.subscribe(marker.id)
+        try:
+            replica.decide(marker.id, Approve(), actor="alice", channel="bench")
+            assert marked.wait(30), "the marker's decision never arrived"
+        finally:
+            store.unsubscribe(marked)
+        assert waiter.wait(0), "the decision never woke the waiter"
         return waiter.ended
     finally:
         store.unsubscribe(waiter)
@@ -57,7 +73,10 @@ def test_a_decision_in_another_replica_carries_the_request_as_read(
 ) -> None:
     request, _ = pg_store.create_request(new_request(args={"to": "a@example.com", "n": [1, {"b": 2.5}]}))
     ended = ended_after(
-        pg_store, request, lambda: replica.decide(request.id, decision, actor="alice", channel="bench")
+        pg_store,
+        replica,
+        request,
+        lambda: replica.decide(request.id, decision, actor="alice", channel="bench"),
     )
     assert ended is not None
     assert ended.is_terminal
@@ -67,7 +86,10 @@ def test_a_decision_in_another_replica_carries_the_request_as_read(
 def test_a_row_too_long_for_notify_wakes_the_waiter_who_reads(pg_store: Store, replica: Store) -> None:
     request, _ = pg_store.create_request(new_request(args={"to": "a@example.com", "subject": "x" * 9000}))
     ended = ended_after(
-        pg_store, request, lambda: replica.decide(request.id, Approve(), actor="alice", channel="bench")
+        pg_store,
+        replica,
+        request,
+        lambda: replica.decide(request.id, Approve(), actor="alice", channel="bench"),
     )
     assert ended is None
     assert pg_store.get_request(request.id).status is RequestStatus.APPROVED
@@ -77,7 +99,10 @@ def test_a_quorum_vote_carries_no_request(pg_store: Store, replica: Store) -> No
     request, _ = pg_store.create_request(new_request(rule=RequestRule(approvers=("alice", "bob"), quorum=2)))
     replica.decide(request.id, Approve(), actor="alice", channel="bench")
     ended = ended_after(
-        pg_store, request, lambda: replica.decide(request.id, Approve(), actor="bob", channel="bench")
+        pg_store,
+        replica,
+        request,
+        lambda: replica.decide(request.id, Approve(), actor="bob", channel="bench"),
     )
     assert ended is None
     assert pg_store.get_request(request.id).approvals == ("alice", "bob")
@@ -97,7 +122,7 @@ def test_the_waiter_resumes_on_the_carried_request_without_reading_again(
         first_read.set()
         return current
 
-    listening(pg_store)
+    listening(pg_store, replica)
     monkeypatch.setattr(pg_store, "get_request", counted)
     resumed: list[Request] = []
     waiting = threading.Thread(
@@ -128,7 +153,7 @@ def test_an_async_waiter_resumes_on_the_carried_request_without_reading_again(
     pg_store: Store, replica: Store
 ) -> None:
     request, _ = pg_store.create_request(new_request())
-    listening(pg_store)
+    listening(pg_store, replica)
     reads: list[str] = []
 
     async def waiting() -> Request:
