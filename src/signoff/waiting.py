@@ -142,12 +142,14 @@ def watch_blocking(
     """The request once it has ended (decided, expired at its deadline, cancelled), or as it is
     when `give_up` (on the monotonic clock) has passed. Every waiter goes this way: subscribed
     before its first read, its wake-up cleared before each read, so a change committed at any
-    moment, even between a read and the sleep after it, wakes it."""
+    moment, even between a read and the sleep after it, wakes it. A wake-up that carried the
+    request as a commit ended it (`Waiter.ended`) stands for that read."""
     waiter = store.subscribe(request_id)
     try:
         while True:
+            ended, waiter.ended = waiter.ended, None
             waiter.clear()
-            current = store.get_request(request_id)
+            current = ended if ended is not None else store.get_request(request_id)
             delay = next_wait(store, current, give_up, poll_interval)
             if delay is None:
                 return current if current.is_terminal else store.get_request(request_id)
@@ -168,8 +170,9 @@ async def watch_async(
     waiter = store.subscribe_async(request_id)
     try:
         while True:
+            ended, waiter.ended = waiter.ended, None
             waiter.clear()
-            current = await run(store.get_request, request_id)
+            current = ended if ended is not None else await run(store.get_request, request_id)
             if current.is_terminal:
                 return current
             delay = await run(next_wait, store, current, give_up, poll_interval)

@@ -1,11 +1,13 @@
 """The PostgreSQL store: psycopg 3 with a connection pool; for several replicas sharing the work.
 
 A change to a request sends `NOTIFY signoff_requests, '<id>\t<creator>'` from a trigger
-(delivered on commit); one listening connection per process wakes the local waiters, and tells
-the event feed whose request changed (it reads only what its followers may see). NOTIFY is only a hint,
-so waiters' requests are also re-read every `FALLBACK_POLL` seconds, in one query. When the
-listening connection is lost (its backend terminated, the server restarted) it is opened again,
-and every waiter looks again: notifications sent meanwhile reached nobody.
+(delivered on commit), followed by a tab and the row as JSON when the request has ended and fits
+(`notified`): its waiters resume on that row, unread. One listening connection per process wakes
+the local waiters, and tells the event feed whose request changed (it reads only what its
+followers may see). NOTIFY is only a hint, so waiters' requests are also re-read every
+`FALLBACK_POLL` seconds, in one query. When the listening connection is lost (its backend
+terminated, the server restarted) it is opened again, and every waiter looks again:
+notifications sent meanwhile reached nobody.
 
 Connections die (a database restart, a failover, `pg_terminate_backend`, a proxy's idle
 timeout) and that must not fail calls:
@@ -47,6 +49,7 @@ from .base import Store
 from .core import AuditNote, BackgroundThread
 from .decide_statement import decide_params, fits_one_statement
 from .failures import postgres_error
+from .notified import notified
 from .postgres_tx import Connection, PostgresReads, PostgresTx, RowCount
 from .queries import load_queries, migration_files
 from .wakeup import ANY, WakeupHub
@@ -299,8 +302,8 @@ class PostgresStore(Store):
         last_poll = time.monotonic()
         while not stop.is_set():
             for notify in connection.notifies(timeout=0.5):
-                request_id, _, creator = notify.payload.partition("\t")
-                self.hub.fire((request_id,), {request_id: creator} if creator else None)
+                request_id, creator, ended = notified(notify.payload)
+                self.hub.fire((request_id,), {request_id: creator} if creator else None, ended)
             if time.monotonic() - last_poll >= FALLBACK_POLL:
                 last_poll = time.monotonic()
                 watched = self.hub.watched()

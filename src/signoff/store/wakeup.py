@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     import asyncio
 
+    from ..requests import Request
+
 ANY = "*"
 """Subscribe to this id to be woken by every change (the server's event feed does)."""
 NOTED_LIMIT = 10_000
@@ -65,8 +67,13 @@ class Waiter:
             self._async_event = asyncio.Event()
         self.changes = Changes() if request_id == ANY else None
         """For an `ANY` waiter: which requests changed."""
+        self.ended: Request | None = None
+        """The request as it ended, when the wake-up carried it (PostgreSQL's NOTIFY does): the
+        waiter may resume on it without reading the request again."""
 
-    def fire(self) -> None:
+    def fire(self, ended: Request | None = None) -> None:
+        if ended is not None:
+            self.ended = ended
         self._event.set()
         if self._loop is not None and self._async_event is not None:
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
@@ -125,9 +132,15 @@ class WakeupHub:
                 if not waiters:
                     del self._waiters[waiter.request_id]
 
-    def fire(self, request_ids: Iterable[str], creators: Mapping[str, str] | None = None) -> None:
+    def fire(
+        self,
+        request_ids: Iterable[str],
+        creators: Mapping[str, str] | None = None,
+        ended: Request | None = None,
+    ) -> None:
         """Wake the waiters of `request_ids` and every `ANY` waiter (`ANY` among the ids tells
-        them anything may have changed). `creators` names some requests' creators, when known."""
+        them anything may have changed). `creators` names some requests' creators, when known;
+        `ended`, one request as a commit ended it (its own waiters resume on it, unread)."""
         ids = list(request_ids)
         if not ids:
             return
@@ -138,7 +151,7 @@ class WakeupHub:
         for waiter in targets:
             if waiter.changes is not None:
                 waiter.changes.note(ids, creators or {})
-            waiter.fire()
+            waiter.fire(ended if ended is not None and ended.id == waiter.request_id else None)
 
     def watched(self) -> list[str]:
         with self._lock:

@@ -264,14 +264,27 @@ END;
 $$;
 
 -- Waiters and event feeds in other processes LISTEN on this channel; the payload is the request
--- id, a tab and its creator (the id alone when the name would not fit NOTIFY's 8000 bytes).
+-- id, a tab and its creator (the id alone when the name would not fit NOTIFY's 8000 bytes), and
+-- for an ended request with a quorum of one, when it fits, a tab and the row as JSON.
 CREATE FUNCTION requests_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    head TEXT;
+    ended TEXT;
 BEGIN
-    IF octet_length(NEW.created_by) <= 4000 THEN
-        PERFORM pg_notify('signoff_requests', NEW.id || E'\t' || NEW.created_by);
-    ELSE
+    IF octet_length(NEW.created_by) > 4000 THEN
         PERFORM pg_notify('signoff_requests', NEW.id);
+        RETURN NEW;
     END IF;
+    head := NEW.id || E'\t' || NEW.created_by;
+    IF NEW.status NOT IN ('pending', 'drafting') AND strpos(NEW.created_by, E'\t') = 0
+       AND coalesce(CAST(NEW.rule ->> 'quorum' AS integer), 1) <= 1 THEN
+        ended := row_to_json(NEW)::text;
+        IF octet_length(head) + octet_length(ended) < 7990 THEN
+            PERFORM pg_notify('signoff_requests', head || E'\t' || ended);
+            RETURN NEW;
+        END IF;
+    END IF;
+    PERFORM pg_notify('signoff_requests', head);
     RETURN NEW;
 END;
 $$;

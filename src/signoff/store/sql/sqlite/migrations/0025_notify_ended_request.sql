@@ -1,0 +1,3 @@
+-- PostgreSQL's NOTIFY now carries an ended request's row (a waiter in another replica need not
+-- read it again). SQLite has no NOTIFY: nothing changes here; the number keeps both dialects'
+-- migrations in step.
