@@ -177,3 +177,37 @@ def test_an_async_waiter_resumes_on_the_carried_request_without_reading_again(
     resumed = asyncio.run(waiting())
     assert resumed.status is RequestStatus.APPROVED
     assert reads == [request.id]
+
+
+def test_a_fault_while_relaying_restarts_the_listener(
+    pg_store: Store, replica: Store, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An error the relay did not expect (here: reading a payload) is logged and the listener
+    listens again; it used to end the thread, leaving waiters to the 2 s poll for good."""
+    from signoff.store import postgres
+
+    listening(pg_store, replica)
+    faults = iter([RuntimeError("a bad payload")])
+
+    def failing_once(payload: str) -> Any:
+        fault = next(faults, None)
+        if fault is not None:
+            raise fault
+        return notified(payload)
+
+    monkeypatch.setattr(postgres, "notified", failing_once)
+    with caplog.at_level("ERROR", logger=postgres.log.name):
+        replica.create_request(new_request(tool_call_id="the-faulty-one"))
+        for _ in range(200):
+            if "the PostgreSQL listener failed" in caplog.text:
+                break
+            threading.Event().wait(0.05)
+    assert "the PostgreSQL listener failed" in caplog.text
+    request, _ = pg_store.create_request(new_request(tool_call_id="after-the-fault"))
+    ended = ended_after(
+        pg_store,
+        replica,
+        request,
+        lambda: replica.decide(request.id, Approve(), actor="alice", channel="bench"),
+    )
+    assert ended is not None and ended.id == request.id and ended.status == RequestStatus.APPROVED

@@ -297,6 +297,12 @@ class PostgresStore(Store):
                 report("the PostgreSQL listening connection failed (%s); opening it again", exc)
                 if failures > 1 and stop.wait(RECONNECT_SECONDS):
                     return
+            except Exception:  # a fault in relaying must not end every waiter's wake-ups for good
+                if stop.is_set():
+                    return
+                log.exception("the PostgreSQL listener failed; listening again")
+                if stop.wait(RECONNECT_SECONDS):
+                    return
 
     def _relay(self, connection: psycopg.Connection[dict[str, Any]], stop: threading.Event) -> None:
         last_poll = time.monotonic()
