@@ -174,6 +174,19 @@ def test_quorum_needs_distinct_approvers(store: Store) -> None:
     ]
 
 
+def test_a_listing_shows_the_approvals_a_quorum_has(store: Store) -> None:
+    """The inbox's quorum note and AG-UI's "not yet approved by them" read a listing's requests:
+    they must hold the votes cast, as get_request's do."""
+    quorum, _ = store.create_request(new_request(rule=RequestRule(quorum=2)))
+    single, _ = store.create_request(new_request(tool_call_id="call-2"))
+    store.decide(quorum.id, Approve(), actor="alice")
+    listed = {request.id: request for request in store.list_requests(status="pending")}
+    assert listed[quorum.id].approvals == ("alice",) == store.get_request(quorum.id).approvals
+    assert listed[single.id].approvals == ()
+    inbox = {request.id: request for request in store.list_requests(status="pending", visible_to="alice")}
+    assert inbox[quorum.id].approvals == ("alice",)
+
+
 def test_any_reject_rejects_a_quorum(store: Store) -> None:
     request, _ = store.create_request(new_request(rule=RequestRule(quorum=3)))
     store.decide(request.id, Approve(), actor="alice")

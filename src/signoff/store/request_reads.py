@@ -99,7 +99,7 @@ class RequestReads(StoreCore):
             if params["search"] is not None:
                 floor = tx.one("search_floor", cursor=cursor, window=SEARCH_WINDOW)
                 params["search_floor"] = floor["id"] if floor is not None else ""
-            return [self._request(row) for row in tx.all(listing_query(params), **params)]
+            return [self._with_approvals(tx, row) for row in tx.all(listing_query(params), **params)]
 
     def decisions(self, request_id: str) -> list[DecisionRecord]:
         """Every decision on the request: a quorum's votes in order, or the one decision."""
