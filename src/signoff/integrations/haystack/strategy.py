@@ -44,10 +44,8 @@ from .resuming import resumed, resumed_ids, resumes
 from .rounds import asking_round
 from .turn import confirming_turn
 
-RulesSpec = RulesGiven
 
-
-def rules_to_dict(rules: RulesSpec) -> Any:
+def rules_to_dict(rules: RulesGiven) -> Any:
     if isinstance(rules, RuleSet):
         return rules.model_dump(mode="json", exclude_defaults=True)
     if isinstance(rules, Path):
@@ -74,7 +72,7 @@ class SignoffConfirmationStrategy:
         self,
         gate: Gate | None = None,
         *,
-        rules: RulesSpec = None,
+        rules: RulesGiven = None,
         thread_id: str | None = None,
         agent: str | None = None,
         app: str | None = None,

@@ -27,10 +27,10 @@ from haystack.hooks.human_in_the_loop import ConfirmationUIResult
 
 from signoff import Gate, ToolCall, ToolEntry
 
-from .._gate import adapter_gate
+from .._gate import RulesGiven, adapter_gate
 from .context import ScopeDefaults, scope_from_context
 from .decisions import ui_result
-from .strategy import RulesSpec, rules_to_dict
+from .strategy import rules_to_dict
 
 
 class SignoffConfirmationUI:
@@ -41,7 +41,7 @@ class SignoffConfirmationUI:
         self,
         gate: Gate | None = None,
         *,
-        rules: RulesSpec = None,
+        rules: RulesGiven = None,
         agent: str | None = None,
         app: str | None = None,
         requester: str | None = None,
