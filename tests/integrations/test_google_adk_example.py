@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("google.adk")
+from tests.integrations.processes import run_example
 
-ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("google.adk")
 
 
 def test_the_example_pauses_takes_the_edit_and_runs_the_tool_once(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "google_adk_agent.py"), str(tmp_path / "signoff.db")],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    out = run_example("google_adk_agent.py", tmp_path / "signoff.db")
+    lines = out.splitlines()
     assert lines[0] == "paused: send_email needs approval"
     request_id = lines[1].split()[1]
     shown = [

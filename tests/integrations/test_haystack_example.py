@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("haystack")
+from tests.integrations.processes import run_example
 
-ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("haystack")
 
 
 @pytest.mark.slow
 def test_the_example_pauses_takes_the_edit_and_runs_the_tool_once(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "haystack_agent.py"), str(tmp_path / "signoff.db")],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    out = run_example("haystack_agent.py", tmp_path / "signoff.db")
+    lines = out.splitlines()
     assert lines[0] == "paused: awaiting_approval"
     request_id = lines[1].split()[1]
     assert lines[1] == f"request: {request_id} send_email {{'to': 'alice', 'body': 'yes'}}"

@@ -2,31 +2,21 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("langchain")
+from tests.integrations.processes import run_example
 
-ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("langchain")
 
 
 def test_the_example_pauses_takes_the_edit_and_runs_the_tool_once(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "langchain_agent.py"), str(tmp_path / "signoff.db")],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "src")},
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    out = run_example("langchain_agent.py", tmp_path / "signoff.db")
+    lines = out.splitlines()
     assert lines[0] == "paused: Tool execution requires approval"
     request_id = lines[1].split()[1]
-    assert "Executed instead: send_email with arguments" in done.stdout
-    assert '{"to": "alice", "body": "yes, at noon"}' in done.stdout
+    assert "Executed instead: send_email with arguments" in out
+    assert '{"to": "alice", "body": "yes, at noon"}' in out
     assert "ai: Replied to Alice." in lines
     assert lines[-1] == f"send_email ran 1 time(s), idempotency key {request_id}"

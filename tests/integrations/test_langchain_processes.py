@@ -5,9 +5,7 @@ the model's turn (before the tools node), so another process resumes it on the s
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import sys
 from contextlib import closing
 from functools import partial
 from pathlib import Path
@@ -15,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.integrations.processes import SRC, kill_while_waiting, local_env, run, run_phase
+from tests.integrations.processes import approve_with_cli, kill_while_waiting, local_env, run_phase
 
 pytest.importorskip("langgraph.checkpoint.sqlite")
 
@@ -26,7 +24,7 @@ from signoff import Approve, Gate
 from signoff.integrations.langchain import SignoffMiddleware
 from signoff.store import SQLiteStore, Store
 
-from ..conftest import drop_pg_schema, url_for
+from ..conftest import drop_pg_schema
 from .lc_support import Ledger, make_tools, script
 
 SCRIPT = Path(__file__).with_name("lc_process.py")
@@ -38,8 +36,7 @@ phase = partial(run_phase, SCRIPT)
 
 @pytest.mark.slow
 def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": str(tmp_path / "signoff.db")}
-    env.pop("LC_GRAPH_DSN", None)
+    env = local_env(tmp_path / "signoff.db")
     three_processes(tmp_path, env)
 
 
@@ -58,9 +55,7 @@ def test_the_same_with_postgres_saver_and_a_postgres_store(tmp_path: Path, pg_st
         connection.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(graph_schema)))
     try:
         env = {
-            **os.environ,
-            "PYTHONPATH": SRC,
-            "SIGNOFF_DB": url_for(pg_store),
+            **local_env(pg_store),
             "LC_GRAPH_DSN": f"{pg_store.url}?options=-csearch_path%3D{graph_schema}",
         }
         three_processes(tmp_path, env)
@@ -70,7 +65,6 @@ def test_the_same_with_postgres_saver_and_a_postgres_store(tmp_path: Path, pg_st
 
 
 def three_processes(tmp_path: Path, env: dict[str, str]) -> None:
-    env.pop("SIGNOFF_URL", None)
     ledger = Ledger(tmp_path / "ledger.jsonl")
 
     started = phase("start", tmp_path, env)
@@ -79,7 +73,7 @@ def three_processes(tmp_path: Path, env: dict[str, str]) -> None:
     (waiting,) = pause["signoff"]["requests"]
     assert [run["tool"] for run in ledger.runs()] == []  # the tools node has not run at all
 
-    run(sys.executable, "-m", "signoff.cli", "approve", waiting["request_id"], "--as", "alice", env=env)
+    approve_with_cli(waiting["request_id"], env)
 
     resumed = phase("resume", tmp_path, env)
     assert resumed["interrupts"] == []

@@ -2,30 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("agents")
+from tests.integrations.processes import run_example
 
-ROOT = Path(__file__).resolve().parents[2]
+pytest.importorskip("agents")
 
 
 def test_the_example_pauses_takes_the_edit_and_runs_the_tool_once(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    env.pop("OPENAI_API_KEY", None)
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "openai_agents_agent.py"), str(tmp_path / "signoff.db")],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    lines = run_example("openai_agents_agent.py", tmp_path / "signoff.db").splitlines()
     assert lines[0] == "paused: Email alice?"
     request_id = lines[1].split()[1]
     assert lines[2:] == [

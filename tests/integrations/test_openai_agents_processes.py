@@ -6,20 +6,25 @@ And a waiting run (`wait=True`) killed while it waits: another process resumes i
 
 from __future__ import annotations
 
-import os
-import sys
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.integrations.processes import SRC, kill_while_kept, local_env, resume_again, run, run_phase
+from tests.integrations.processes import (
+    PROCESSES_TIMEOUT,
+    approve_with_cli,
+    kill_while_kept,
+    local_env,
+    resume_again,
+    run_phase,
+    served,
+)
 
 pytest.importorskip("agents")
 
 from signoff import Approve, Edit
 from signoff.store import SQLiteStore
-from tests.live import LiveServer
 
 from .oa_support import Ledger
 
@@ -27,17 +32,12 @@ SCRIPT = Path(__file__).with_name("oa_process.py")
 
 
 phase = partial(run_phase, SCRIPT)
-PROCESSES_TIMEOUT = 480
-"""Five Python processes, each importing the Agents SDK: on a loaded 2-core machine each one
-takes up to a minute, past the suite's default 120 s."""
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(PROCESSES_TIMEOUT)
 def test_pause_in_one_process_approve_with_the_cli_resume_in_a_third(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": str(tmp_path / "signoff.db")}
-    env.pop("SIGNOFF_URL", None)
-    env.pop("OPENAI_API_KEY", None)  # nothing may need it: the model is scripted
+    env = local_env(tmp_path / "signoff.db")  # no OPENAI_API_KEY: nothing may need it, the model is scripted
     three_processes(tmp_path, env, env)
 
 
@@ -46,18 +46,9 @@ def test_pause_in_one_process_approve_with_the_cli_resume_in_a_third(tmp_path: P
 def test_the_same_over_a_live_server_keeps_the_run_state_on_the_server(
     tmp_path: Path, sqlite_store: SQLiteStore
 ) -> None:
-    with LiveServer(sqlite_store) as server:
-        base = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_URL": server.url}
-        base["SIGNOFF_DB"] = str(tmp_path / "unused.db")  # the URL wins: nothing may be written here
-        base.pop("OPENAI_API_KEY", None)
-        agent_env = {**base, "SIGNOFF_TOKEN": server.user("mail-agent", role="agent")}
-        person_env = {**base, "SIGNOFF_TOKEN": server.user("alice", role="member")}
+    with served(sqlite_store, tmp_path, agent="mail-agent") as (agent_env, person_env):
         three_processes(tmp_path, agent_env, person_env)
         assert sqlite_store.load_run_state("nightly-1", created_by="mail-agent") is None  # finished
-        (request,) = sqlite_store.list_requests(thread_id="nightly-1")
-        assert request.created_by == "mail-agent" and request.decision is not None
-        assert request.decision.actor == "alice"
-    assert not (tmp_path / "unused.db").exists()
 
 
 def three_processes(folder: Path, agent_env: dict[str, str], person_env: dict[str, str]) -> None:
@@ -70,10 +61,7 @@ def three_processes(folder: Path, agent_env: dict[str, str], person_env: dict[st
     assert [row["tool"] for row in ledger.runs()] == ["lookup"]  # the ungated call ran in its turn
     assert (folder / "kept.txt").read_text(), "the paused run's state was kept"
 
-    approve = [sys.executable, "-m", "signoff.cli", "approve", waiting]
-    if "SIGNOFF_URL" not in person_env:
-        approve += ["--as", "alice"]
-    run(*approve, env=person_env)
+    approve_with_cli(waiting, person_env)
 
     resumed = phase("resume", folder, agent_env)
     assert resumed == {

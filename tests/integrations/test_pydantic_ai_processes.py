@@ -5,14 +5,12 @@ it waits: another process resumes it from the messages it kept in the store."""
 
 from __future__ import annotations
 
-import os
-import sys
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from tests.integrations.processes import SRC, kill_while_kept, local_env, resume_again, run, run_phase
+from tests.integrations.processes import approve_with_cli, kill_while_kept, local_env, resume_again, run_phase
 
 pytest.importorskip("pydantic_ai")
 
@@ -29,8 +27,7 @@ phase = partial(run_phase, SCRIPT)
 
 @pytest.mark.slow
 def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": SRC, "SIGNOFF_DB": str(tmp_path / "signoff.db")}
-    env.pop("SIGNOFF_URL", None)
+    env = local_env(tmp_path / "signoff.db")
     ledger = Ledger(tmp_path / "ledger.jsonl")
 
     started = phase("start", tmp_path, env)
@@ -39,7 +36,7 @@ def test_pause_in_one_process_decide_in_another_resume_in_a_third(tmp_path: Path
     request_id = waiting["signoff"]["request_id"]
     assert [run["tool"] for run in ledger.runs()] == ["read_data"]  # the ungated call ran at once
 
-    run(sys.executable, "-m", "signoff.cli", "approve", request_id, "--as", "alice", env=env)
+    approve_with_cli(request_id, env)
 
     resumed = phase("resume", tmp_path, env)
     assert resumed["output"] == "done"

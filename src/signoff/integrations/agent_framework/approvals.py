@@ -26,8 +26,9 @@ from typing import Any
 
 from agent_framework import Agent, AgentResponse, AgentSession, Content, FunctionTool, Message
 
-from signoff import Gate, Outcome, Pending, RuleSet, ToolCall, ToolEntry, open_backend
+from signoff import Gate, Outcome, Pending, ToolCall, ToolEntry
 
+from .._gate import RulesGiven, adapter_gate
 from .._kept import KeptRuns
 from .._scope import ScopeDefaults
 from .middleware import SignoffMiddleware
@@ -73,7 +74,7 @@ class SignoffApprovals:
         self,
         gate: Gate | None = None,
         *,
-        rules: RuleSet | dict[str, Any] | str | None = None,
+        rules: RulesGiven = None,
         tools: Mapping[str, ToolEntry] | None = None,
         wait: bool = False,
         timeout: float | None = None,
@@ -83,11 +84,7 @@ class SignoffApprovals:
         unattended: bool = False,
         thread_id: str | None = None,
     ) -> None:
-        if gate is not None and rules is not None:
-            raise ValueError("give either gate= or rules=, not both (the gate has its rules)")
-        if gate is None:
-            chosen = RuleSet.model_validate(rules) if isinstance(rules, dict) else rules
-            gate = Gate(open_backend(), rules=chosen)
+        gate = adapter_gate(gate, rules)
         self.gate = gate.component(tools=tools)
         self.defaults = ScopeDefaults(
             thread_id=thread_id, agent=agent, app=app, requester=requester, unattended=unattended

@@ -38,8 +38,9 @@ from claude_agent_sdk import (
     ToolPermissionContext,
 )
 
-from signoff import Gate, RuleSet, ToolCall, ToolEntry, open_backend
+from signoff import Gate, ToolCall, ToolEntry
 
+from .._gate import RulesGiven, adapter_gate
 from .._scope import ScopeDefaults
 from .results import ALLOW, edit_note, handed_over, permission, refused_text
 from .scope import SEEN_AT_MOST, Seen, Sessions, call_scope
@@ -74,7 +75,7 @@ class SignoffPermissions:
         self,
         gate: Gate | None = None,
         *,
-        rules: RuleSet | dict[str, Any] | str | None = None,
+        rules: RulesGiven = None,
         tools: Mapping[str, ToolEntry] | None = None,
         timeout: float | None = None,
         agent: str | None = None,
@@ -83,11 +84,7 @@ class SignoffPermissions:
         unattended: bool = False,
         thread_id: str | None = None,
     ) -> None:
-        if gate is not None and rules is not None:
-            raise ValueError("give either gate= or rules=, not both (the gate has its rules)")
-        if gate is None:
-            chosen = RuleSet.model_validate(rules) if isinstance(rules, dict) else rules
-            gate = Gate(open_backend(), rules=chosen)
+        gate = adapter_gate(gate, rules)
         self._whole = gate
         self._declared = dict(tools or {})
         self.gate = gate.component(tools=tools)

@@ -23,8 +23,9 @@ from typing import Any
 from crewai.tools.structured_tool import CrewStructuredTool
 from crewai.utilities.string_utils import sanitize_tool_name
 
-from signoff import Gate, RuleSet, ToolCall, ToolEntry, open_backend
+from signoff import Gate, ToolCall, ToolEntry
 
+from .._gate import RulesGiven, adapter_gate
 from .._scope import ScopeDefaults
 from .registry import BLOCKED, INSTALLED
 from .results import failed, model_view, refused
@@ -48,7 +49,7 @@ class SignoffHooks:
         self,
         gate: Gate | None = None,
         *,
-        rules: RuleSet | dict[str, Any] | str | None = None,
+        rules: RulesGiven = None,
         tools: Mapping[str, ToolEntry] | None = None,
         agents: Collection[Any] | None = None,
         timeout: float | None = None,
@@ -58,11 +59,7 @@ class SignoffHooks:
         unattended: bool = False,
         thread_id: str | None = None,
     ) -> None:
-        if gate is not None and rules is not None:
-            raise ValueError("give either gate= or rules=, not both (the gate has its rules)")
-        if gate is None:
-            chosen = RuleSet.model_validate(rules) if isinstance(rules, dict) else rules
-            gate = Gate(open_backend(), rules=chosen)
+        gate = adapter_gate(gate, rules)
         self.gate = gate.component(tools=tools)
         self.nowhere = self.gate.nowhere
         self.agent_keys = None if agents is None else frozenset(agent_key(item) for item in agents)

@@ -29,8 +29,9 @@ from google.adk.tools.base_tool import BaseTool
 from google.adk.tools.function_tool import FunctionTool
 from google.adk.tools.tool_context import ToolContext
 
-from signoff import Gate, RuleSet, Suspended, ToolCall, ToolEntry, open_backend
+from signoff import Gate, Suspended, ToolCall, ToolEntry
 
+from .._gate import RulesGiven, adapter_gate
 from .._rounds import turn_round
 from .._scope import ScopeDefaults
 from .results import PAUSED, SIGNOFF_KEY, as_result, model_view, pause_hint, pause_payload
@@ -52,7 +53,7 @@ class SignoffPlugin(BasePlugin):
         self,
         gate: Gate | None = None,
         *,
-        rules: RuleSet | dict[str, Any] | str | None = None,
+        rules: RulesGiven = None,
         tools: Mapping[str, ToolEntry] | None = None,
         wait: bool = False,
         timeout: float | None = None,
@@ -64,11 +65,7 @@ class SignoffPlugin(BasePlugin):
         name: str = "signoff",
     ) -> None:
         super().__init__(name=name)
-        if gate is not None and rules is not None:
-            raise ValueError("give either gate= or rules=, not both (the gate has its rules)")
-        if gate is None:
-            chosen = RuleSet.model_validate(rules) if isinstance(rules, dict) else rules
-            gate = Gate(open_backend(), rules=chosen)
+        gate = adapter_gate(gate, rules)
         self.gate = gate.component(tools=tools)
         self.nowhere = self.gate.nowhere
         self.defaults = ScopeDefaults(

@@ -34,8 +34,9 @@ from typing import Any
 from haystack.core.serialization import default_from_dict, default_to_dict
 from haystack.hooks.human_in_the_loop import ToolExecutionDecision
 
-from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, ToolEntry, open_backend
+from signoff import Gate, Outcome, Pending, RuleSet, Scope, ToolCall, ToolEntry
 
+from .._gate import RulesGiven, adapter_gate
 from .context import ScopeDefaults, rule_fields_from_context, scope_from_context
 from .decisions import execution_decision
 from .named import reached_by_name
@@ -43,21 +44,8 @@ from .resuming import resumed, resumed_ids, resumes
 from .rounds import asking_round
 from .turn import confirming_turn
 
-RulesSpec = RuleSet | dict[str, Any] | str | Path | None
 
-
-def make_gate(gate: Gate | None, rules: RulesSpec) -> Gate:
-    """The adapter's gate: the one given, or one over the store the CLI would use."""
-    if gate is not None:
-        if rules is not None:
-            raise ValueError("give either gate= or rules=, not both (the gate has its rules)")
-        return gate
-    if isinstance(rules, dict):
-        rules = RuleSet.model_validate(rules)
-    return Gate(open_backend(), rules=rules)
-
-
-def rules_to_dict(rules: RulesSpec) -> Any:
+def rules_to_dict(rules: RulesGiven) -> Any:
     if isinstance(rules, RuleSet):
         return rules.model_dump(mode="json", exclude_defaults=True)
     if isinstance(rules, Path):
@@ -84,7 +72,7 @@ class SignoffConfirmationStrategy:
         self,
         gate: Gate | None = None,
         *,
-        rules: RulesSpec = None,
+        rules: RulesGiven = None,
         thread_id: str | None = None,
         agent: str | None = None,
         app: str | None = None,
@@ -94,7 +82,7 @@ class SignoffConfirmationStrategy:
     ) -> None:
         self._placed: set[str] = set()
         """Tools whose naming is known: named in a map (declared gated) or reached by `"*"`."""
-        self.gate = make_gate(gate, rules).component()
+        self.gate = adapter_gate(gate, rules).component()
         self.rules = rules
         self.defaults = ScopeDefaults(
             thread_id=thread_id, agent=agent, app=app, requester=requester, unattended=unattended

@@ -27,9 +27,10 @@ from haystack.hooks.human_in_the_loop import ConfirmationUIResult
 
 from signoff import Gate, ToolCall, ToolEntry
 
+from .._gate import RulesGiven, adapter_gate
 from .context import ScopeDefaults, scope_from_context
 from .decisions import ui_result
-from .strategy import RulesSpec, make_gate, rules_to_dict
+from .strategy import rules_to_dict
 
 
 class SignoffConfirmationUI:
@@ -40,13 +41,13 @@ class SignoffConfirmationUI:
         self,
         gate: Gate | None = None,
         *,
-        rules: RulesSpec = None,
+        rules: RulesGiven = None,
         agent: str | None = None,
         app: str | None = None,
         requester: str | None = None,
         timeout: float | None = None,
     ) -> None:
-        self.gate = make_gate(gate, rules).component()
+        self.gate = adapter_gate(gate, rules).component()
         self.rules = rules
         self.defaults = ScopeDefaults(agent=agent, app=app, requester=requester)
         self.timeout = timeout

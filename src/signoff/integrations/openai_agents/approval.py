@@ -28,8 +28,9 @@ from typing import Any
 
 from agents import Agent, FunctionTool, Runner, RunResult, RunState
 
-from signoff import Gate, Pending, RuleSet, open_backend
+from signoff import Gate, Pending
 
+from .._gate import RulesGiven, adapter_gate
 from .._kept import KeptRuns
 from .._scope import ScopeDefaults
 from .context import bound_thread, scope_of
@@ -72,19 +73,15 @@ class SignoffApproval:
         self,
         gate: Gate | None = None,
         *,
-        rules: RuleSet | dict[str, Any] | str | None = None,
+        rules: RulesGiven = None,
         agent: str | None = None,
         app: str | None = None,
         requester: str | None = None,
         unattended: bool = False,
     ) -> None:
-        if gate is not None and rules is not None:
-            raise ValueError("give either gate= or rules=, not both (the gate has its rules)")
-        if gate is None:
-            gate = Gate(
-                open_backend(), rules=RuleSet.model_validate(rules) if isinstance(rules, dict) else rules
-            )
-        self.gate = gate.component()  # its gated tools are its own declarations (Gate.component)
+        self.gate = adapter_gate(
+            gate, rules
+        ).component()  # its gated tools are its own declarations (Gate.component)
         self.defaults = ScopeDefaults(agent=agent, app=app, requester=requester, unattended=unattended)
 
     # -- tools --------------------------------------------------------------------------------

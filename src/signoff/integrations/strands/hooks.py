@@ -33,8 +33,9 @@ from typing import Any
 from strands import Agent
 from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent, HookProvider, HookRegistry
 
-from signoff import Gate, Pending, RuleSet, SignoffError, ToolCall, ToolEntry, ToolFailed, open_backend
+from signoff import Gate, Pending, SignoffError, ToolCall, ToolEntry, ToolFailed
 
+from .._gate import RulesGiven, adapter_gate
 from .._rounds import turn_round
 from .._scope import ScopeDefaults
 from .results import interrupt_name, pause_reason
@@ -57,7 +58,7 @@ class SignoffHooks(HookProvider):
         self,
         gate: Gate | None = None,
         *,
-        rules: RuleSet | dict[str, Any] | str | None = None,
+        rules: RulesGiven = None,
         tools: Mapping[str, ToolEntry] | None = None,
         wait: bool = False,
         timeout: float | None = None,
@@ -67,11 +68,7 @@ class SignoffHooks(HookProvider):
         unattended: bool = False,
         thread_id: str | None = None,
     ) -> None:
-        if gate is not None and rules is not None:
-            raise ValueError("give either gate= or rules=, not both (the gate has its rules)")
-        if gate is None:
-            chosen = RuleSet.model_validate(rules) if isinstance(rules, dict) else rules
-            gate = Gate(open_backend(), rules=chosen)
+        gate = adapter_gate(gate, rules)
         self.gate = gate.component(tools=tools)
         self.nowhere = self.gate.nowhere
         self.defaults = ScopeDefaults(
