@@ -107,14 +107,25 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
         (SQLite): the request read, checked and decided in one write, with no other read before
         it. A decision the checks refuse (or a quorum's vote) changes nothing here: (False, the
         request as read), and `decide` refuses, audits, expires or counts it from there as its
-        checked path does."""
+        checked path does: its write is rolled back, not committed (an empty commit is one
+        more commit that the writers queued behind it do not share)."""
+        try:
+            return self._decided_in_one_write(
+                request_id, decision, actor=actor, channel=channel, on_behalf=on_behalf
+            )
+        except _NothingWritten as nothing:
+            return False, nothing.request
+
+    def _decided_in_one_write(
+        self, request_id: str, decision: Decision, *, actor: str, channel: str, on_behalf: bool
+    ) -> tuple[bool, Request]:
         with self._transaction() as (tx, changes):
             row = tx.one("get_request", id=request_id)
             if row is None:
                 raise RequestNotFound(f"no request with id {request_id!r}")
             request = self._with_approvals(tx, row)
             if request.rule.quorum > 1:
-                return False, request
+                raise _NothingWritten(request)
             try:
                 check_decision(
                     request,
@@ -124,14 +135,14 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
                     unattended=on_behalf,
                 )
             except RequestError:
-                return False, request
+                raise _NothingWritten(request) from None
             given, decision = decision, _approval_if_unchanged(request, decision)
             finish, note = _finishing(request, decision, given, actor, channel)
             if (
                 self._finish_in(tx, changes, finish, note, notified=routes_notices(request.rule.channels))
                 is None
             ):
-                return False, request
+                raise _NothingWritten(request)
             return True, _decided(request, decision, finish)
 
     def _vote(self, request_id: str, decision: Decision, *, actor: str, channel: str) -> Request:
@@ -182,6 +193,14 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
 def _refusal_reason(refused: NotAnApprover) -> str:
     """What the audit log says of a refused decision: four eyes say why in full."""
     return refused.message if isinstance(refused, SeparationOfDuties) else "not an approver"
+
+
+class _NothingWritten(Exception):
+    """Leaves a write transaction that wrote nothing by rolling it back."""
+
+    def __init__(self, request: Request) -> None:
+        super().__init__(request.id)
+        self.request = request
 
 
 def _approval_if_unchanged(request: Request, decision: Decision) -> Decision:
