@@ -6,14 +6,16 @@ Sections (all by default; name some to run only those):
             on the thread's CPU clock
   wakeup    decision → waiting agent resumed (p50/p99): signoff in-process, across processes on
             SQLite, across replicas on PostgreSQL and through the API, against holdpoint and
-            tollgate (SQLite, Redis) at their defaults
+            tollgate (SQLite, Redis) at their defaults, and tollgate on a private redis-server
+            that fsyncs every write (signoff's durability)
   store     create + decide cycles/s: signoff on SQLite (synchronous FULL and NORMAL) against
             holdpoint and the raw drivers (sqlite3, psycopg)
 
 Writes bench/results/peers-<section>.json, peers.md (the table the README shows) and a PNG plot
 per section. The peers come from the `bench` extra (pip install 'signoff[bench]'); nothing is
 installed at run time. PostgreSQL rows need --pg DSN or $SIGNOFF_TEST_POSTGRES_DSN (skipped, saying
-so, without); the tollgate Redis row needs Redis (--redis URL, default redis://127.0.0.1:6379/0).
+so, without); the tollgate Redis row needs Redis (--redis URL, default redis://127.0.0.1:6379/0), the
+fsync-always row the redis-server program too.
 --with-scale also runs bench/scale.py and bench/server.py, and with PostgreSQL bench/replicas.py
 (decisions/s with 1, 2, 3 replicas) and bench/audit_writes.py (the sealed log against the head-row
 lock, 16 connections); slow, so off by default; their rows join the table.

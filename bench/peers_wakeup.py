@@ -53,6 +53,7 @@ API = "signoff through the API (Gate(Client), decision POSTed)"
 HOLDPOINT = "holdpoint (SQLite)"
 TOLLGATE_SQLITE = "tollgate (SQLite)"
 TOLLGATE_REDIS = "tollgate (Redis)"
+TOLLGATE_REDIS_DURABLE = "tollgate (Redis, appendfsync always)"
 TEN_TIMES_LOWER = Target(">=", 10.0)
 NOT_HIGHER = Target(">=", 1.0)
 RATIOS = (
@@ -61,6 +62,7 @@ RATIOS = (
     (HOLDPOINT, IN_PROCESS, None),
     (TOLLGATE_SQLITE, IN_PROCESS, None),
     (TOLLGATE_REDIS, REPLICAS, NOT_HIGHER),
+    (TOLLGATE_REDIS_DURABLE, REPLICAS, None),
     (TOLLGATE_REDIS, API, None),
 )
 """(peer, signoff, target): the peer's p50 over signoff's."""
@@ -268,6 +270,47 @@ def redis_subscribers(url: str) -> Callable[[str], None]:
     return wait
 
 
+@contextmanager
+def durable_redis(workdir: Path) -> Iterator[str]:
+    """A private redis-server that makes each write durable before answering (AOF, fsync on every
+    write): tollgate's Redis store at the durability signoff's commits have. Its URL."""
+    import shutil
+    import socket
+    import subprocess
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not installed")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    directory = workdir / "redis-durable"
+    directory.mkdir(exist_ok=True)
+    server = subprocess.Popen(
+        [binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(directory), "--save", ""]
+        + ["--appendonly", "yes", "--appendfsync", "always"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        give_up = time.monotonic() + 10
+        while redis_unavailable(url) is not None:
+            if server.poll() is not None or time.monotonic() > give_up:
+                raise RuntimeError(f"the private redis-server did not start on port {port}")
+            time.sleep(0.05)
+        yield url
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+@contextmanager
+def durable_tollgate(workdir: Path, settle: Settle) -> Iterator[Sample]:
+    with durable_redis(workdir) as url, tollgate_contender(PeerSpec("tollgate-redis", url), settle) as sample:
+        yield sample
+
+
 def redis_unavailable(url: str) -> str | None:
     try:
         import redis
@@ -300,6 +343,7 @@ def measure_wakeup(workdir: Path, sizes: Sizes, dsn: str | None, redis_url: str 
         TOLLGATE_REDIS: None
         if redis_url is None
         else (lambda: tollgate_contender(PeerSpec("tollgate-redis", redis_url), settle)),
+        TOLLGATE_REDIS_DURABLE: None if redis_url is None else (lambda: durable_tollgate(workdir, settle)),
     }
     makers = {label: make for label, make in wanted.items() if make is not None}
     with ExitStack() as stack:
@@ -338,7 +382,11 @@ def measure_wakeup(workdir: Path, sizes: Sizes, dsn: str | None, redis_url: str 
         "holdpoint has no wait call: its agent reads the action every "
         f"{holdpoint_poll_interval() * 1000:g} ms (HoldPoint's poll_interval default). tollgate's SQLite "
         "store polls every "
-        f"{tollgate_poll_interval() * 1000:g} ms (its default); its Redis store waits on pub/sub. The "
+        f"{tollgate_poll_interval() * 1000:g} ms (its default); its Redis store waits on pub/sub. "
+        f"{TOLLGATE_REDIS} is the Redis this machine runs, at its settings (appendonly no: a decision is "
+        f"in memory only when tollgate answers); {TOLLGATE_REDIS_DURABLE} is a private redis-server this "
+        "bench starts with appendonly yes and appendfsync always, so each decision is on disk before its "
+        "call returns, as signoff's commits are. The "
         "decision comes at a random moment within a polling peer's interval (uniform), as a person's would."
     )
     return section
