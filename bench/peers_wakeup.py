@@ -287,8 +287,10 @@ def durable_redis(workdir: Path) -> Iterator[str]:
     directory = workdir / "redis-durable"
     directory.mkdir(exist_ok=True)
     server = subprocess.Popen(
-        [binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(directory), "--save", ""]
-        + ["--appendonly", "yes", "--appendfsync", "always"],
+        [
+            *(binary, "--bind", "127.0.0.1", "--port", str(port), "--dir", str(directory)),
+            *("--save", "", "--appendonly", "yes", "--appendfsync", "always"),
+        ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
