@@ -12,6 +12,7 @@ from typing import Any
 from metrics import Metric, Report
 
 LATENCY_BASIS = "from decide() returning (committed) to review() returning in the waiter"
+"""How the core bench times a wake-up; every results JSON carries it (as it did before the split)."""
 TABLE_WIDTH = 120
 """Columns for the table when the output is not a terminal (a file, a pipe)."""
 
