@@ -85,12 +85,14 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    from core import machine_info, package_version, postgres_unavailable, progress
+    from machine import machine_info, package_version
+    from output import progress
     from peers_common import FULL, QUICK, SECTIONS, load_now, read_sections, write_section
     from peers_fastpath import measure_fast_path
     from peers_render import render, scale_lines
     from peers_store import measure_store
     from peers_wakeup import measure_wakeup, redis_unavailable
+    from postgres_server import postgres_unavailable
 
     sizes = QUICK if options.quick else FULL
     chosen = options.sections or list(SECTIONS)

@@ -77,8 +77,10 @@ from adapters_hooks import (
     pydantic_ai_hooks,
 )
 from adapters_wakeups import measure_wakeups
-from core import Metric, Report, machine_info, print_report, progress, write_results
 from git_ref import ROOT, extract
+from machine import machine_info
+from metrics import Metric, Report
+from output import print_report, progress, write_results
 from signoff import Gate, RuleSet, Scope, ToolCall
 from signoff.store import SQLiteStore
 

@@ -10,7 +10,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from core import Metric, Report, Target
+from metrics import Metric, Report, Target
 
 RULES = {"tools": {"send_email": {"requires_approval": True}, "search": {"requires_approval": False}}}
 THREAD = "bench-adapters"

@@ -30,7 +30,9 @@ from pathlib import Path
 
 import httpx
 
-from core import Metric, Report, Target, machine_info, percentile, print_report, progress, write_results
+from machine import machine_info
+from metrics import Metric, Report, Target, percentile
+from output import print_report, progress, write_results
 from serving import signoff_serve
 from signoff._util import utcnow
 from signoff.requests import NewRequest

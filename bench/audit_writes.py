@@ -28,17 +28,10 @@ from typing import Any
 
 import psycopg
 
-from core import (
-    Metric,
-    Report,
-    Target,
-    drop_schema,
-    machine_info,
-    percentile,
-    print_report,
-    progress,
-    write_results,
-)
+from machine import machine_info
+from metrics import Metric, Report, Target, percentile
+from output import print_report, progress, write_results
+from postgres_server import drop_schema
 from signoff.store.core import AuditNote
 from signoff.store.postgres import PostgresStore
 

@@ -35,8 +35,10 @@ from typing import Any
 from cryptography.hazmat.primitives import padding
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
-from core import Metric, Report, Target, machine_info, percentile, print_report, progress, write_results
+from machine import machine_info
+from metrics import Metric, Report, Target, percentile
 from outbox import Running, new_request, settings, wait_for
+from output import print_report, progress, write_results
 from signoff import Approve
 from signoff.channels import Channel, ChannelRegistry
 from signoff.channels.feishu import FeishuChannel

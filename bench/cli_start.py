@@ -33,7 +33,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core import Metric, Report, Target, machine_info, print_report, progress, write_results
+from machine import machine_info
+from metrics import Metric, Report, Target
+from output import print_report, progress, write_results
 from signoff import Gate, Pending, RuleSet, Scope, ToolCall, open_store
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "cli_start.json"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from core import progress
+from output import progress
 
 CLIENTS = 32
 """Connections `post_all` opens: concurrent agents or people."""

@@ -38,7 +38,9 @@ from pathlib import Path
 
 import httpx
 
-from core import Metric, Report, Target, machine_info, percentile, print_report, progress, write_results
+from machine import machine_info
+from metrics import Metric, Report, Target, percentile
+from output import print_report, progress, write_results
 from serving import free_port
 from signoff import Approve
 from signoff._util import utcnow

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from core import Target
+from metrics import Target
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 SECTIONS = ("fastpath", "wakeup", "store")

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Literal
 
-from core import EMAIL_ARGS, deciding_process
+from cycles import EMAIL_ARGS
+from wakeups import deciding_process
 
 PeerKind = Literal["holdpoint", "tollgate-sqlite", "tollgate-redis"]
 WAIT_TIMEOUT_S = 30.0

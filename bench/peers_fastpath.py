@@ -16,7 +16,8 @@ from pathlib import Path
 from adapters_common import RULES, SEARCH_ARGS, THREAD, Side, check, interleaved, sync_ns
 from adapters_common import Sizes as AdapterSizes
 from adapters_hooks import haystack_hooks, langchain_hooks, openai_agents_hooks, pydantic_ai_hooks
-from core import Target, progress
+from metrics import Target
+from output import progress
 from peers_common import Row, Section, Sizes, Spread, ratio
 from signoff import Gate, RuleSet, Scope, ToolCall
 from signoff.store import SQLiteStore

@@ -15,19 +15,9 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 
-from core import (
-    ASK_RULES,
-    EMAIL_ARGS,
-    RESUME_TIMEOUT,
-    StoreSpec,
-    Target,
-    decide_now,
-    decider_in_other_process,
-    drop_schema,
-    one_wakeup,
-    percentile,
-    progress,
-)
+from cycles import EMAIL_ARGS
+from metrics import Target, percentile
+from output import progress
 from peers_common import Row, Section, Sizes, Spread, ratio
 from peers_deciders import (
     WAIT_TIMEOUT_S,
@@ -40,7 +30,9 @@ from peers_deciders import (
     tollgate_poll_interval,
     tollgate_request,
 )
+from postgres_server import drop_schema
 from signoff import Gate, Scope, ToolCall
+from wakeups import ASK_RULES, RESUME_TIMEOUT, StoreSpec, decide_now, decider_in_other_process, one_wakeup
 
 Sample = Callable[[int], tuple[float, float]]
 """Makes a pending request, parks a waiter, decides: ms from the decide call to the waiter resumed,

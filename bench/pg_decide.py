@@ -26,7 +26,10 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-from core import Metric, Report, Target, drop_schema, machine_info, print_report, progress, write_results
+from machine import machine_info
+from metrics import Metric, Report, Target
+from output import print_report, progress, write_results
+from postgres_server import drop_schema
 from signoff import Approve
 from signoff._util import utcnow
 from signoff.requests import NewRequest

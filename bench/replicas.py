@@ -29,8 +29,11 @@ from pathlib import Path
 
 import httpx
 
-from core import Metric, Report, Target, drop_schema, machine_info, print_report, progress, write_results
 from keepalive import CLIENTS, KeepAliveConnection
+from machine import machine_info
+from metrics import Metric, Report, Target
+from output import print_report, progress, write_results
+from postgres_server import drop_schema
 from serving import free_port
 from signoff._util import utcnow
 from signoff.requests import NewRequest

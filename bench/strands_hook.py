@@ -41,7 +41,9 @@ from adapters_common import (
     interleaved,
     report_pair,
 )
-from core import Report, machine_info, print_report, progress, write_results
+from machine import machine_info
+from metrics import Report
+from output import print_report, progress, write_results
 from signoff import Gate, RuleSet
 from signoff.store import SQLiteStore
 

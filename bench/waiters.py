@@ -280,7 +280,7 @@ BACKENDS = {"sqlite": "SQLite", "client": "Gate(Client) → signoff serve", "pos
 
 
 def report_scenario(report: Any, backend: str, code: Code, outcome: Outcome, sizes: Sizes) -> None:
-    from core import Metric, Target, percentile
+    from metrics import Metric, Target, percentile
 
     section = f"{sizes.waiters:,} idle waiters, {BACKENDS[backend]}"
     key = f"{backend}_{'now' if code.label == 'now' else 'baseline'}"
@@ -352,7 +352,10 @@ def main(argv: list[str] | None = None) -> int:
     if options.role == "waiters":
         return waiters_role(options)
     sys.path.insert(0, str(BENCH))
-    from core import Report, machine_info, postgres_unavailable, print_report, progress, write_results
+    from machine import machine_info
+    from metrics import Report
+    from output import print_report, progress, write_results
+    from postgres_server import postgres_unavailable
 
     sizes = QUICK if options.quick else FULL
     if options.waiters:

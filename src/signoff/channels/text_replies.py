@@ -23,10 +23,10 @@ import threading
 import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from ..presentation import visible
+from ..presentation import utcnow, visible
 from .contract import InboundOutcome
 from .texts import (
     REPLIES,
@@ -38,12 +38,6 @@ from .texts import (
     Locale,
 )
 
-
-def utcnow() -> datetime:
-    """Now, in UTC: the clock the replay window reads (tests move it)."""
-    return datetime.now(UTC)
-
-
 APPROVE_WORDS = frozenset({"1", "批准", "approve", "y", "yes"})
 REJECT_WORDS = frozenset({"2", "拒绝", "reject", "n", "no"})
 PER_PERSON = 50
@@ -52,10 +46,10 @@ FINAL_WORDS = frozenset(words[kind] for words in REPLIES.values() for kind in ("
 """The shared route's words for a decision that closed the request (a quorum's counted approval
 says something else, and is passed on as it is)."""
 REPLAY_WINDOW = timedelta(minutes=11)
+"""A signed reply verifies for 5 minutes either side of its timestamp; kept a little longer."""
 IN_HAND = timedelta(seconds=30)
 BEING_HANDLED = {"ok": False, "reply": "…"}
 """The answer to a reply delivered again while the first delivery is still being handled."""
-"""A signed reply verifies for 5 minutes either side of its timestamp; kept a little longer."""
 
 
 CODE_LIKE = re.compile(r"[A-Za-z0-9]{4}", re.ASCII)

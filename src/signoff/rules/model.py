@@ -15,10 +15,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias
 
 import pydantic
-from pydantic import BaseModel, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, Field, field_validator, model_validator
 
 from ..errors import ConfigError
 from .callables import refuse_callables
@@ -72,6 +72,7 @@ __all__ = [  # with, re-exported, what moved to `effective` (the server, tests a
     "ServiceEntry",
     "ToolEntry",
     "ToolSwitch",
+    "ToolSwitches",
     "UnattendedMode",
     "entry_model",
     "validate_entry",
@@ -108,43 +109,45 @@ class ServiceEntry(RuleSettings):
 ToolSwitch: TypeAlias = bool | RuleSettings
 
 
+def _encode_tuple_keys(value: Any) -> Any:
+    """Python callers may key a mapping by a tuple of tool names (Haystack's form); keep it as
+    the JSON-array string that YAML, JSON and the store use (`keys.format_key`)."""
+    if isinstance(value, Mapping):
+        return {format_key(key) if isinstance(key, tuple) else key: item for key, item in value.items()}
+    return value
+
+
+def _check_keys(value: dict[str, ToolSwitch]) -> dict[str, ToolSwitch]:
+    for key in value:
+        if not key.strip():
+            raise ValueError("a tool key cannot be empty")
+        parse_key(key)
+    return value
+
+
+ToolSwitches: TypeAlias = Annotated[
+    dict[str, ToolSwitch], BeforeValidator(_encode_tuple_keys), AfterValidator(_check_keys)
+]
+"""Tool keys (checked; tuples of names kept as their JSON-array string) → each one's switch."""
+
+
 class AgentEntry(StrictModel):
     """Layer 2: one agent (orchestrator). `hitl_disabled` silences it whatever the app says;
     `description_prefix` heads its cards instead of the defaults' (each LangChain agent has its own)."""
 
     hitl_disabled: bool = False
     description_prefix: str | None = None
-    interrupt_on: dict[str, ToolSwitch] = Field(default_factory=dict)
-
-    @field_validator("interrupt_on", mode="before")
-    @classmethod
-    def _tuple_keys(cls, value: Any) -> Any:
-        return _encode_tuple_keys(value)
-
-    @field_validator("interrupt_on")
-    @classmethod
-    def _keys(cls, value: dict[str, ToolSwitch]) -> dict[str, ToolSwitch]:
-        return _check_keys(value)
+    interrupt_on: ToolSwitches = Field(default_factory=dict)
 
 
 class AppEntry(StrictModel):
     """Layer 3: one deployment (tenant). Its overrides win; `hitl_required` cannot be silenced."""
 
     hitl_disabled: bool = False
-    interrupt_overrides: dict[str, ToolSwitch] = Field(default_factory=dict)
+    interrupt_overrides: ToolSwitches = Field(default_factory=dict)
     hitl_required: list[str] = Field(default_factory=list)
     grants_for_required: bool = False
     """Standing grants may cover the `hitl_required` tools too (where their rule has `max_grant`)."""
-
-    @field_validator("interrupt_overrides", mode="before")
-    @classmethod
-    def _tuple_keys(cls, value: Any) -> Any:
-        return _encode_tuple_keys(value)
-
-    @field_validator("interrupt_overrides")
-    @classmethod
-    def _keys(cls, value: dict[str, ToolSwitch]) -> dict[str, ToolSwitch]:
-        return _check_keys(value)
 
 
 class Defaults(StrictModel):
@@ -166,22 +169,6 @@ class Defaults(StrictModel):
             return self.max_auto_resume
         env = os.environ.get(ENV_MAX_AUTO_RESUME, "").strip()
         return int(env) if env.isdigit() else DEFAULT_MAX_AUTO_RESUME
-
-
-def _encode_tuple_keys(value: Any) -> Any:
-    """Python callers may key a mapping by a tuple of tool names (Haystack's form); keep it as
-    the JSON-array string that YAML, JSON and the store use (`keys.format_key`)."""
-    if isinstance(value, Mapping):
-        return {format_key(key) if isinstance(key, tuple) else key: item for key, item in value.items()}
-    return value
-
-
-def _check_keys(value: dict[str, ToolSwitch]) -> dict[str, ToolSwitch]:
-    for key in value:
-        if not key.strip():
-            raise ValueError("a tool key cannot be empty")
-        parse_key(key)
-    return value
 
 
 class RuleSet(StrictModel):

@@ -18,6 +18,8 @@ from agent_framework import Content
 
 from signoff import Pending, Reply
 
+from .._paused import waiting_on
+
 SIGNOFF_KEY = "signoff"
 """The key of signoff's entry in an approval request's or response's `additional_properties`."""
 
@@ -59,13 +61,8 @@ def approval_request(
 ) -> Content:
     """The approval request that pauses the run, naming signoff's request."""
     call = Content.from_function_call(call_id=call_id, name=name, arguments=args, id=occurrence_id)
-    request = pending.request
-    signoff = {
-        "request_id": request.id,
-        "thread_id": request.thread_id,
-        "allowed_decisions": list(request.rule.allowed_decisions),
-        "deadline": request.deadline.isoformat(),
-    }
     return Content.from_function_approval_request(
-        id=occurrence_id or call_id, function_call=call, additional_properties={SIGNOFF_KEY: signoff}
+        id=occurrence_id or call_id,
+        function_call=call,
+        additional_properties={SIGNOFF_KEY: waiting_on(pending.request)},
     )

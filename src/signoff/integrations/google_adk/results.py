@@ -15,6 +15,8 @@ from typing import Any
 
 from signoff import Pending, Reply
 
+from .._paused import waiting_on
+
 SIGNOFF_KEY = "signoff"
 """The key of signoff's entry in a confirmation's payload."""
 
@@ -43,15 +45,7 @@ def model_view(reply: Reply) -> dict[str, Any]:
 
 def pause_payload(pending: Pending) -> dict[str, Any]:
     """The confirmation's payload: the signoff request the call waits on."""
-    request = pending.request
-    return {
-        SIGNOFF_KEY: {
-            "request_id": request.id,
-            "thread_id": request.thread_id,
-            "allowed_decisions": list(request.rule.allowed_decisions),
-            "deadline": request.deadline.isoformat(),
-        }
-    }
+    return {SIGNOFF_KEY: waiting_on(pending.request)}
 
 
 def pause_hint(name: str) -> str:

@@ -20,6 +20,8 @@ from pydantic_ai.tools import DeferredToolResults, ToolApproved, ToolDenied
 
 from signoff import Outcome, Pending, Reply
 
+from .._paused import waiting_on
+
 SIGNOFF_KEY = "signoff"
 """The key of signoff's entry in a deferred call's metadata (and `ctx.tool_call_metadata`)."""
 
@@ -27,15 +29,7 @@ SIGNOFF_KEY = "signoff"
 def pending_metadata(pending: Pending) -> dict[str, Any]:
     """The metadata of a call signoff deferred: where its request is kept."""
     request = pending.request
-    return {
-        SIGNOFF_KEY: {
-            "request_id": request.id,
-            "thread_id": request.thread_id,
-            "allowed_decisions": list(request.rule.allowed_decisions),
-            "description": request.description,
-            "deadline": request.deadline.isoformat(),
-        }
-    }
+    return {SIGNOFF_KEY: {**waiting_on(request), "description": request.description}}
 
 
 def deferred_results(

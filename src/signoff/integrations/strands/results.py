@@ -21,6 +21,8 @@ from strands.types.tools import ToolResult
 
 from signoff import Pending, Reply
 
+from .._paused import waiting_on
+
 SIGNOFF_KEY = "signoff"
 """The key of signoff's entry in an interrupt's reason (and in the responses `resume` sends)."""
 
@@ -47,13 +49,9 @@ def model_view(reply: Reply, tool_use_id: str) -> ToolResult:
 
 def pause_reason(pending: Pending, tool_use: Any) -> dict[str, Any]:
     """The interrupt's reason: the signoff request the call waits on, and the call."""
-    request = pending.request
     return {
         SIGNOFF_KEY: {
-            "request_id": request.id,
-            "thread_id": request.thread_id,
-            "allowed_decisions": list(request.rule.allowed_decisions),
-            "deadline": request.deadline.isoformat(),
+            **waiting_on(pending.request),
             "tool": tool_use["name"],
             "tool_use_id": tool_use["toolUseId"],
             "input": tool_use["input"],
