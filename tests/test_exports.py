@@ -35,3 +35,14 @@ def test_the_remote_client_is_exported() -> None:
     stubs = {name for name in needed if getattr(signoff.Client, name) is getattr(signoff.Backend, name)}
     assert stubs == set(), "a Client implements all a gate needs of a Store (itself or in its mixins)"
     assert issubclass(signoff.RemoteError, signoff.SignoffError)
+
+
+def test_exported_classes_say_what_they_are() -> None:
+    """A dataclass without its own docstring gets its generated signature as `__doc__`; `help()`
+    and the editors would show that instead of what the class is for."""
+    undocumented = []
+    for name in signoff.__all__:
+        member = getattr(signoff, name)
+        if inspect.isclass(member) and (not member.__doc__ or member.__doc__.startswith(f"{name}(")):
+            undocumented.append(name)
+    assert undocumented == []

@@ -27,6 +27,8 @@ from .templates import redact_args
 
 @dataclass(frozen=True, kw_only=True)
 class AuditEntry:
+    """One entry of the hash-chained audit log: who did what to which request, through which channel."""
+
     seq: int
     at: str
     actor: str
@@ -115,6 +117,8 @@ MAX_PROBLEMS = 1000
 
 @dataclass
 class AuditReport:
+    """What `verify_audit` found: how much of the chain it checked and every break in it."""
+
     entries: int = 0
     head_seq: int = 0
     requests: int = 0

@@ -20,6 +20,8 @@ from .store.wakeup import Waiter
 
 
 class Backend(Protocol):
+    """What a gate needs from where requests live: the store itself, or a `Client` of a server."""
+
     # -- requests -----------------------------------------------------------------------------
 
     def create_request(self, new: NewRequest) -> tuple[Request, bool]:

@@ -25,8 +25,9 @@ DECISION_TYPES: tuple[DecisionType, ...] = ("approve", "edit", "reject", "respon
 
 @dataclass(frozen=True, kw_only=True)
 class Approve:
-    __pydantic_config__ = _FORBID_EXTRA
     """Run the tool with the original arguments."""
+
+    __pydantic_config__ = _FORBID_EXTRA
 
     type: Literal["approve"] = "approve"
     comment: str | None = None
@@ -34,8 +35,9 @@ class Approve:
 
 @dataclass(frozen=True, kw_only=True)
 class Edit:
-    __pydantic_config__ = _FORBID_EXTRA
     """Run the tool with these arguments (the full object) instead."""
+
+    __pydantic_config__ = _FORBID_EXTRA
 
     type: Literal["edit"] = "edit"
     args: dict[str, Any]
@@ -45,8 +47,9 @@ class Edit:
 
 @dataclass(frozen=True, kw_only=True)
 class Reject:
-    __pydantic_config__ = _FORBID_EXTRA
     """Don't run the tool; tell the model why."""
+
+    __pydantic_config__ = _FORBID_EXTRA
 
     type: Literal["reject"] = "reject"
     message: str | None = None
@@ -54,8 +57,9 @@ class Reject:
 
 @dataclass(frozen=True, kw_only=True)
 class Respond:
-    __pydantic_config__ = _FORBID_EXTRA
     """Don't run the tool; answer in its place with a message or a structured value."""
+
+    __pydantic_config__ = _FORBID_EXTRA
 
     type: Literal["respond"] = "respond"
     message: str | None = None

@@ -93,6 +93,8 @@ def _lifetime(data: dict[str, Any]) -> timedelta:
 
 @dataclass(frozen=True, kw_only=True)
 class Grant:
+    """A standing approval: calls like one a person approved run without asking until it ends."""
+
     id: str
     tool_name: str
     scope: GrantScope

@@ -27,6 +27,8 @@ class PolicyMemory(Protocol):
 
 @runtime_checkable
 class Policy(Protocol):
+    """Decides, call by call, whether a person is asked about a gated call (`Gate(..., policy=...)`)."""
+
     def should_ask(self, call: ToolCall, scope: Scope, memory: PolicyMemory) -> bool:
         """Ask a person about this call?"""
         ...

@@ -21,6 +21,8 @@ from .visible import check_name
 
 
 class RequestStatus(StrEnum):
+    """Where a request stands: drafting, pending, or how it ended."""
+
     DRAFTING = "drafting"
     PENDING = "pending"
     APPROVED = "approved"
@@ -51,6 +53,8 @@ STATUS_FOR_DECISION = {
 
 
 class ExecutionStatus(StrEnum):
+    """Where an approved call's run stands."""
+
     NOT_STARTED = "not_started"
     RUNNING = "running"
     SUCCEEDED = "succeeded"
@@ -125,6 +129,8 @@ class NewRequest:
 
 @dataclass(frozen=True, kw_only=True)
 class Request:
+    """One call waiting for, or given, a person's decision: what was asked, by whom, and how it ended."""
+
     id: str
     thread_id: str
     tool_call_id: str
@@ -334,6 +340,8 @@ def request_from_record(row: dict[str, Any], approvals: tuple[str, ...] | None =
 
 @dataclass(frozen=True, kw_only=True)
 class Execution:
+    """Whether an approved call ran: claimed once, then succeeded or failed (nothing runs twice)."""
+
     request_id: str
     status: ExecutionStatus
     attempts: int = 0

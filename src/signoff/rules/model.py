@@ -151,6 +151,8 @@ class AppEntry(StrictModel):
 
 
 class Defaults(StrictModel):
+    """What a rule leaves unsaid: its description, deadline and what happens when nobody decides."""
+
     description_prefix: str = DEFAULT_DESCRIPTION_PREFIX
     description: str = DEFAULT_DESCRIPTION
     deadline: Duration = DEFAULT_DEADLINE
