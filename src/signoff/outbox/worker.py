@@ -37,6 +37,9 @@ STOP_GRACE = 2.0
 """Seconds a stopping worker lets the deliveries under way finish before it gives them back."""
 RECORD_BURST = 500
 """The most finished attempts written in one transaction."""
+GATHER_SECONDS = 0.005
+"""After a look at the outbox, let changes gather this long: a burst of commits costs one look
+(a look per commit cost the API's event loop a thread hand-off and a read per decision)."""
 
 
 def worker_name() -> str:
@@ -131,6 +134,7 @@ class DeliveryWorker:
                 else:
                     trouble = None
                 if claimed == 0 or len(self._tasks) >= self.settings.batch:
+                    await asyncio.sleep(GATHER_SECONDS)
                     await self._idle(waiter)
         finally:
             self.store.unsubscribe(waiter)
