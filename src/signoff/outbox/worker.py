@@ -116,7 +116,10 @@ class DeliveryWorker:
         await self._attempts.poster.close()
 
     async def _run(self) -> None:
-        waiter = self.store.subscribe_async(ANY)
+        # Woken by this process's commits only (straight from the hub): other processes' rows
+        # come at the next poll, so this waiter starts no watcher of their changes (on SQLite
+        # it would read the log after every commit this process makes).
+        waiter = self.store.hub.subscribe(ANY, loop=asyncio.get_running_loop())
         trouble: str | None = None
         try:
             while True:
