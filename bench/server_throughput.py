@@ -166,7 +166,12 @@ def measure_throughput(report: Report, workdir: Path, decisions: int) -> None:
             asked.per_second,
             "requests/s",
             None,
-            {"requests": asked.calls, "seconds": asked.seconds, "server_cpu_ms_per_request": asked.cpu_ms},
+            {
+                "requests": asked.calls,
+                "seconds": asked.seconds,
+                "server_cpu_ms_per_request": asked.cpu_ms,
+                "by_thread_ms": asked.thread_cpu_ms(),
+            },
         )
     )
     report.add(
@@ -188,7 +193,22 @@ def measure_throughput(report: Report, workdir: Path, decisions: int) -> None:
             decided.cpu_ms,
             "ms",
             None,
-            {"server_cpu_seconds": decided.server_cpu_seconds, "decisions": decided.calls},
+            {
+                "server_cpu_seconds": decided.server_cpu_seconds,
+                "decisions": decided.calls,
+                "by_thread_ms": decided.thread_cpu_ms(),
+            },
+        )
+    )
+    report.add(
+        Metric(
+            "decision throughput",
+            "decision_client_cpu_ms",
+            "POST …/decision: load generator (32 raw keep-alive connections) CPU per decision",
+            decided.client_cpu_ms,
+            "ms",
+            None,
+            {"client_cpu_seconds": decided.client_cpu_seconds, "asks_client_cpu_ms": asked.client_cpu_ms},
         )
     )
     report.add(
