@@ -1,5 +1,6 @@
-"""A process's CPU use, read from /proc: its CPU seconds, the cores it used over an idle window, and
-its PostgreSQL backends (found by its sockets' local ports) to count theirs too."""
+"""A process's CPU use, read from /proc: its CPU seconds (all threads, or by thread name), the cores
+it used over an idle window, and its PostgreSQL backends (found by its sockets' local ports) to
+count theirs too."""
 
 from __future__ import annotations
 
@@ -16,6 +17,22 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """User + system CPU time of a process's threads, summed by thread name (/proc/PID/task/*/comm;
+    `main` for the main thread, which runs `signoff serve`'s event loop). Threads that ended are
+    not counted. Names are only telling under `named_threads.py`."""
+    seconds: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = "main" if task.name == str(pid) else (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended meanwhile
+            continue
+        name = name.rstrip("_0123456789") or name  # a pool's threads count as one
+        seconds[name] = seconds.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return seconds
 
 
 def local_ports(pid: int) -> set[int]:

@@ -11,13 +11,17 @@ one small box does with its clients on it.
    (the `/wait` long-poll, and `Gate(Client)` when the remote client is installed, which waits
    on the shared SSE stream); a person POSTs the decision. Latency is from the decision's
    HTTP response (committed) to the waiter holding the decided request, on CLOCK_MONOTONIC.
-2. `POST /v1/requests/{id}/decision` throughput: 32 concurrent clients (asyncio, one keep-alive
-   HTTP/1.1 connection each) approve distinct pending requests; decisions per second of
-   wall time, over the whole batch. Beside it, without a target, `POST /v1/requests` from 32
-   concurrent agents asking for new decisions. Wall-clock rates follow the machine's load (the
-   clients share its cores with the server); so each batch also reads the server process's own
-   CPU time (user + system, /proc/PID/stat) before and after: CPU ms per decision, and the
-   decisions per second one core would sustain at that cost (1000 / ms), independent of load.
+2. `POST /v1/requests/{id}/decision` throughput: 32 concurrent clients approve distinct pending
+   requests; decisions per second of wall time, over the whole batch. Beside it, without a
+   target, `POST /v1/requests` from 32 concurrent agents asking for new decisions. The load
+   generator is `keepalive.py`: 32 keep-alive HTTP/1.1 connections written and read as raw
+   bytes over asyncio streams, in this one process (no HTTP library: httpx cost about 1 ms of
+   CPU a call, twice the server's). Wall-clock rates follow the machine's load (the clients
+   share its cores with the server); so each batch also reads CPU time before and after: the
+   server process's (user + system, /proc/PID/stat, and by thread from /proc/PID/task, its
+   threads named by `named_threads.py`), as ms per decision and the decisions per second one
+   core would sustain at that cost (1000 / ms), independent of load; and the generator's own
+   (this process), to show how much of the machine the clients themselves take.
 3. Inbox first page with 10,000 pending requests: `GET /` (the web inbox, signed in)
    measured as the server's own handling time (the `Server-Timing` header when present,
    else the client round trip on loopback).

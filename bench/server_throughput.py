@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -12,7 +13,7 @@ from pathlib import Path
 
 from core import Metric, Report, Target
 from keepalive import CLIENTS, post_all
-from process_cpu import cpu_seconds
+from process_cpu import cpu_seconds, thread_cpu_seconds
 from server_running import Running, serving
 from signoff._util import utcnow
 from signoff.requests import NewRequest
@@ -75,11 +76,15 @@ async def ask_all(url: str, token: str, thread: str, count: int) -> tuple[float,
 
 @dataclass(frozen=True)
 class Batch:
-    """One batch of calls: its wall time and the server process's CPU time over it."""
+    """One batch of calls: its wall time, the server process's CPU time over it (in all and by
+    thread) and the load generator's (this process's)."""
 
     calls: int
     seconds: float
     server_cpu_seconds: float
+    server_threads: dict[str, float]
+    """Server CPU seconds by thread name (`main` runs the event loop)."""
+    client_cpu_seconds: float
 
     @property
     def per_second(self) -> float:
@@ -91,18 +96,34 @@ class Batch:
         return self.server_cpu_seconds * 1000 / self.calls
 
     @property
+    def client_cpu_ms(self) -> float:
+        """Load generator CPU milliseconds per call."""
+        return self.client_cpu_seconds * 1000 / self.calls
+
+    def thread_cpu_ms(self) -> dict[str, float]:
+        """Server CPU milliseconds per call, by thread (those that used at least 1 µs a call)."""
+        per_call = {name: seconds * 1000 / self.calls for name, seconds in self.server_threads.items()}
+        return {name: ms for name, ms in sorted(per_call.items(), key=lambda item: -item[1]) if ms >= 0.001}
+
+    @property
     def per_core_second(self) -> float:
         """Calls one core of the server would answer per second at this CPU cost."""
         return 1000 / self.cpu_ms if self.cpu_ms else float("inf")
 
 
 def timed_batch(running: Running, calls: int, post: Callable[[], tuple[float, int]], what: str) -> Batch:
-    before = cpu_seconds(running.pid)
+    before, threads_before, client_before = (
+        cpu_seconds(running.pid),
+        thread_cpu_seconds(running.pid),
+        time.process_time(),
+    )
     seconds, failures = post()
-    cpu = cpu_seconds(running.pid) - before
+    client = time.process_time() - client_before
+    cpu, threads = cpu_seconds(running.pid) - before, thread_cpu_seconds(running.pid)
     if failures:
         raise RuntimeError(f"{failures} of {calls} {what} failed")
-    return Batch(calls, seconds, cpu)
+    by_thread = {name: used - threads_before.get(name, 0.0) for name, used in threads.items()}
+    return Batch(calls, seconds, cpu, by_thread, client)
 
 
 def throughput_batches(
@@ -145,7 +166,12 @@ def measure_throughput(report: Report, workdir: Path, decisions: int) -> None:
             asked.per_second,
             "requests/s",
             None,
-            {"requests": asked.calls, "seconds": asked.seconds, "server_cpu_ms_per_request": asked.cpu_ms},
+            {
+                "requests": asked.calls,
+                "seconds": asked.seconds,
+                "server_cpu_ms_per_request": asked.cpu_ms,
+                "by_thread_ms": asked.thread_cpu_ms(),
+            },
         )
     )
     report.add(
@@ -167,7 +193,22 @@ def measure_throughput(report: Report, workdir: Path, decisions: int) -> None:
             decided.cpu_ms,
             "ms",
             None,
-            {"server_cpu_seconds": decided.server_cpu_seconds, "decisions": decided.calls},
+            {
+                "server_cpu_seconds": decided.server_cpu_seconds,
+                "decisions": decided.calls,
+                "by_thread_ms": decided.thread_cpu_ms(),
+            },
+        )
+    )
+    report.add(
+        Metric(
+            "decision throughput",
+            "decision_client_cpu_ms",
+            "POST …/decision: load generator (32 raw keep-alive connections) CPU per decision",
+            decided.client_cpu_ms,
+            "ms",
+            None,
+            {"client_cpu_seconds": decided.client_cpu_seconds, "asks_client_cpu_ms": asked.client_cpu_ms},
         )
     )
     report.add(

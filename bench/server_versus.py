@@ -4,10 +4,12 @@
 
 Each round starts a fresh `signoff serve` (one uvicorn worker, SQLite) from each checkout in turn
 (the baseline's with PYTHONPATH=<baseline>/src, so only signoff's own code differs), and measures
-as bench/server.py does: decisions/s with 32 clients, and the server process's CPU ms per
-decision, the figure the machine's load does not move. The ratios are taken round by round
-(this / baseline), so both sides of a ratio met the same load. Writes
-bench/results/server_versus.json.
+as bench/server.py does: decisions/s with 32 clients, the server process's CPU ms per decision
+(the figure the machine's load does not move), the same by server thread (`main` is the event
+loop, `signoff-writer` the grouped writer, `signoff-sqlite-` the change watcher, `uvloop` the
+loop's thread pool) and the load generator's own CPU ms per decision (this process; the same
+generator for both sides). The ratios are taken round by round (this / baseline), so both sides
+of a ratio met the same load. Writes bench/results/server_versus.json.
 """
 
 from __future__ import annotations
@@ -42,11 +44,13 @@ def summary(values: list[float]) -> dict[str, float]:
     return {"min": min(values), "median": statistics.median(values), "max": max(values)}
 
 
-def row(batch: Batch) -> dict[str, float]:
+def row(batch: Batch) -> dict[str, Any]:
     return {
         "decisions_per_second": batch.per_second,
         "server_cpu_ms": batch.cpu_ms,
         "decisions_per_core_second": batch.per_core_second,
+        "client_cpu_ms": batch.client_cpu_ms,
+        "server_threads_cpu_ms": batch.thread_cpu_ms(),
     }
 
 
@@ -92,7 +96,20 @@ def main(argv: list[str] | None = None) -> int:
         "summary": {
             side: {
                 key: summary([measured[side][key] for measured in rounds])
-                for key in ("decisions_per_second", "server_cpu_ms", "decisions_per_core_second")
+                for key in (
+                    "decisions_per_second",
+                    "server_cpu_ms",
+                    "decisions_per_core_second",
+                    "client_cpu_ms",
+                )
+            }
+            | {
+                f"thread {name} cpu_ms": summary(
+                    [measured[side]["server_threads_cpu_ms"].get(name, 0.0) for measured in rounds]
+                )
+                for name in sorted(
+                    {name for measured in rounds for name in measured[side]["server_threads_cpu_ms"]}
+                )
             }
             for side in ("this", "baseline")
         },

@@ -1,5 +1,6 @@
 """`signoff serve` for the benchmarks that need a live server: a free loopback port, the server
-started on a SQLite file, waited for until `/healthz` answers, and stopped afterwards."""
+started on a SQLite file (through `named_threads.py`, so that its threads' CPU can be told apart),
+waited for until `/healthz` answers, and stopped afterwards."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+
+NAMED_THREADS = Path(__file__).resolve().parent / "named_threads.py"
 
 
 def free_port() -> int:
@@ -32,7 +35,7 @@ def signoff_serve(
     """`signoff serve --db sqlite:///DB OPTIONS…` running; yields its URL and process."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    command = [sys.executable, "-m", "signoff.cli", "serve", "--db", f"sqlite:///{db}", "--port", str(port)]
+    command = [sys.executable, str(NAMED_THREADS), "serve", "--db", f"sqlite:///{db}", "--port", str(port)]
     process = subprocess.Popen(
         [*command, *options], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd
     )

@@ -348,3 +348,19 @@ def test_a_draft_is_announced_when_it_becomes_pending(people: Store) -> None:
     assert [(row.message, row.channel, row.recipient) for row in people.outbox_for(request_id)] == [
         ("notice", "chat", "alice")
     ]
+
+
+def test_the_worker_is_woken_by_this_processs_commits_without_a_change_watcher(
+    people: Store, chat: RecordingChannel
+) -> None:
+    """Other processes' rows come at the next poll (here never, within the test): a notice of a
+    commit made here is sent at once all the same, and no watcher of other processes' changes
+    was started for the worker (on SQLite it would read the log after each commit)."""
+    registry = ChannelRegistry()
+    registry.add(chat)
+    slow_poll = ServerSettings(sweep_interval=0.1, outbox=OutboxSettings(poll=60, retry=RetryPolicy.quick()))
+    with LiveServer(people, slow_poll, channels=registry):
+        for sent, call in enumerate(("w1", "w2"), start=1):
+            ask(people, call, approvers=("alice",), channels=("inbox", "chat"))
+            wait_until(lambda sent=sent: len(chat.recorded) == sent, timeout=10)
+        assert people.hub.sources == []  # SQLite's watcher attaches itself; PostgreSQL's listener does not

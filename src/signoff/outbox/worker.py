@@ -37,6 +37,9 @@ STOP_GRACE = 2.0
 """Seconds a stopping worker lets the deliveries under way finish before it gives them back."""
 RECORD_BURST = 500
 """The most finished attempts written in one transaction."""
+GATHER_SECONDS = 0.005
+"""After a look at the outbox, let changes gather this long: a burst of commits costs one look
+(a look per commit cost the API's event loop a thread hand-off and a read per decision)."""
 
 
 def worker_name() -> str:
@@ -113,7 +116,10 @@ class DeliveryWorker:
         await self._attempts.poster.close()
 
     async def _run(self) -> None:
-        waiter = self.store.subscribe_async(ANY)
+        # Woken by this process's commits only (straight from the hub): other processes' rows
+        # come at the next poll, so this waiter starts no watcher of their changes (on SQLite
+        # it would read the log after every commit this process makes).
+        waiter = self.store.hub.subscribe(ANY, loop=asyncio.get_running_loop())
         trouble: str | None = None
         try:
             while True:
@@ -131,6 +137,7 @@ class DeliveryWorker:
                 else:
                     trouble = None
                 if claimed == 0 or len(self._tasks) >= self.settings.batch:
+                    await asyncio.sleep(GATHER_SECONDS)
                     await self._idle(waiter)
         finally:
             self.store.unsubscribe(waiter)

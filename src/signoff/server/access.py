@@ -200,7 +200,9 @@ async def authenticate_page(request: HttpRequest) -> Caller:
 
 async def _authenticate(request: HttpRequest, *, page: bool) -> Caller:
     server: Server = server_of(request)
-    key = (request.headers.get("authorization"), request.cookies.get(SESSION_COOKIE))
+    authorization = request.headers.get("authorization")
+    # a bearer token is who calls whatever cookie comes with it: its cookies go unparsed
+    key = (authorization, None if authorization else request.cookies.get(SESSION_COOKIE))
     if key != (None, None):
         await refuse_if_limited(server, request, channel="api" if key[0] else "web")
     try:

@@ -11,8 +11,10 @@ point it starts from (an `id:` line without data) as soon as it opens.
 The feed reads only what its followers may see (DESIGN §11): with an admin's or a person's
 stream open, every request's changes; with agents' streams only, the changes to their own
 requests (the NOTIFY names each request's creator, so the others' cost no read at all); with no
-stream open, nothing. What it leaves unread lies past `last_seq`, so a stream that opens then
-starts at the log's head (`start_point`), and one that resumes from before gets it from the log.
+stream open, nothing, and it is not even told of changes: it leaves the store's wake-ups, so on
+SQLite the change watcher idles instead of reading every commit's log entries for nobody. What it
+leaves unread lies past `last_seq`, so a stream that opens then starts at the log's head
+(`start_point`), and one that resumes from before gets it from the log.
 
 A stream ends, and its client resumes by `Last-Event-ID`, when its client reads too slowly for
 its queue (the feed never waits for one reader), and when its caller no longer holds: the token
@@ -125,6 +127,8 @@ class EventFeed:
         self._skipped = False
         """Changes nobody here may see were left unread: the log's head may be past `last_seq`."""
         self._task: asyncio.Task[None] | None = None
+        self._followed = asyncio.Event()
+        """Set while some stream subscribes: the feed listens for changes only then."""
         self._known: dict[tuple[str, str], Request] = {}
         self._known_lock = threading.Lock()
 
@@ -144,10 +148,13 @@ class EventFeed:
     def subscribe(self, user: User, *, on_created: Callable[[Event], None] | None = None) -> Subscription:
         subscription = Subscription(user, asyncio.Queue(self.queue_limit), on_created=on_created)
         self._subscriptions.add(subscription)
+        self._followed.set()
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
         self._subscriptions.discard(subscription)
+        if not self._subscriptions:
+            self._followed.clear()
 
     def remember(self, action: str, request: Request) -> None:
         """A change this server made itself (`request.created`, `request.decided`): when its log
@@ -156,6 +163,8 @@ class EventFeed:
         `on_decided` hears of each decision here: the decisions made through this server."""
         if action == "request.decided" and self._on_decided is not None:
             self._on_decided(request)
+        if not self._subscriptions:  # nobody follows: the entry will not be read
+            return
         with self._known_lock:
             self._known[(request.id, action)] = request
             if len(self._known) > KNOWN_LIMIT:
@@ -166,14 +175,24 @@ class EventFeed:
             return self._known.pop((entry.request_id or "", entry.action), None)
 
     async def _run(self) -> None:
+        while True:
+            self._behind = True  # nobody follows: changes from now on go unread
+            await self._followed.wait()
+            await self._follow()
+
+    async def _follow(self) -> None:
+        """Tail the log while some stream subscribes. Subscribed to the store's wake-ups first,
+        then read once whatever came: a change committed meanwhile is read or wakes the feed."""
         waiter = self.store.subscribe_async(ANY)
+        changes: Changes | None = None  # the first read is of everything
         try:
-            while True:
+            while self._subscriptions:
                 waiter.clear()
                 try:
-                    await self._catch_up(waiter.changes)
+                    await self._catch_up(changes)
                 except Exception:  # a failing read must not end the feed; try again shortly
                     log.exception("the event feed could not read the audit log")
+                changes = waiter.changes
                 await asyncio.sleep(BATCH_SECONDS)
                 await waiter.wait_async(RECHECK_SECONDS)
         finally:
