@@ -16,12 +16,13 @@ from pathlib import Path
 
 from ..decisions import Decision
 from ..errors import StoreError
-from ..requests import Request
+from ..requests import Request, request_from_record
 from .base import Store
-from .core import BackgroundThread
+from .core import BackgroundThread, Tx
 from .disk import DiskSpace, disk_space_of
 from .failures import sqlite_error
 from .queries import load_queries
+from .rule_memo import rule_of_text
 from .sqlite_changes import ChangeWatcher
 from .sqlite_connection import connect, translated
 from .sqlite_migrations import apply_migrations
@@ -139,6 +140,18 @@ class SQLiteStore(SQLiteWrites, Store):
         return self._decide_in_one_write(
             request_id, decision, actor=actor, channel=channel, on_behalf=on_behalf
         )
+
+    def _request_in_write(self, tx: Tx, request_id: str) -> Request | None:
+        # the rule as its stored text: most requests carry one of a few rules, each parsed once
+        assert isinstance(tx, SQLiteTx)
+        row = tx.one_keeping("get_request", "rule", id=request_id)
+        if row is None:
+            return None
+        rule = rule_of_text(row["rule"])
+        approvals: tuple[str, ...] = ()
+        if rule.quorum > 1:
+            approvals = tuple(voter["actor"] for voter in tx.all("approvals_for", request_id=request_id))
+        return request_from_record(row, approvals, rule=rule)
 
     # -- migrations ---------------------------------------------------------------------------
 

@@ -118,6 +118,22 @@ class SQLiteTx:
         cursor.close()
         return result
 
+    def one_keeping(self, query: str, keep: str, /, **params: Any) -> dict[str, Any] | None:
+        """`one`, with the column `keep` left as its stored text."""
+        cursor = self._execute(query, params)
+        values = cursor.fetchone()
+        if values is None:
+            cursor.close()
+            return None
+        key = f"{query}:{keep}"
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = tuple(
+                (name, None if name == keep else convert) for name, convert in _row_plan(cursor)
+            )
+        cursor.close()
+        return _row(plan, values)
+
     def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
         cursor = self._execute(query, params)
         rows = cursor.fetchall()
