@@ -145,5 +145,9 @@ class SQLiteTx:
     def run(self, query: str, /, **params: Any) -> int:
         return self._execute(query, params).rowcount
 
+    def run_as_is(self, query: str, params: dict[str, Any]) -> int:
+        """`run`, with `params` already as SQLite takes them (no JSON or time to convert)."""
+        return self._connection.execute(self._queries[query], params).rowcount
+
     def send(self, query: str, /, **params: Any) -> None:
         self._execute(query, params)

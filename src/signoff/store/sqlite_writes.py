@@ -13,9 +13,10 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 
 from ..errors import StoreError
-from .core import Changes, StoreCore, Tx
+from .core import Changes, Tx
 from .failures import sqlite_error
 from .sqlite_connection import connect, translated
+from .sqlite_hot import SQLiteHotWrites
 from .sqlite_subscribers import SubscribedEvents
 from .sqlite_tx import RowPlan, SQLiteTx
 from .sqlite_write_scope import TransactionScope, WriteScope, _again
@@ -54,7 +55,7 @@ class _Group:
     """The transaction the group's writes went into."""
 
 
-class SQLiteWrites(StoreCore):
+class SQLiteWrites(SQLiteHotWrites):
     """The write side of `SQLiteStore`, which sets up the state below."""
 
     path: str
