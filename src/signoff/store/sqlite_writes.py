@@ -55,6 +55,18 @@ class _Group:
     """The transaction the group's writes went into."""
 
 
+class ThreadState(threading.local):
+    """A thread's own state in a SQLite store; the class attributes are its defaults, read
+    without the AttributeError (and its message) that a thread-local attribute never set costs."""
+
+    writing = False
+    """Inside a write of this thread's: a write within it is part of it."""
+    group: _Group | None = None
+    """The `grouped()` block this thread is in."""
+    reader: sqlite3.Connection | None = None
+    """This thread's reader connection."""
+
+
 class SQLiteWrites(SQLiteHotWrites):
     """The write side of `SQLiteStore`, which sets up the state below."""
 
@@ -63,7 +75,7 @@ class SQLiteWrites(SQLiteHotWrites):
     """Commits made so far; concurrent writers share them (group commit)."""
     _connection: sqlite3.Connection
     _lock: threading.RLock
-    _local: threading.local
+    _local: ThreadState
     _queries: dict[str, str]
     _plans: dict[str, RowPlan]
     _broken: bool
@@ -95,15 +107,16 @@ class SQLiteWrites(SQLiteHotWrites):
     def _inside_write(self) -> bool:
         """Whether this thread writes inside its own write or a `grouped()` block now."""
         local = self._local
-        return getattr(local, "writing", False) or getattr(local, "group", None) is not None
+        return local.writing or local.group is not None
 
     @contextmanager
     def _inner_write(self) -> Iterator[SQLiteTx]:
         """A write inside this thread's own write (part of it), or inside `grouped()` (its end commits)."""
-        if getattr(self._local, "writing", False):
+        if self._local.writing:
             yield SQLiteTx(self._connection, self._queries, self._plans)
             return
-        group: _Group = self._local.group
+        group = self._local.group
+        assert group is not None
         with translated("the write failed"):
             self._ensure_open()
             group.batch = self._join_batch(group.batch)
@@ -227,7 +240,7 @@ class SQLiteWrites(SQLiteHotWrites):
         it is durable: tell nobody of it until the block has ended without error (a failed
         commit raises StoreError here, and none of the block's writes happened; once it has
         failed, the block's later writes fail too)."""
-        if getattr(self._local, "group", None) is not None:
+        if self._local.group is not None:
             yield
             return
         group = _Group()
@@ -250,14 +263,14 @@ class SQLiteWrites(SQLiteHotWrites):
             callback()
 
     def _committed(self, request_ids: set[str]) -> None:
-        group: _Group | None = getattr(self._local, "group", None)
+        group = self._local.group
         if group is not None:  # woken when the group commits
             group.changed.update(request_ids)
         else:
             self.hub.fire(request_ids)
 
     def on_commit(self, callback: Callable[[], None]) -> None:
-        group: _Group | None = getattr(self._local, "group", None)
+        group = self._local.group
         if group is not None:
             group.callbacks.append(callback)
         else:
