@@ -290,8 +290,11 @@ def changed_request(request: Request, **changes: Any) -> Request:
     return trusted_request(**{**request.__dict__, **changes})
 
 
-def request_from_record(row: dict[str, Any], approvals: tuple[str, ...] | None = None) -> Request:
-    """A `Request` from a stored row or from `Request.to_record()` (times as datetimes or ISO text)."""
+def request_from_record(
+    row: dict[str, Any], approvals: tuple[str, ...] | None = None, *, rule: RequestRule | None = None
+) -> Request:
+    """A `Request` from a stored row or from `Request.to_record()` (times as datetimes or ISO text);
+    `rule`: its rule, already read from the row's (then unread)."""
     decision = None
     stored = row.get("decision")
     if stored and stored.get("type") in STATUS_FOR_DECISION:
@@ -323,7 +326,7 @@ def request_from_record(row: dict[str, Any], approvals: tuple[str, ...] | None =
         requester=row["requester"],
         status=RequestStatus(row["status"]),
         description=row["description"],
-        rule=RequestRule.from_snapshot(row["rule"]),
+        rule=RequestRule.from_snapshot(row["rule"]) if rule is None else rule,
         created_at=_moment(row["created_at"]),
         updated_at=_moment(row["updated_at"]),
         deadline=_moment(row["deadline"]),

@@ -17,6 +17,9 @@ from ..templates import redact_args, render_description
 from .core import AuditNote, Json
 from .grant_ops import GrantOps
 
+NONE = Json([])
+"""No notices, no steps: most requests' (a Json encodes its value as it is made)."""
+
 
 class RequestCreation(GrantOps):
     def create_request(self, new: NewRequest) -> tuple[Request, bool]:
@@ -57,8 +60,8 @@ class RequestCreation(GrantOps):
             "now": now,
             "deadline": new.deadline,
             "created_by": new.actor,
-            "notices": Json(notices),
-            "steps": Json(plan_steps(rule, now, new.deadline)),
+            "notices": Json(notices) if notices else NONE,
+            "steps": Json(steps) if (steps := plan_steps(rule, now, new.deadline)) else NONE,
         }
         note = AuditNote(
             "request.created",

@@ -24,7 +24,7 @@ from ..errors import (
 from ..grants import GrantAsk
 from ..requests import STATUS_FOR_DECISION, Request, changed_request
 from ..templates import redact_args
-from .core import AuditNote, Json
+from .core import AuditNote, Json, Tx
 from .decide_statement import decision_words
 from .grant_ops import GrantOps
 from .outbox_ops import routes_notices
@@ -120,10 +120,9 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
         self, request_id: str, decision: Decision, *, actor: str, channel: str, on_behalf: bool
     ) -> tuple[bool, Request]:
         with self._transaction() as (tx, changes):
-            row = tx.one("get_request", id=request_id)
-            if row is None:
+            request = self._request_in_write(tx, request_id)
+            if request is None:
                 raise RequestNotFound(f"no request with id {request_id!r}")
-            request = self._with_approvals(tx, row)
             if request.rule.quorum > 1:
                 raise _NothingWritten(request)
             try:
@@ -144,6 +143,11 @@ class RequestDecisions(RequestClosing, GrantOps):  # a decision past the deadlin
             ):
                 raise _NothingWritten(request)
             return True, _decided(request, decision, finish)
+
+    def _request_in_write(self, tx: Tx, request_id: str) -> Request | None:
+        """The request as the write transaction `tx` reads it; None if there is none."""
+        row = tx.one("get_request", id=request_id)
+        return None if row is None else self._with_approvals(tx, row)
 
     def _vote(self, request_id: str, decision: Decision, *, actor: str, channel: str) -> Request:
         """A quorum's vote, counted under the request's lock; the last approval (or any reject) ends it."""

@@ -16,18 +16,19 @@ from pathlib import Path
 
 from ..decisions import Decision
 from ..errors import StoreError
-from ..requests import Request
+from ..requests import Request, request_from_record
 from .base import Store
-from .core import BackgroundThread
+from .core import BackgroundThread, Tx
 from .disk import DiskSpace, disk_space_of
 from .failures import sqlite_error
 from .queries import load_queries
+from .rule_memo import rule_of_text
 from .sqlite_changes import ChangeWatcher
 from .sqlite_connection import connect, translated
 from .sqlite_migrations import apply_migrations
 from .sqlite_subscribers import SubscribedEvents
 from .sqlite_tx import RowPlan, SQLiteTx
-from .sqlite_writes import SQLiteWrites
+from .sqlite_writes import SQLiteWrites, ThreadState
 from .wakeup import WakeupHub
 
 
@@ -52,7 +53,7 @@ class SQLiteStore(SQLiteWrites, Store):
             raise sqlite_error(exc, f"cannot open SQLite database {self.path}") from None
         self._broken = False
         """The write connection could not even roll back: replace it before the next write."""
-        self._local = threading.local()
+        self._local = ThreadState()
         self._readers: list[sqlite3.Connection] = []
         self._reading: set[sqlite3.Connection] = set()  # readers inside a read now
         self._readers_lock = threading.Lock()
@@ -78,7 +79,7 @@ class SQLiteStore(SQLiteWrites, Store):
         for a writer's commit (WAL lets readers and the writer proceed together); inside this
         thread's write transaction they go through it, to see its changes. A reader connection
         that meets an error is closed: the thread's next read opens a fresh one."""
-        if getattr(self._local, "writing", False) or getattr(self._local, "group", None) is not None:
+        if self._local.writing or self._local.group is not None:
             try:
                 yield SQLiteTx(self._connection, self._queries, self._plans)
             except sqlite3.Error as exc:
@@ -101,7 +102,7 @@ class SQLiteStore(SQLiteWrites, Store):
     def _reader(self) -> sqlite3.Connection:
         """This thread's reader, marked as reading: `close()` from another thread leaves it to
         this thread to close (closing a connection while a query runs on it crashes the process)."""
-        reader: sqlite3.Connection | None = getattr(self._local, "reader", None)
+        reader = self._local.reader
         if reader is None:
             reader = connect(self.path, writer=False)
             self._local.reader = reader
@@ -139,6 +140,18 @@ class SQLiteStore(SQLiteWrites, Store):
         return self._decide_in_one_write(
             request_id, decision, actor=actor, channel=channel, on_behalf=on_behalf
         )
+
+    def _request_in_write(self, tx: Tx, request_id: str) -> Request | None:
+        # the rule as its stored text: most requests carry one of a few rules, each parsed once
+        assert isinstance(tx, SQLiteTx)
+        row = tx.one_keeping("get_request", "rule", id=request_id)
+        if row is None:
+            return None
+        rule = rule_of_text(row["rule"])
+        approvals: tuple[str, ...] = ()
+        if rule.quorum > 1:
+            approvals = tuple(voter["actor"] for voter in tx.all("approvals_for", request_id=request_id))
+        return request_from_record(row, approvals, rule=rule)
 
     # -- migrations ---------------------------------------------------------------------------
 

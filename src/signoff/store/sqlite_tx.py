@@ -118,6 +118,22 @@ class SQLiteTx:
         cursor.close()
         return result
 
+    def one_keeping(self, query: str, keep: str, /, **params: Any) -> dict[str, Any] | None:
+        """`one`, with the column `keep` left as its stored text."""
+        cursor = self._execute(query, params)
+        values = cursor.fetchone()
+        if values is None:
+            cursor.close()
+            return None
+        key = f"{query}:{keep}"
+        plan = self._plans.get(key)
+        if plan is None:
+            plan = self._plans[key] = tuple(
+                (name, None if name == keep else convert) for name, convert in _row_plan(cursor)
+            )
+        cursor.close()
+        return _row(plan, values)
+
     def all(self, query: str, /, **params: Any) -> list[dict[str, Any]]:
         cursor = self._execute(query, params)
         rows = cursor.fetchall()
@@ -128,6 +144,10 @@ class SQLiteTx:
 
     def run(self, query: str, /, **params: Any) -> int:
         return self._execute(query, params).rowcount
+
+    def run_as_is(self, query: str, params: dict[str, Any]) -> int:
+        """`run`, with `params` already as SQLite takes them (no JSON or time to convert)."""
+        return self._connection.execute(self._queries[query], params).rowcount
 
     def send(self, query: str, /, **params: Any) -> None:
         self._execute(query, params)

@@ -9,15 +9,17 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 
 from ..errors import StoreError
-from .core import StoreCore
+from .core import Changes, Tx
 from .failures import sqlite_error
 from .sqlite_connection import connect, translated
+from .sqlite_hot import SQLiteHotWrites
 from .sqlite_subscribers import SubscribedEvents
 from .sqlite_tx import RowPlan, SQLiteTx
+from .sqlite_write_scope import TransactionScope, WriteScope, _again
 
 log = logging.getLogger("signoff.store")
 MAX_GROUP_COMMIT = 64
@@ -43,14 +45,6 @@ class _Batch:
             pass
 
 
-def _again(error: StoreError) -> StoreError:
-    """A fresh copy of `error` for another thread to raise (one exception raised in several
-    threads at once would share one traceback)."""
-    fresh = type(error)(error.message)
-    fresh.__cause__ = error.__cause__
-    return fresh
-
-
 @dataclass
 class _Group:
     """What `grouped()` does once its commit succeeds."""
@@ -61,7 +55,19 @@ class _Group:
     """The transaction the group's writes went into."""
 
 
-class SQLiteWrites(StoreCore):
+class ThreadState(threading.local):
+    """A thread's own state in a SQLite store; the class attributes are its defaults, read
+    without the AttributeError (and its message) that a thread-local attribute never set costs."""
+
+    writing = False
+    """Inside a write of this thread's: a write within it is part of it."""
+    group: _Group | None = None
+    """The `grouped()` block this thread is in."""
+    reader: sqlite3.Connection | None = None
+    """This thread's reader connection."""
+
+
+class SQLiteWrites(SQLiteHotWrites):
     """The write side of `SQLiteStore`, which sets up the state below."""
 
     path: str
@@ -69,7 +75,7 @@ class SQLiteWrites(StoreCore):
     """Commits made so far; concurrent writers share them (group commit)."""
     _connection: sqlite3.Connection
     _lock: threading.RLock
-    _local: threading.local
+    _local: ThreadState
     _queries: dict[str, str]
     _plans: dict[str, RowPlan]
     _broken: bool
@@ -80,8 +86,7 @@ class SQLiteWrites(StoreCore):
     _closed: bool
     _subscribed: SubscribedEvents
 
-    @contextmanager
-    def _write(self) -> Iterator[SQLiteTx]:
+    def _write(self) -> AbstractContextManager[SQLiteTx]:
         """One write transaction, committed durably before this returns.
 
         Group commit: when other threads are already waiting to write, the transaction is kept
@@ -90,40 +95,34 @@ class SQLiteWrites(StoreCore):
         the commit that holds their work, and if that commit fails (a full disk), everyone in it
         gets the error (`StoreUnavailable`) and none of their work is kept.
         """
-        if getattr(self._local, "writing", False):  # a write inside this thread's own write
+        if self._inside_write():
+            return self._inner_write()
+        return WriteScope(self)
+
+    def _transaction(self) -> AbstractContextManager[tuple[Tx, Changes]]:
+        if self._inside_write():
+            return super()._transaction()
+        return TransactionScope(self)
+
+    def _inside_write(self) -> bool:
+        """Whether this thread writes inside its own write or a `grouped()` block now."""
+        local = self._local
+        return local.writing or local.group is not None
+
+    @contextmanager
+    def _inner_write(self) -> Iterator[SQLiteTx]:
+        """A write inside this thread's own write (part of it), or inside `grouped()` (its end commits)."""
+        if self._local.writing:
             yield SQLiteTx(self._connection, self._queries, self._plans)
             return
-        group: _Group | None = getattr(self._local, "group", None)
-        if group is not None:  # grouped(): its end commits
-            with translated("the write failed"):
-                self._ensure_open()
-                group.batch = self._join_batch(group.batch)
-                with self._savepoint(group.batch) as tx:
-                    yield tx
-                group.batch.size += 1
-            return
-        with self._waiting_lock:
-            self._waiting += 1
-        self._lock.acquire()
-        with self._waiting_lock:
-            self._waiting -= 1
-        try:
-            try:  # what `translated` does, without one more context manager on the hot path
-                self._ensure_open()
-                batch = self._join_batch(None)
-                with self._savepoint(batch) as tx:
-                    yield tx
-                batch.size += 1
-            except sqlite3.Error as exc:
-                raise sqlite_error(exc, "the write failed") from exc
-        finally:
-            try:
-                self._commit_if_last()
-            finally:
-                self._lock.release()
-        batch.wait()
-        if batch.error is not None:
-            raise _again(batch.error)
+        group = self._local.group
+        assert group is not None
+        with translated("the write failed"):
+            self._ensure_open()
+            group.batch = self._join_batch(group.batch)
+            with self._savepoint(group.batch) as tx:
+                yield tx
+            group.batch.size += 1
 
     def _join_batch(self, previous: _Batch | None) -> _Batch:
         """The open transaction writers share, begun now if none is open. `previous`: the batch
@@ -241,7 +240,7 @@ class SQLiteWrites(StoreCore):
         it is durable: tell nobody of it until the block has ended without error (a failed
         commit raises StoreError here, and none of the block's writes happened; once it has
         failed, the block's later writes fail too)."""
-        if getattr(self._local, "group", None) is not None:
+        if self._local.group is not None:
             yield
             return
         group = _Group()
@@ -264,14 +263,14 @@ class SQLiteWrites(StoreCore):
             callback()
 
     def _committed(self, request_ids: set[str]) -> None:
-        group: _Group | None = getattr(self._local, "group", None)
+        group = self._local.group
         if group is not None:  # woken when the group commits
             group.changed.update(request_ids)
         else:
             self.hub.fire(request_ids)
 
     def on_commit(self, callback: Callable[[], None]) -> None:
-        group: _Group | None = getattr(self._local, "group", None)
+        group = self._local.group
         if group is not None:
             group.callbacks.append(callback)
         else:
