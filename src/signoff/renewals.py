@@ -49,6 +49,8 @@ class _Renewer:
     lock: threading.Condition = field(default_factory=threading.Condition)
     held: list[_Held] = field(default_factory=list)
     running: bool = False
+    wake_at: float = float("inf")
+    """When the thread looks next (on the monotonic clock): a claim due later needs no wake-up."""
 
     def hold(self, request_id: str, token: str, lease: timedelta) -> _Held:
         interval = max(lease.total_seconds() / 3, MIN_INTERVAL)
@@ -58,7 +60,8 @@ class _Renewer:
             if not self.running:
                 self.running = True
                 threading.Thread(target=self._beat, name="signoff-lease", daemon=True).start()
-            self.lock.notify()
+            elif held.next_at < self.wake_at:
+                self.lock.notify()
         return held
 
     def release(self, held: _Held) -> None:
@@ -79,12 +82,12 @@ class _Renewer:
                     if now - idle_since >= IDLE_EXIT:
                         self.running = False
                         return
-                    self.lock.wait(IDLE_EXIT - (now - idle_since))
+                    self._sleep(IDLE_EXIT - (now - idle_since))
                     continue
                 idle_since = None
                 due = [held for held in self.held if held.next_at <= now]
                 if not due:
-                    self.lock.wait(min(held.next_at for held in self.held) - now)
+                    self._sleep(min(held.next_at for held in self.held) - now)
                     continue
                 for held in due:
                     held.next_at = now + held.interval
@@ -98,6 +101,11 @@ class _Renewer:
                     for held in due:
                         held.renewing = False
                     self.lock.notify_all()
+
+    def _sleep(self, seconds: float) -> None:
+        self.wake_at = time.monotonic() + seconds
+        self.lock.wait(seconds)
+        self.wake_at = float("inf")
 
     def _renew(self, held: _Held) -> None:
         store = self.store()
