@@ -1,8 +1,10 @@
 """The leases of running calls are renewed by one thread per store while the tools run, and no
-longer once a run has returned."""
+longer once a run has returned; a claim names the process that runs it."""
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
 from datetime import datetime, timedelta
@@ -10,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from signoff import Approve, Gate, RuleSet, Scope, ToolCall
+from signoff.execution import current_owner
 from signoff.store import SQLiteStore, Store
 
 RULES = RuleSet.from_yaml("tools: {deploy: {requires_approval: true, approvers: [alice]}}")
@@ -100,3 +103,19 @@ def test_no_lease_is_renewed_once_its_run_has_returned(sqlite_path: Path) -> Non
         assert len(renewals) == after_return
     finally:
         store.close()
+
+
+def test_a_forked_child_claims_as_itself() -> None:
+    parent = current_owner()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its owner, then out without running the parent's cleanup
+        os.write(write, json.dumps(current_owner()).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    assert (child["pid"], parent["pid"]) == (pid, os.getpid())
+    assert child["started"] is not None and child["started"] != parent["started"]
+    assert current_owner()["started"] == parent["started"]
