@@ -30,7 +30,7 @@ from ..execution import (
     why_unclaimed,
 )
 from ..requests import Execution, ExecutionStatus, RequestStatus
-from .core import Json, Tx
+from .core import AuditNote, Json, Tx
 from .outbox_ops import OutboxOps
 
 
@@ -104,8 +104,8 @@ class ExecutionOps(OutboxOps):
                 "now": now,
             }
             if row["request_id"] is None:  # no execution recorded yet
-                claimed = tx.one("insert_execution", **params)
-                return self._claimed(tx, request_id, claimed, owner, attempt=1, digest=digest)
+                note = _started(request_id, owner, 1, digest)
+                return self._claimed(tx, request_id, note, tx.one("insert_execution", **params))
             execution = _execution(row)
             if execution.status is ExecutionStatus.SUCCEEDED:
                 return Claim("succeeded", execution)
@@ -122,10 +122,8 @@ class ExecutionOps(OutboxOps):
             if execution.status in (ExecutionStatus.NOT_STARTED, ExecutionStatus.ABANDONED) or (
                 idempotent and execution.status in (ExecutionStatus.IN_DOUBT, ExecutionStatus.FAILED)
             ):
-                claimed = tx.one("reclaim_execution", from_status=execution.status, **params)
-                return self._claimed(
-                    tx, request_id, claimed, owner, attempt=execution.attempts + 1, digest=digest
-                )
+                note = _started(request_id, owner, execution.attempts + 1, digest)
+                return self._reclaim(tx, params, execution.status, note)
             return Claim("in_doubt" if execution.status is ExecutionStatus.IN_DOUBT else "failed", execution)
 
     def mark_dead_executions(self, *, limit: int = 500) -> list[Execution]:
@@ -223,33 +221,22 @@ class ExecutionOps(OutboxOps):
             rows = tx.all("list_executions", status=status.value, cursor=cursor, limit=limit)
         return [_execution(row) for row in rows]
 
-    def _claimed(
-        self,
-        tx: Tx,
-        request_id: str,
-        claimed: dict[str, Any] | None,
-        owner: dict[str, Any],
-        *,
-        attempt: int,
-        digest: str,
+    def _claimed(self, tx: Tx, request_id: str, note: AuditNote, row: dict[str, Any] | None) -> Claim:
+        """The claim of `row`, the execution as the claim's write returned it, with its audit entry
+        and the webhooks' event; None when the write found it moved on (the sweeper took it
+        meanwhile): nothing is claimed, nothing runs."""
+        claim = claim_of(request_id, row)
+        tx.send("queue_audit", **note.params())
+        if self._webhooks_may_want(note.action):
+            self._enqueue_event(tx, request_id, note.action, None)
+        return claim
+
+    def _reclaim(
+        self, tx: Tx, params: dict[str, Any], from_status: ExecutionStatus, note: AuditNote
     ) -> Claim:
-        """`claimed`: the execution's row as the claim's write returned it; None when the write
-        found it moved on (the sweeper took it meanwhile): nothing is claimed, nothing runs."""
-        if claimed is None:
-            raise RequestConflict(
-                f"the execution of request {request_id} changed while it was being claimed; nothing ran"
-            )
-        self._audit(
-            tx,
-            "execution.started",
-            actor="agent",
-            channel="gate",
-            request_id=request_id,
-            data={"attempt": attempt, "host": owner["host"], "pid": owner["pid"], "args_digest": digest},
-        )
-        if self._webhooks_may_want("execution.started"):
-            self._enqueue_event(tx, request_id, "execution.started", None)
-        return Claim("claimed", _execution(claimed), owner["token"])
+        """Claim an execution recorded in `from_status` (`_claimed`; PostgreSQL: one statement)."""
+        row = tx.one("reclaim_execution", from_status=from_status, **params)
+        return self._claimed(tx, params["request_id"], note, row)
 
     def renew_lease(self, request_id: str, token: str, *, lease: timedelta) -> bool:
         now = utcnow()
@@ -307,6 +294,20 @@ class ExecutionOps(OutboxOps):
             row = tx.one("get_execution", request_id=request_id)
             assert row is not None
             return _execution(row)
+
+
+def claim_of(request_id: str, row: dict[str, Any] | None) -> Claim:
+    """The claim of the execution row a claim's write returned (None: it found the row moved on)."""
+    if row is None:
+        raise RequestConflict(
+            f"the execution of request {request_id} changed while it was being claimed; nothing ran"
+        )
+    return Claim("claimed", _execution(row), row["owner_token"])
+
+
+def _started(request_id: str, owner: dict[str, Any], attempt: int, digest: str) -> AuditNote:
+    data = {"attempt": attempt, "host": owner["host"], "pid": owner["pid"], "args_digest": digest}
+    return AuditNote("execution.started", "agent", "gate", request_id, data)
 
 
 def _execution(row: dict[str, Any]) -> Execution:

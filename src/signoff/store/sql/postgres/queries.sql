@@ -228,6 +228,26 @@ SET status = 'running', attempts = attempts + 1, owner_token = :owner_token, own
 WHERE request_id = :request_id AND status = :from_status
 RETURNING *;
 
+-- name: reclaim_execution_audited
+-- reclaim_execution, its `execution.started` entry (queue_audit) and the webhooks' event
+-- (enqueue_event, which has no notice's message for it) in one round trip
+WITH claimed AS (
+    UPDATE executions
+    SET status = 'running', attempts = attempts + 1, owner_token = :owner_token, owner = :owner,
+        lease_until = :lease_until, started_at = :now, finished_at = NULL, error = NULL, updated_at = :now
+    WHERE request_id = :request_id AND status = :from_status
+    RETURNING *
+), audited AS (
+    INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
+    SELECT :at, :actor, :channel, :action, :request_id, :data_json, :payload FROM claimed
+), queued AS (
+    INSERT INTO outbox (request_id, event, message, channel, recipient, target, parent_id, next_at, created_at, updated_at)
+    SELECT claimed.request_id, :action, 'event', 'webhook', NULL, w.id, NULL, :now, :now, :now
+    FROM claimed, webhooks w
+    WHERE NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
+)
+SELECT * FROM claimed;
+
 -- name: renew_lease
 UPDATE executions SET lease_until = :lease_until, updated_at = :now
 WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_token;
