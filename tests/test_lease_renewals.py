@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from signoff import Approve, Gate, RuleSet, Scope, ToolCall
+from signoff import Approve, Gate, RuleSet, Scope, ToolCall, renewals
 from signoff.execution import current_owner
 from signoff.store import SQLiteStore, Store
 
@@ -119,3 +119,32 @@ def test_a_forked_child_claims_as_itself() -> None:
     assert (child["pid"], parent["pid"]) == (pid, os.getpid())
     assert child["started"] is not None and child["started"] != parent["started"]
     assert current_owner()["started"] == parent["started"]
+
+
+def test_the_renewing_thread_waits_with_a_run_and_ends_when_none_is_left(monkeypatch: Any) -> None:
+    """Started when a run begins waiting, kept however long the decision takes (so that the
+    claim, after it, starts no thread), and ended once nothing waits or runs for a while."""
+    monkeypatch.setattr(renewals, "IDLE_EXIT", 0.05)
+    monkeypatch.setattr(renewals, "IDLE_TICK", 0.01)
+
+    class Renewed:
+        def renew_lease(self, request_id: str, token: str, *, lease: timedelta) -> bool:
+            return True
+
+    store: Any = Renewed()
+    started: list[str] = []
+    start = threading.Thread.start
+
+    def counted(thread: threading.Thread) -> None:
+        started.append(thread.name)
+        start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", counted)
+    with renewals.renewing_for(store):
+        renewer = renewals._renewers[store]
+        time.sleep(0.3)  # the decision takes many times IDLE_EXIT
+        assert renewer.running
+        held = renewer.hold("req-1", "token", timedelta(seconds=60))
+        renewer.release(held)
+    assert started == ["signoff-lease"]
+    wait_for(lambda: not renewer.running)

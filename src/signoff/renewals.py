@@ -1,8 +1,9 @@
 """Renewing the leases of the calls running in this process: one thread per store (or client),
-started at its first run and kept while runs come, so that a tool starts without waiting for a
-thread of its own to be scheduled (on a busy machine that wait cost milliseconds between the
-claim's commit and the tool). A renewal that fails is tried again at the next beat; a store's
-renewals go one after another, so one held up by a server's trouble delays only that store's."""
+started when a run begins waiting (`renewing_for`) and kept while runs wait or run, so that a
+tool starts without waiting for a thread of its own to be scheduled (on a busy machine that
+wait cost milliseconds between the claim's commit and the tool). A renewal that fails is tried
+again at the next beat; a store's renewals go one after another, so one held up by a server's
+trouble delays only that store's."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ log = logging.getLogger("signoff")
 IDLE_EXIT = 30.0
 """A renewing thread with nothing to renew for this many seconds ends (the next run starts one)."""
 MIN_INTERVAL = 0.05
+IDLE_TICK = 1.0
+"""An idle renewing thread looks this often, so that a claim renewed less often needs no wake-up
+(waking it costs the claiming thread a hand-off of the interpreter before its tool starts)."""
 
 
 @dataclass(eq=False)
@@ -49,8 +53,20 @@ class _Renewer:
     lock: threading.Condition = field(default_factory=threading.Condition)
     held: list[_Held] = field(default_factory=list)
     running: bool = False
+    expecting: int = 0
+    """Runs that will claim soon (`renewing_for`): the thread waits for them instead of ending."""
     wake_at: float = float("inf")
     """When the thread looks next (on the monotonic clock): a claim due later needs no wake-up."""
+
+    def expect(self, runs: int) -> None:
+        with self.lock:
+            self.expecting += runs
+            self._start()
+
+    def _start(self) -> None:
+        if not self.running:
+            self.running = True
+            threading.Thread(target=self._beat, name="signoff-lease", daemon=True).start()
 
     def hold(self, request_id: str, token: str, lease: timedelta) -> _Held:
         interval = max(lease.total_seconds() / 3, MIN_INTERVAL)
@@ -58,8 +74,7 @@ class _Renewer:
         with self.lock:
             self.held.append(held)
             if not self.running:
-                self.running = True
-                threading.Thread(target=self._beat, name="signoff-lease", daemon=True).start()
+                self._start()
             elif held.next_at < self.wake_at:
                 self.lock.notify()
         return held
@@ -77,12 +92,16 @@ class _Renewer:
         with self.lock:
             while True:
                 now = time.monotonic()
+                if not self.held and self.expecting > 0:
+                    idle_since = None
+                    self._sleep(IDLE_TICK)
+                    continue
                 if not self.held:
                     idle_since = idle_since or now
                     if now - idle_since >= IDLE_EXIT:
                         self.running = False
                         return
-                    self._sleep(IDLE_EXIT - (now - idle_since))
+                    self._sleep(min(IDLE_TICK, IDLE_EXIT - (now - idle_since)))
                     continue
                 idle_since = None
                 due = [held for held in self.held if held.next_at <= now]
@@ -132,6 +151,18 @@ def heartbeat(store: Backend, request_id: str, token: str, lease: timedelta) -> 
         yield
     finally:
         renewer.release(held)
+
+
+@contextmanager
+def renewing_for(store: Backend) -> Iterator[None]:
+    """A call that will be claimed and run in this block (`gate.run` waiting for its decision):
+    the store's renewing thread is started now, not between the claim and the tool."""
+    renewer = _renewer(store)
+    renewer.expect(1)
+    try:
+        yield
+    finally:
+        renewer.expect(-1)
 
 
 def _renewer(store: Backend) -> _Renewer:
