@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from adapters_common import EMAIL_ARGS, THREAD, Sizes, check
@@ -205,9 +207,28 @@ def measure_wakeups(report: Report, gate: Gate, sizes: Sizes) -> None:
     report_wakeups(report, samples)
 
 
+FSYNC = "fdatasync of a 4 KiB page rewritten beside the store"
+"""The disk's durable-write floor, sampled once per round between the wake-ups: what a claim's
+commit (SQLite, synchronous=FULL) cannot go below."""
+CLAIM_GAP = "LangChain wrap_tool_call (wait=True)" + STARTED
+
+
+def fsync_probe(directory: Path, page: int) -> float:
+    """ms to make one rewritten 4 KiB page durable (a WAL frame rewritten after a checkpoint)."""
+    descriptor = os.open(directory / "fsync-probe", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.pwrite(descriptor, os.urandom(4096), (page % 16) * 4096)
+        begun = time.monotonic_ns()
+        os.fdatasync(descriptor)
+        return (time.monotonic_ns() - begun) / 1e6
+    finally:
+        os.close(descriptor)
+
+
 def wakeup_samples(gate: Gate, waiters: dict[str, Waiter], sizes: Sizes) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {label: [] for label in waiters}
     labels = list(waiters)
+    directory = Path(gate.store.path).parent  # type: ignore[attr-defined]
     for number in range(sizes.wakeup_warmups + sizes.wakeups):
         for label in labels if number % 2 == 0 else reversed(labels):
             call = ToolCall(name="send_email", args=EMAIL_ARGS, id=f"wake-{number}-{labels.index(label)}")
@@ -216,6 +237,9 @@ def wakeup_samples(gate: Gate, waiters: dict[str, Waiter], sizes: Sizes) -> dict
                 samples[label].append(latency)
                 if started is not None:
                     samples.setdefault(label + STARTED, []).append(started)
+        flushed = fsync_probe(directory, number)
+        if number >= sizes.wakeup_warmups:
+            samples.setdefault(FSYNC, []).append(flushed)
     return samples
 
 
@@ -245,3 +269,19 @@ def report_wakeups(report: Report, samples: dict[str, list[float]]) -> None:
                     Target("<=", WAKEUP_EXTRA_P50_TARGET_MS),
                 )
             )
+    if CLAIM_GAP in samples and FSYNC in samples and "gate.review" in samples:
+        # what the claim costs beyond the one durable write it must make before the tool starts
+        left = (
+            percentile(samples[CLAIM_GAP], 0.5)
+            - percentile(samples["gate.review"], 0.5)
+            - percentile(samples[FSYNC], 0.5)
+        )
+        report.add(
+            Metric(
+                section,
+                f"wakeup_{metric_key(CLAIM_GAP)}_minus_gate_review_minus_fsync_p50",
+                f"{CLAIM_GAP} − gate.review − {FSYNC}, p50",
+                left,
+                "ms",
+            )
+        )
