@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import sqlite3
 import threading
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from adapters_common import EMAIL_ARGS, THREAD, Sizes, check
@@ -205,9 +208,51 @@ def measure_wakeups(report: Report, gate: Gate, sizes: Sizes) -> None:
     report_wakeups(report, samples)
 
 
+FSYNC = "fdatasync of a 4 KiB page rewritten beside the store"
+"""The disk's durable-write floor, sampled once per round between the wake-ups: what a claim's
+commit (SQLite, synchronous=FULL) cannot go below."""
+CLAIM_GAP = "LangChain wrap_tool_call (wait=True)" + STARTED
+
+
+def fsync_probe(directory: Path, page: int) -> float:
+    """ms to make one rewritten 4 KiB page durable (a WAL frame rewritten after a checkpoint)."""
+    descriptor = os.open(directory / "fsync-probe", os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        os.pwrite(descriptor, os.urandom(4096), (page % 16) * 4096)
+        begun = time.monotonic_ns()
+        os.fdatasync(descriptor)
+        return (time.monotonic_ns() - begun) / 1e6
+    finally:
+        os.close(descriptor)
+
+
+COMMIT = "raw sqlite3: commit of a one-row UPDATE (WAL, synchronous=FULL) beside the store"
+"""The smallest durable SQLite commit on this disk (its WAL frame and fsync), sampled likewise."""
+
+
+def open_commit_probe(directory: Path) -> sqlite3.Connection:
+    connection = sqlite3.connect(directory / "commit-probe.db", isolation_level=None)
+    connection.execute("PRAGMA journal_mode = WAL")
+    connection.execute("PRAGMA synchronous = FULL")
+    connection.execute("CREATE TABLE IF NOT EXISTS probe (id INTEGER PRIMARY KEY, n INTEGER NOT NULL)")
+    connection.execute("INSERT OR IGNORE INTO probe VALUES (1, 0)")
+    return connection
+
+
+def commit_probe(connection: sqlite3.Connection) -> float:
+    """ms for one durable commit of a one-row UPDATE."""
+    begun = time.monotonic_ns()
+    connection.execute("BEGIN IMMEDIATE")
+    connection.execute("UPDATE probe SET n = n + 1 WHERE id = 1")
+    connection.execute("COMMIT")
+    return (time.monotonic_ns() - begun) / 1e6
+
+
 def wakeup_samples(gate: Gate, waiters: dict[str, Waiter], sizes: Sizes) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {label: [] for label in waiters}
     labels = list(waiters)
+    directory = Path(gate.store.path).parent  # type: ignore[attr-defined]
+    probe = open_commit_probe(directory)
     for number in range(sizes.wakeup_warmups + sizes.wakeups):
         for label in labels if number % 2 == 0 else reversed(labels):
             call = ToolCall(name="send_email", args=EMAIL_ARGS, id=f"wake-{number}-{labels.index(label)}")
@@ -216,6 +261,12 @@ def wakeup_samples(gate: Gate, waiters: dict[str, Waiter], sizes: Sizes) -> dict
                 samples[label].append(latency)
                 if started is not None:
                     samples.setdefault(label + STARTED, []).append(started)
+        flushed = fsync_probe(directory, number)
+        committed = commit_probe(probe)
+        if number >= sizes.wakeup_warmups:
+            samples.setdefault(FSYNC, []).append(flushed)
+            samples.setdefault(COMMIT, []).append(committed)
+    probe.close()
     return samples
 
 
@@ -245,3 +296,21 @@ def report_wakeups(report: Report, samples: dict[str, list[float]]) -> None:
                     Target("<=", WAKEUP_EXTRA_P50_TARGET_MS),
                 )
             )
+    for floor in (FSYNC, COMMIT):
+        if CLAIM_GAP not in samples or floor not in samples or "gate.review" not in samples:
+            continue
+        # what the claim costs beyond gate.review and the one durable write it must make
+        left = (
+            percentile(samples[CLAIM_GAP], 0.5)
+            - percentile(samples["gate.review"], 0.5)
+            - percentile(samples[floor], 0.5)
+        )
+        report.add(
+            Metric(
+                section,
+                f"wakeup_{metric_key(CLAIM_GAP)}_minus_gate_review_minus_{metric_key(floor)}_p50",
+                f"{CLAIM_GAP} − gate.review − {floor}, p50",
+                left,
+                "ms",
+            )
+        )

@@ -244,3 +244,53 @@ def test_the_sweeper_marks_it_and_people_find_it(
         assert "abandoned-notice" not in alice.client.get("/").text
     finally:
         alice.close()
+
+
+def test_a_claim_that_finds_its_execution_taken_meanwhile_runs_nothing(
+    pg_store: Store, dead_owner: dict[str, Any]
+) -> None:
+    """The sweeper marks the call abandoned between the claim's read and its write: the claim's
+    write finds the row moved on and claims nothing, where it used to report a claim it did not
+    hold (PostgreSQL: the sweeper locks the execution, not the request)."""
+    import threading
+
+    import psycopg
+
+    from signoff.errors import RequestConflict
+    from signoff.store.postgres import PostgresStore
+
+    assert isinstance(pg_store, PostgresStore)
+    request_id = approved_for(pg_store, dead_owner)
+    digest = decided_digest(pg_store, request_id)
+    outcome: list[object] = []
+    with psycopg.connect(pg_store.url, options=f"-csearch_path={pg_store.schema}") as sweeper:
+        sweeper.execute("SELECT 1 FROM executions WHERE request_id = %s FOR UPDATE", (request_id,))
+
+        def claim() -> None:
+            try:
+                outcome.append(
+                    pg_store.claim_execution(request_id, args_digest=digest, lease=timedelta(seconds=30))
+                )
+            except RequestConflict as exc:
+                outcome.append(exc)
+
+        claiming = threading.Thread(target=claim)
+        claiming.start()
+        wait_for(
+            lambda: (
+                sweeper.execute(
+                    "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'"
+                    " AND transactionid = txid_current()::text::xid"
+                ).fetchone()[0]  # type: ignore[index]
+                > 0
+            )
+        )
+        sweeper.execute("UPDATE executions SET status = 'abandoned' WHERE request_id = %s", (request_id,))
+        sweeper.commit()
+        claiming.join(10)
+    [refused] = outcome
+    assert isinstance(refused, RequestConflict) and "nothing ran" in refused.message
+    assert status(pg_store, request_id) is ExecutionStatus.ABANDONED
+    assert not list(pg_store.audit_entries(request_id=request_id, action="execution.started"))
+    claimed = pg_store.claim_execution(request_id, args_digest=digest, lease=timedelta(seconds=30))
+    assert claimed.kind == "claimed" and claimed.execution.attempts == 1

@@ -57,7 +57,12 @@ def test_migrations_are_numbered_without_gaps() -> None:
 
 
 def test_both_dialects_have_the_same_named_queries() -> None:
-    fused_in_postgres = {"insert_request_audited", "finish_request_audited", "decide_at_once"}
+    fused_in_postgres = {
+        "insert_request_audited",
+        "finish_request_audited",
+        "decide_at_once",
+        "reclaim_execution_audited",
+    }
     sealed_later_in_postgres = {"seal_audit"}  # SQLite seals each entry as it commits
     only_postgres = fused_in_postgres | sealed_later_in_postgres
     assert set(load_queries("sqlite")) == set(load_queries("postgres")) - only_postgres

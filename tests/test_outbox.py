@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ from signoff import Approve, NotAnApprover, Reject
 from signoff._util import utcnow
 from signoff.channels import ChannelRegistry
 from signoff.channels.recording import RecordingChannel
+from signoff.execution import current_owner
 from signoff.outbox import OutboxSettings, RetryPolicy
 from signoff.requests import NewRequest
 from signoff.rules.effective import RequestRule
@@ -33,8 +35,9 @@ from .test_inbox import Person
 QUICK = ServerSettings(sweep_interval=0.1, outbox=OutboxSettings(poll=0.05, retry=RetryPolicy.quick()))
 
 
-def ask(store: Store, call: str = "c1", **rule: object) -> str:
+def ask(store: Store, call: str = "c1", runner: dict[str, Any] | None = None, **rule: object) -> str:
     new = NewRequest(
+        runner=runner,
         thread_id="thread-9",
         tool_call_id=call,
         tool_name="send_email",
@@ -305,13 +308,19 @@ def test_expiry_and_cancel_update_the_cards_and_tell_the_webhooks(
     assert finals == {cancelled: "🚫 Cancelled by bot", expiring: "⌛ Expired"}
 
 
-def test_an_execution_is_followed_up_and_its_events_sent(server: LiveServer, chat: RecordingChannel) -> None:
+@pytest.mark.parametrize("waited", [False, True], ids=["claimed", "waited-for"])
+def test_an_execution_is_followed_up_and_its_events_sent(
+    server: LiveServer, chat: RecordingChannel, waited: bool
+) -> None:
+    """`waited`: the request was made by a process waiting to run it, whose execution is
+    recorded from the start: the claim takes that record (PostgreSQL: one statement)."""
     store = server.store
     with Receiver() as receiver:
         store.add_webhook(
             receiver.url, events=["execution.started", "execution.finished"], allow_private=True, actor="test"
         )
-        request_id = ask(store, call="e1", approvers=("alice",), channels=("chat",))
+        runner = current_owner() if waited else None
+        request_id = ask(store, call="e1", runner=runner, approvers=("alice",), channels=("chat",))
         wait_until(lambda: len(chat.recorded) == 1)
         store.decide(request_id, Approve(), actor="alice")
         claim = store.claim_execution(

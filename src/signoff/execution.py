@@ -70,9 +70,15 @@ def _hostname() -> str:
     return socket.gethostname()
 
 
+@cache
+def _own_start(pid: int) -> str | None:
+    """This process's start time (by its pid: a forked child reads its own)."""
+    return _process_start(pid)
+
+
 def current_owner() -> dict[str, Any]:
     pid = os.getpid()
-    return {"host": _hostname(), "pid": pid, "started": _process_start(pid), "token": uuid.uuid4().hex}
+    return {"host": _hostname(), "pid": pid, "started": _own_start(pid), "token": uuid.uuid4().hex}
 
 
 def owner_is_alive(

@@ -33,6 +33,7 @@ from .gate_setup import GateSetup
 from .outcome import Outcome, Reply, not_required, outcome_for
 from .pending import Pending, Suspended, or_suspend
 from .policies import learn_from
+from .renewals import renewing_for
 from .requests import Request, RequestStatus
 from .rules.effective import DEFAULT_DEADLINE
 from .running import arun_once, run_once, waiting_to_run
@@ -255,10 +256,11 @@ class Gate(GateSetup):
         call = state.with_call_id(call)
         if suspend:
             outcome = or_suspend(self.submit(call, state.scope, resumed=resumed))
-        else:
+            return run_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
+        with renewing_for(self.store):
             with waiting_to_run():
                 outcome = self.review(call, state.scope, timeout=timeout, resumed=resumed)
-        return run_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
+            return run_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
 
     async def arun(
         self,
@@ -276,10 +278,11 @@ class Gate(GateSetup):
         call = state.with_call_id(call)
         if suspend:
             outcome = or_suspend(await self.asubmit(call, state.scope, resumed=resumed))
-        else:
+            return await arun_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
+        with renewing_for(self.store):
             with waiting_to_run():
                 outcome = await self.areview(call, state.scope, timeout=timeout, resumed=resumed)
-        return await arun_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
+            return await arun_once(self.store, outcome, fn, idempotent=idempotent, lease=self.lease)
 
     # -- the decorator ------------------------------------------------------------------------
 

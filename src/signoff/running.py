@@ -13,8 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
-import logging
-import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from datetime import timedelta
@@ -22,12 +20,11 @@ from typing import Any
 
 from ._util import utcnow
 from .backend import Backend
-from .errors import ExecutionInDoubt, ExecutionInProgress, SignoffError, ToolFailed
+from .errors import ExecutionInDoubt, ExecutionInProgress, ToolFailed
 from .execution import Claim, _idempotency_key, args_digest, current_owner
 from .outcome import Outcome, Reply
+from .renewals import heartbeat
 from .waiting import patience
-
-log = logging.getLogger("signoff")
 
 _runner: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
     "signoff_waiting_runner", default=None
@@ -141,30 +138,6 @@ def claimed_elsewhere(outcome: Outcome, claim: Claim) -> Reply:
 def for_a_lease(lease: timedelta) -> AbstractContextManager[None]:
     """Calls inside ride out server trouble for one lease from now."""
     return patience(utcnow() + lease)
-
-
-@contextmanager
-def heartbeat(store: Backend, request_id: str, token: str, lease: timedelta) -> Iterator[None]:
-    """Renew the claim's lease while the tool runs, so other hosts don't think we died. A renewal
-    that fails is tried again at the next beat; the tool keeps running."""
-    stop = threading.Event()
-    interval = max(lease.total_seconds() / 3, 0.05)
-
-    def beat() -> None:
-        while not stop.wait(interval):
-            try:
-                with for_a_lease(lease):
-                    store.renew_lease(request_id, token, lease=lease)
-            except SignoffError as exc:
-                log.warning("could not renew the lease of request %s's execution: %s", request_id, exc)
-
-    thread = threading.Thread(target=beat, name="signoff-lease", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
 
 
 @contextmanager

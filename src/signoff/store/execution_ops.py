@@ -25,13 +25,12 @@ from ..execution import (
     Claim,
     args_digest,
     current_owner,
-    decided_args,
     owner_is_alive,
     why_dead,
     why_unclaimed,
 )
 from ..requests import Execution, ExecutionStatus, RequestStatus
-from .core import Json, Tx
+from .core import AuditNote, Json, Tx
 from .outbox_ops import OutboxOps
 
 
@@ -91,13 +90,12 @@ class ExecutionOps(OutboxOps):
     ) -> Claim | str:
         """The claim, or the decided args' digest when `digest` is not it (nothing changed)."""
         with self._transaction() as (tx, changes):
-            request_row = tx.one("lock_request", id=request_id)
-            if request_row is None:
+            row = tx.one("lock_claim", id=request_id)
+            if row is None:
                 raise RequestNotFound(f"no request with id {request_id!r}")
-            decided = args_digest(decided_args(self._request(request_row)))
+            decided = args_digest(row["final_args"] if row["final_args"] is not None else row["args"])
             if not hmac.compare_digest(decided, digest):
                 return decided
-            row = tx.one("get_execution", request_id=request_id)
             params = {
                 "request_id": request_id,
                 "owner_token": owner["token"],
@@ -105,9 +103,9 @@ class ExecutionOps(OutboxOps):
                 "lease_until": now + lease,
                 "now": now,
             }
-            if row is None:
-                tx.run("insert_execution", **params)
-                return self._claimed(tx, request_id, owner, attempt=1, digest=digest)
+            if row["request_id"] is None:  # no execution recorded yet
+                note = _started(request_id, owner, 1, digest)
+                return self._claimed(tx, request_id, note, tx.one("insert_execution", **params))
             execution = _execution(row)
             if execution.status is ExecutionStatus.SUCCEEDED:
                 return Claim("succeeded", execution)
@@ -124,8 +122,8 @@ class ExecutionOps(OutboxOps):
             if execution.status in (ExecutionStatus.NOT_STARTED, ExecutionStatus.ABANDONED) or (
                 idempotent and execution.status in (ExecutionStatus.IN_DOUBT, ExecutionStatus.FAILED)
             ):
-                tx.run("reclaim_execution", from_status=execution.status, **params)
-                return self._claimed(tx, request_id, owner, attempt=execution.attempts + 1, digest=digest)
+                note = _started(request_id, owner, execution.attempts + 1, digest)
+                return self._reclaim(tx, params, execution.status, note)
             return Claim("in_doubt" if execution.status is ExecutionStatus.IN_DOUBT else "failed", execution)
 
     def mark_dead_executions(self, *, limit: int = 500) -> list[Execution]:
@@ -223,19 +221,22 @@ class ExecutionOps(OutboxOps):
             rows = tx.all("list_executions", status=status.value, cursor=cursor, limit=limit)
         return [_execution(row) for row in rows]
 
-    def _claimed(self, tx: Tx, request_id: str, owner: dict[str, Any], *, attempt: int, digest: str) -> Claim:
-        self._audit(
-            tx,
-            "execution.started",
-            actor="agent",
-            channel="gate",
-            request_id=request_id,
-            data={"attempt": attempt, "host": owner["host"], "pid": owner["pid"], "args_digest": digest},
-        )
-        self._enqueue_event(tx, request_id, "execution.started", None)
-        row = tx.one("get_execution", request_id=request_id)
-        assert row is not None
-        return Claim("claimed", _execution(row), owner["token"])
+    def _claimed(self, tx: Tx, request_id: str, note: AuditNote, row: dict[str, Any] | None) -> Claim:
+        """The claim of `row`, the execution as the claim's write returned it, with its audit entry
+        and the webhooks' event; None when the write found it moved on (the sweeper took it
+        meanwhile): nothing is claimed, nothing runs."""
+        claim = claim_of(request_id, row)
+        tx.send("queue_audit", **note.params())
+        if self._webhooks_may_want(note.action):
+            self._enqueue_event(tx, request_id, note.action, None)
+        return claim
+
+    def _reclaim(
+        self, tx: Tx, params: dict[str, Any], from_status: ExecutionStatus, note: AuditNote
+    ) -> Claim:
+        """Claim an execution recorded in `from_status` (`_claimed`; PostgreSQL: one statement)."""
+        row = tx.one("reclaim_execution", from_status=from_status, **params)
+        return self._claimed(tx, params["request_id"], note, row)
 
     def renew_lease(self, request_id: str, token: str, *, lease: timedelta) -> bool:
         now = utcnow()
@@ -252,7 +253,7 @@ class ExecutionOps(OutboxOps):
     ) -> Execution:
         status = ExecutionStatus.SUCCEEDED if succeeded else ExecutionStatus.FAILED
         with self._transaction() as (tx, changes):
-            updated = tx.run(
+            row = tx.one(
                 "finish_execution",
                 request_id=request_id,
                 owner_token=token,
@@ -261,7 +262,7 @@ class ExecutionOps(OutboxOps):
                 error=error,
                 now=utcnow(),
             )
-            if updated != 1:
+            if row is None:
                 raise RequestConflict(
                     f"the execution of request {request_id} is no longer held by this process"
                 )
@@ -275,8 +276,6 @@ class ExecutionOps(OutboxOps):
             )
             self._enqueue_event(tx, request_id, "execution.finished", "follow_up")
             changes.request_ids.add(request_id)
-            row = tx.one("get_execution", request_id=request_id)
-            assert row is not None
             return _execution(row)
 
     def reset_execution(self, request_id: str, *, actor: str, channel: str = "cli") -> Execution:
@@ -295,6 +294,20 @@ class ExecutionOps(OutboxOps):
             row = tx.one("get_execution", request_id=request_id)
             assert row is not None
             return _execution(row)
+
+
+def claim_of(request_id: str, row: dict[str, Any] | None) -> Claim:
+    """The claim of the execution row a claim's write returned (None: it found the row moved on)."""
+    if row is None:
+        raise RequestConflict(
+            f"the execution of request {request_id} changed while it was being claimed; nothing ran"
+        )
+    return Claim("claimed", _execution(row), row["owner_token"])
+
+
+def _started(request_id: str, owner: dict[str, Any], attempt: int, digest: str) -> AuditNote:
+    data = {"attempt": attempt, "host": owner["host"], "pid": owner["pid"], "args_digest": digest}
+    return AuditNote("execution.started", "agent", "gate", request_id, data)
 
 
 def _execution(row: dict[str, Any]) -> Execution:

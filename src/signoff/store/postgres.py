@@ -44,10 +44,12 @@ from typing import Any
 from .._util import new_id, utcnow
 from ..decisions import Decision
 from ..errors import InvalidInput, MigrationError, RequestNotFound, StoreError
-from ..requests import Request
+from ..execution import Claim
+from ..requests import ExecutionStatus, Request
 from .base import Store
-from .core import AuditNote, BackgroundThread
+from .core import AuditNote, BackgroundThread, Tx
 from .decide_statement import decide_params, fits_one_statement
+from .execution_ops import claim_of
 from .failures import postgres_error
 from .notified import notified
 from .postgres_tx import Connection, PostgresReads, PostgresTx, RowCount
@@ -213,6 +215,12 @@ class PostgresStore(Store):
             return False, self._with_approvals_read(row)
         self.hub.fire((row["id"],), {row["id"]: row["created_by"]})
         return True, self._request(row)
+
+    def _reclaim(
+        self, tx: Tx, params: dict[str, Any], from_status: ExecutionStatus, note: AuditNote
+    ) -> Claim:
+        row = tx.one("reclaim_execution_audited", **{**params, **note.params(), "from_status": from_status})
+        return claim_of(params["request_id"], row)
 
     def _with_approvals_read(self, row: dict[str, Any]) -> Request:
         """The request of a row, with a quorum's approvals as `get_request` reads them."""

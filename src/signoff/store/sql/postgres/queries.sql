@@ -25,6 +25,13 @@ SELECT * FROM requests WHERE id = ANY(CAST(:ids AS text[]));
 -- name: lock_request
 SELECT * FROM requests WHERE id = :id FOR UPDATE;
 
+-- name: lock_claim
+-- what a claim checks, in one read: the args the request's call runs with (the approver's edit,
+-- else those asked about) and its execution's columns (all NULL when it has none)
+SELECT r.args AS args, r.final_args AS final_args, e.*
+FROM requests r LEFT JOIN executions e ON e.request_id = r.id
+WHERE r.id = :id FOR UPDATE OF r;
+
 -- name: find_request
 SELECT * FROM requests
 WHERE created_by = :created_by AND thread_id = :thread_id AND tool_call_id = :tool_call_id;
@@ -204,7 +211,8 @@ SELECT * FROM executions WHERE request_id = :request_id;
 -- name: insert_execution
 INSERT INTO executions (request_id, status, attempts, owner_token, owner, lease_until, started_at, updated_at)
 VALUES (:request_id, 'running', 1, :owner_token, :owner, :lease_until, :now, :now)
-ON CONFLICT (request_id) DO NOTHING;
+ON CONFLICT (request_id) DO NOTHING
+RETURNING *;
 
 -- name: expect_execution
 -- made by a process that waits to run it (gate.run): the execution is recorded from the start,
@@ -217,7 +225,28 @@ ON CONFLICT (request_id) DO NOTHING;
 UPDATE executions
 SET status = 'running', attempts = attempts + 1, owner_token = :owner_token, owner = :owner,
     lease_until = :lease_until, started_at = :now, finished_at = NULL, error = NULL, updated_at = :now
-WHERE request_id = :request_id AND status = :from_status;
+WHERE request_id = :request_id AND status = :from_status
+RETURNING *;
+
+-- name: reclaim_execution_audited
+-- reclaim_execution, its `execution.started` entry (queue_audit) and the webhooks' event
+-- (enqueue_event, which has no notice's message for it) in one round trip
+WITH claimed AS (
+    UPDATE executions
+    SET status = 'running', attempts = attempts + 1, owner_token = :owner_token, owner = :owner,
+        lease_until = :lease_until, started_at = :now, finished_at = NULL, error = NULL, updated_at = :now
+    WHERE request_id = :request_id AND status = :from_status
+    RETURNING *
+), audited AS (
+    INSERT INTO audit_queue (at, actor, channel, action, request_id, data, payload)
+    SELECT :at, :actor, :channel, :action, :request_id, :data_json, :payload FROM claimed
+), queued AS (
+    INSERT INTO outbox (request_id, event, message, channel, recipient, target, parent_id, next_at, created_at, updated_at)
+    SELECT claimed.request_id, :action, 'event', 'webhook', NULL, w.id, NULL, :now, :now, :now
+    FROM claimed, webhooks w
+    WHERE NOT w.disabled AND w.events @> jsonb_build_array(CAST(:action AS text))
+)
+SELECT * FROM claimed;
 
 -- name: renew_lease
 UPDATE executions SET lease_until = :lease_until, updated_at = :now
@@ -225,7 +254,8 @@ WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_t
 
 -- name: finish_execution
 UPDATE executions SET status = :status, result = :result, error = :error, finished_at = :now, updated_at = :now
-WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_token;
+WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_token
+RETURNING *;
 
 -- name: mark_in_doubt
 UPDATE executions SET status = 'in_doubt', updated_at = :now

@@ -25,6 +25,13 @@ SELECT * FROM requests WHERE id IN (SELECT value FROM json_each(:ids));
 -- name: lock_request
 SELECT * FROM requests WHERE id = :id;
 
+-- name: lock_claim
+-- what a claim checks, in one read: the args the request's call runs with (the approver's edit,
+-- else those asked about) and its execution's columns (all NULL when it has none)
+SELECT r.args AS args, r.final_args AS final_args, e.*
+FROM requests r LEFT JOIN executions e ON e.request_id = r.id
+WHERE r.id = :id;
+
 -- name: find_request
 SELECT * FROM requests
 WHERE created_by = :created_by AND thread_id = :thread_id AND tool_call_id = :tool_call_id;
@@ -268,7 +275,8 @@ SELECT * FROM executions WHERE request_id = :request_id;
 -- name: insert_execution
 INSERT INTO executions (request_id, status, attempts, owner_token, owner, lease_until, started_at, updated_at)
 VALUES (:request_id, 'running', 1, :owner_token, :owner, :lease_until, :now, :now)
-ON CONFLICT (request_id) DO NOTHING;
+ON CONFLICT (request_id) DO NOTHING
+RETURNING *;
 
 -- name: expect_execution
 -- made by a process that waits to run it (gate.run): the execution is recorded from the start,
@@ -281,7 +289,8 @@ ON CONFLICT (request_id) DO NOTHING;
 UPDATE executions
 SET status = 'running', attempts = attempts + 1, owner_token = :owner_token, owner = :owner,
     lease_until = :lease_until, started_at = :now, finished_at = NULL, error = NULL, updated_at = :now
-WHERE request_id = :request_id AND status = :from_status;
+WHERE request_id = :request_id AND status = :from_status
+RETURNING *;
 
 -- name: renew_lease
 UPDATE executions SET lease_until = :lease_until, updated_at = :now
@@ -289,7 +298,8 @@ WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_t
 
 -- name: finish_execution
 UPDATE executions SET status = :status, result = :result, error = :error, finished_at = :now, updated_at = :now
-WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_token;
+WHERE request_id = :request_id AND status = 'running' AND owner_token = :owner_token
+RETURNING *;
 
 -- name: mark_in_doubt
 UPDATE executions SET status = 'in_doubt', updated_at = :now
