@@ -31,6 +31,9 @@ ALL_STATUSES = tuple(status.value for status in RequestStatus)
 VISIBLE_PRINCIPALS = 4
 """`list_visible` reads the ranges of up to this many principals (a person and three of their
 groups); a person in more groups is listed through the union (`list_requests`)."""
+VISIBLE_PAGE = 100
+"""`list_visible` gives pages of up to this many requests (on PostgreSQL a constant of its
+statement); a longer page is listed through the union (`list_requests`)."""
 SEARCH_WINDOW = 10_000
 """A text search (a substring, which no index finds) looks through at most this many requests,
 the newest before the cursor, whoever may see them: its cost stays bounded at any size."""
@@ -112,14 +115,22 @@ def _like_pattern(search: str | None) -> str | None:
 
 def listing_query(params: dict[str, Any]) -> str:
     """The named query that lists with `listing_params`' `params`: an admin's listing with no
-    filter reads the key (every status) or the statuses' ranges, a person's the ranges of what
-    they may see (up to VISIBLE_PRINCIPALS), not the union that any filter may narrow."""
-    narrowed = any(
-        params[name] is not None
-        for name in ("tool", "agent", "app", "thread_id", "tool_call_id", "created_by", "approver", "search")
+    filter reads the key (every status) or the statuses' ranges; a person's listing that at most
+    a tool, an agent or an app narrows, the ranges of what they may see merged (up to
+    VISIBLE_PRINCIPALS, a page of up to VISIBLE_PAGE); any other, the union that every filter
+    may narrow."""
+    driven = any(
+        params[name] is not None for name in ("thread_id", "tool_call_id", "created_by", "approver", "search")
     )
-    if narrowed:
+    narrowed = any(params[name] is not None for name in ("tool", "agent", "app"))
+    if params["principals"] is None:
+        if driven or narrowed:
+            return "list_requests"
+        return "list_newest" if set(params["statuses"]) >= set(ALL_STATUSES) else "list_by_status"
+    slots = len(params["named"])
+    if driven or slots > VISIBLE_PRINCIPALS or params["limit"] > VISIBLE_PAGE:
         return "list_requests"
-    if params["principals"] is not None:
-        return "list_visible" if len(params["named"]) <= VISIBLE_PRINCIPALS else "list_requests"
-    return "list_newest" if set(params["statuses"]) >= set(ALL_STATUSES) else "list_by_status"
+    name = "list_visible_narrowed" if narrowed else "list_visible"
+    if params["cursor"] is not None:
+        name += "_after"
+    return name if slots == VISIBLE_PRINCIPALS else f"{name}_{slots}"
