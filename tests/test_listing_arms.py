@@ -48,7 +48,7 @@ def test_only_the_narrowed_variants_check_the_filters(dialect: Dialect) -> None:
     assert narrowed.count("tool_name = ") == per_arm
 
 
-@pytest.mark.parametrize("name", ["list_visible", "list_visible_after", "list_visible_narrowed_after_2"])
+@pytest.mark.parametrize("name", ["list_visible", "list_visible_after_2"])
 def test_postgres_merges_up_to_the_longest_page_it_is_asked_for(name: str) -> None:
     """A constant, so that a prepared statement settles on its generic plan (see the statement)."""
     assert f"LIMIT {VISIBLE_PAGE})" in load_queries("postgres")[name]

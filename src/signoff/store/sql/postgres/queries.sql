@@ -148,24 +148,25 @@ ORDER BY r.id DESC;
 -- name: list_visible_narrowed
 -- list_visible for a listing that a tool, an agent or an app narrows too: each arm checks them
 -- on each row it reads (one lookup by the key), so that the merge reads until a page of rows
--- matches in all, not a page per range.
-SELECT r.* FROM requests r WHERE r.id = ANY((ARRAY(
+-- matches in all, not a page per range. Stopping at the page itself (reading to a longer one
+-- costs a lookup a row, more than planning the arms).
+SELECT r.* FROM requests r WHERE r.id = ANY(ARRAY(
     SELECT id FROM (
         SELECT id, lag(id) OVER (ORDER BY id DESC) AS previous FROM (
             {arms visible narrowed}
             ORDER BY id DESC) AS merged) AS deduplicated
     WHERE previous IS DISTINCT FROM id
-    LIMIT 100))[1:CAST(:limit AS integer)])
+    LIMIT :limit))
 ORDER BY r.id DESC;
 
 -- name: list_visible_narrowed_after
-SELECT r.* FROM requests r WHERE r.id = ANY((ARRAY(
+SELECT r.* FROM requests r WHERE r.id = ANY(ARRAY(
     SELECT id FROM (
         SELECT id, lag(id) OVER (ORDER BY id DESC) AS previous FROM (
             {arms visible narrowed after}
             ORDER BY id DESC) AS merged) AS deduplicated
     WHERE previous IS DISTINCT FROM id
-    LIMIT 100))[1:CAST(:limit AS integer)])
+    LIMIT :limit))
 ORDER BY r.id DESC;
 
 -- arms: visible joined by UNION ALL
