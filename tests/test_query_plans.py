@@ -35,6 +35,7 @@ EXPLAINED = frozenset(
         "list_requests",
         "list_newest",
         "list_by_status",
+        "list_newest_narrowed",
         "list_visible",
         "open_counts_by",
         "recent_tool_requests",
@@ -345,6 +346,8 @@ ADMIN_SHAPES = {
     "admin: history": "list_newest",
     "admin: history, later page": "list_newest",
     "admin: history by status": "list_by_status",
+    "admin: by tool": "list_newest_narrowed",
+    "admin: by agent and app": "list_newest_narrowed",
 }
 
 
@@ -353,7 +356,8 @@ ADMIN_SHAPES = {
 def test_an_admins_unfiltered_listings_read_the_key_or_the_status_ranges(
     grown: tuple[Store, str], shape: str, generic: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """They skip the visibility union, and stay on index ranges under a prepared statement's
+    """They skip the visibility union (one of every status that a tool, an agent or an app
+    narrows reads the key, checking each row), and stay on index ranges under a prepared statement's
     generic plan too (PostgreSQL settles on one after a connection has run a statement a few times)."""
     store, cursor = grown
     if generic and isinstance(store, SQLiteStore):

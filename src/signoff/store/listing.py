@@ -115,7 +115,8 @@ def _like_pattern(search: str | None) -> str | None:
 
 def listing_query(params: dict[str, Any]) -> str:
     """The named query that lists with `listing_params`' `params`: an admin's listing with no
-    filter reads the key (every status) or the statuses' ranges; a person's listing that at most
+    filter reads the key (every status) or the statuses' ranges, and one of every status that a
+    tool, an agent or an app narrows reads the key, checking each row; a person's listing that at most
     a tool, an agent or an app narrows, the ranges of what they may see merged (up to
     VISIBLE_PRINCIPALS, a page of up to VISIBLE_PAGE); any other, the union that every filter
     may narrow."""
@@ -124,9 +125,12 @@ def listing_query(params: dict[str, Any]) -> str:
     )
     narrowed = any(params[name] is not None for name in ("tool", "agent", "app"))
     if params["principals"] is None:
-        if driven or narrowed:
+        every_status = set(params["statuses"]) >= set(ALL_STATUSES)
+        if driven or (narrowed and not every_status):
             return "list_requests"
-        return "list_newest" if set(params["statuses"]) >= set(ALL_STATUSES) else "list_by_status"
+        if narrowed:
+            return "list_newest_narrowed"
+        return "list_newest" if every_status else "list_by_status"
     slots = len(params["named"])
     if driven or slots > VISIBLE_PRINCIPALS or params["limit"] > VISIBLE_PAGE:
         return "list_requests"

@@ -100,6 +100,18 @@ WHERE id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND 
 ORDER BY id DESC
 LIMIT :limit;
 
+-- name: list_newest_narrowed
+-- An admin's listing of every status that a tool, an agent or an app narrows: the key newest
+-- first, each row checked, as far as a page matches (a rare tool's page reads its thousands of
+-- rows, not every status's two ranges each to a page of that tool's).
+SELECT * FROM requests
+WHERE id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND id IS DISTINCT FROM :cursor
+  AND (CAST(:tool AS text) IS NULL OR tool_name = :tool)
+  AND (CAST(:agent AS text) IS NULL OR agent = :agent)
+  AND (CAST(:app AS text) IS NULL OR app = :app)
+ORDER BY id DESC
+LIMIT :limit;
+
 -- name: list_by_status
 -- An admin's listing of some statuses that nothing else narrows: each status's two ranges of
 -- requests_by_audience (naming approvers or not), each read newest first to one page, merged.

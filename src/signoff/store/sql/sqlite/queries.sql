@@ -85,6 +85,16 @@ LIMIT :limit;
 -- key, newest first, up to the cursor (char(1114111) sorts after every id).
 SELECT * FROM requests WHERE id < COALESCE(:cursor, char(1114111)) ORDER BY id DESC LIMIT :limit;
 
+-- name: list_newest_narrowed
+-- An admin's listing of every status that a tool, an agent or an app narrows: the key newest
+-- first, each row checked, as far as a page matches (a rare tool's page reads its thousands of
+-- rows, not every status's two ranges each to a page of that tool's).
+SELECT * FROM requests
+WHERE id < COALESCE(:cursor, char(1114111))
+  AND (:tool IS NULL OR tool_name = :tool) AND (:agent IS NULL OR agent = :agent) AND (:app IS NULL OR app = :app)
+ORDER BY id DESC
+LIMIT :limit;
+
 -- name: list_by_status
 -- An admin's listing of some statuses that nothing else narrows: each status's two ranges of
 -- requests_by_audience (naming approvers or not), each read newest first to one page, merged.
