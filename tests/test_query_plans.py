@@ -530,6 +530,8 @@ def test_a_person_in_many_groups_is_listed_through_the_union() -> None:
     assert listing_query(narrowed) == "list_visible_narrowed_1"
     by_thread = listing_params(statuses=None, viewer="olga", principals=["olga"], thread_id="t")
     assert listing_query(by_thread) == "list_requests"
+    nobody = listing_params(statuses=None, viewer="olga", principals=[])
+    assert listing_query(nobody) == "list_visible_1"
     long_page = listing_params(statuses=None, viewer="olga", principals=["olga"], limit=VISIBLE_PAGE + 1)
     assert listing_query(long_page) == "list_requests"
 
