@@ -3,8 +3,9 @@ by store/listing.py) against the visibility union they replaced for admins and a
 from before that union (bench/scale.py's "before"), in the same run, on bench/scale.py's databases
 (built and cached by it: N requests over 180 days, 0.5 % open, nearly all among the newest).
 With --members, the same for two people's listings (alice, named on a quarter of the requests;
-olga, in two groups): their own query (`list_visible`) against the union and the query from
-before, written to bench/results/member-listings.json.
+olga, in two groups), and their history narrowed by a tool or an app: their own queries
+(`list_visible`, `list_visible_narrowed`) against the union and the query from before, written to
+bench/results/member-listings.json.
 
     .venv/bin/python bench/admin_listings.py [--quick] [--members] [--requests N] [--no-postgres] [--dsn DSN]
 
@@ -75,12 +76,16 @@ def union_path() -> Iterator[None]:
 
 
 def listings(middle: str, viewer: str | None) -> dict[str, scale_asks.Ask]:
-    return {
+    found = {
         "inbox": scale_asks.Ask(viewer=viewer, statuses=tuple(OPEN_STATUSES)),
         "history": scale_asks.Ask(viewer=viewer),
         "later": scale_asks.Ask(viewer=viewer, cursor=middle),
         "status": scale_asks.Ask(viewer=viewer, statuses=("rejected",)),
     }
+    if viewer is not None:
+        found["tool"] = scale_asks.Ask(viewer=viewer, tool="tool_05")
+        found["app"] = scale_asks.Ask(viewer=viewer, app="crm")
+    return found
 
 
 LABELS = {
@@ -88,6 +93,8 @@ LABELS = {
     "history": "history, first page",
     "later": "history, a page 90 days back",
     "status": "history of one status",
+    "tool": "history of a tool (1 in 24)",
+    "app": "history of one app (1 in 5)",
 }
 
 
@@ -125,7 +132,10 @@ def measure(report: Report, built: scale_data.Built, viewer: str | None, rounds:
             name = "list_requests_before"
             params = {
                 "status": list(ask.statuses) if ask.statuses is not None else None,
-                **dict.fromkeys(("tool", "agent", "app", "created_by", "search")),
+                "tool": ask.tool,
+                "agent": ask.agent,
+                "app": ask.app,
+                **dict.fromkeys(("created_by", "search")),
                 "principals": principals,
                 "viewer": viewer,
                 "cursor": ask.cursor,
@@ -137,6 +147,9 @@ def measure(report: Report, built: scale_data.Built, viewer: str | None, rounds:
                 statuses=statuses,
                 viewer=viewer,
                 principals=principals,
+                tool=ask.tool,
+                agent=ask.agent,
+                app=ask.app,
                 cursor=ask.cursor,
                 limit=PAGE_SIZE + 1,
             )

@@ -23,7 +23,9 @@ groups; agent-07, an agent (sees only what it created: the `created_by` filter).
 asked, through the store as the server asks it (`Store.list_requests`, rows decoded into
 requests): the inbox's first page (open requests, 51 rows: a page and one to know there is
 more), the nav badge (`count_waiting`), the history's first page, a later page (the cursor
-half way back in time) and the history of one status. Beside them, without targets: a text
+half way back in time), the history of one status, and the history narrowed by a tool (a common
+one, a rare one, and one 90 days back), an agent or an app, and one app's inbox
+(scale_asks.FILTERED). Beside them, without targets: a text
 search, and the overview's open counts. Every sample set is taken in rounds (each query once
 per round) so that the machine's noise falls on all of them alike.
 

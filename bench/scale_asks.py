@@ -70,9 +70,9 @@ def list_before(store: Store, ask: Ask) -> int:
         rows = tx.all(
             "list_requests_before",
             status=list(ask.statuses) if ask.statuses is not None else None,
-            tool=None,
-            agent=None,
-            app=None,
+            tool=ask.tool,
+            agent=ask.agent,
+            app=ask.app,
             created_by=ask.created_by,
             cursor=ask.cursor,
             search=None,
@@ -115,6 +115,9 @@ class Ask:
     cursor: str | None = None
     created_by: str | None = None
     search: str | None = None
+    tool: str | None = None
+    agent: str | None = None
+    app: str | None = None
 
     def run(self, store: Store) -> int:
         by_creator = {"created_by": self.created_by} if self.created_by is not None else {}
@@ -124,6 +127,9 @@ class Ask:
                 visible_to=self.viewer,
                 cursor=self.cursor,
                 search=self.search,
+                tool=self.tool,
+                agent=self.agent,
+                app=self.app,
                 limit=PAGE_SIZE + 1,
                 **by_creator,
             )
@@ -155,7 +161,24 @@ def queries_for(viewer: Viewer, middle: str) -> list[Query]:
     ]
     if not viewer.user.is_agent:
         found.insert(1, Query("badge", "nav badge", lambda store: count_waiting(store, viewer.user)))
+    for key, label, fields in FILTERED:
+        narrowed = ask(**fields, cursor=middle) if key.endswith("_later") else ask(**fields)
+        found.append(
+            Query(key, label, narrowed.run, lambda store, narrowed=narrowed: list_before(store, narrowed))
+        )
     return found
+
+
+FILTERED = (
+    ("tool", "history of a common tool (a quarter of requests)", {"tool": "tool_00"}),
+    ("tool_rare", "history of a rare tool (1 in 125)", {"tool": "tool_29"}),
+    ("tool_later", "history of a tool (1 in 24), 90 days back", {"tool": "tool_05"}),
+    ("agent_filter", "history of one agent (1 in 20)", {"agent": "agent-03"}),
+    ("app", "history of one app (1 in 5)", {"app": "crm"}),
+    ("app_pending", "inbox of one app", {"app": "crm", "statuses": tuple(OPEN_STATUSES)}),
+)
+"""The history and inbox filters a person picks (bench/scale_data.py's mix: tool_NN drawn 1/(N+1),
+agents Pareto-drawn, five apps alike), first pages and one deep in the history."""
 
 
 def extras_for(viewer: Viewer) -> list[Query]:

@@ -13,11 +13,12 @@ reading past their thirty thousand decided ones; a listing of every status reads
 range to one page, and merges them.
 
 An admin's listing that nothing narrows has queries of its own (`listing_query`), which a
-planner makes at once: every status is one range of the key, newest first (`list_newest`); some
-statuses are each status's two `requests_by_audience` ranges (`list_by_status`). So has a
-person's listing that nothing narrows but what they may see (`list_visible`): their ranges read
-from the indexes alone, merged newest first where the database can merge them (SQLite: only as
-far as the page needs, not a page per range).
+planner makes at once: every status is one range of the key, newest first (`list_newest`, and
+`list_newest_narrowed` checking a tool, an agent or an app on each row); some statuses are each
+status's two `requests_by_audience` ranges (`list_by_status`). So has a person's listing that
+nothing narrows but what they may see (`list_visible`), or a tool, an agent or an app too
+(`list_visible_narrowed`): their ranges, one arm per status and range (store/queries.py writes
+them out), merged newest first by the database as far as the page needs, not a page per range.
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ ALL_STATUSES = tuple(status.value for status in RequestStatus)
 VISIBLE_PRINCIPALS = 4
 """`list_visible` reads the ranges of up to this many principals (a person and three of their
 groups); a person in more groups is listed through the union (`list_requests`)."""
+VISIBLE_PAGE = 100
+"""`list_visible` gives pages of up to this many requests (on PostgreSQL a constant of its
+statement); a longer page is listed through the union (`list_requests`)."""
 SEARCH_WINDOW = 10_000
 """A text search (a substring, which no index finds) looks through at most this many requests,
 the newest before the cursor, whoever may see them: its cost stays bounded at any size."""
@@ -112,14 +116,26 @@ def _like_pattern(search: str | None) -> str | None:
 
 def listing_query(params: dict[str, Any]) -> str:
     """The named query that lists with `listing_params`' `params`: an admin's listing with no
-    filter reads the key (every status) or the statuses' ranges, a person's the ranges of what
-    they may see (up to VISIBLE_PRINCIPALS), not the union that any filter may narrow."""
-    narrowed = any(
-        params[name] is not None
-        for name in ("tool", "agent", "app", "thread_id", "tool_call_id", "created_by", "approver", "search")
+    filter reads the key (every status) or the statuses' ranges, and one of every status that a
+    tool, an agent or an app narrows reads the key, checking each row; a person's listing that
+    at most a tool, an agent or an app narrows, the ranges of what they may see merged (up to
+    VISIBLE_PRINCIPALS, a page of up to VISIBLE_PAGE; `<name>_<n>` for n principals, `_after`
+    for a later page); any other, the union that every filter may narrow."""
+    driven = any(
+        params[name] is not None for name in ("thread_id", "tool_call_id", "created_by", "approver", "search")
     )
-    if narrowed:
+    narrowed = any(params[name] is not None for name in ("tool", "agent", "app"))
+    if params["principals"] is None:
+        every_status = set(params["statuses"]) >= set(ALL_STATUSES)
+        if driven or (narrowed and not every_status):
+            return "list_requests"
+        if narrowed:
+            return "list_newest_narrowed"
+        return "list_newest" if every_status else "list_by_status"
+    slots = max(1, len(params["named"]))
+    if driven or slots > VISIBLE_PRINCIPALS or params["limit"] > VISIBLE_PAGE:
         return "list_requests"
-    if params["principals"] is not None:
-        return "list_visible" if len(params["named"]) <= VISIBLE_PRINCIPALS else "list_requests"
-    return "list_newest" if set(params["statuses"]) >= set(ALL_STATUSES) else "list_by_status"
+    name = "list_visible_narrowed" if narrowed else "list_visible"
+    if params["cursor"] is not None:
+        name += "_after"
+    return name if slots == VISIBLE_PRINCIPALS else f"{name}_{slots}"

@@ -107,6 +107,18 @@ WHERE id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND 
 ORDER BY id DESC
 LIMIT :limit;
 
+-- name: list_newest_narrowed
+-- An admin's listing of every status that a tool, an agent or an app narrows: the key newest
+-- first, each row checked, as far as a page matches (a rare tool's page reads its thousands of
+-- rows, not every status's two ranges each to a page of that tool's).
+SELECT * FROM requests
+WHERE id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND id IS DISTINCT FROM :cursor
+  AND (CAST(:tool AS text) IS NULL OR tool_name = :tool)
+  AND (CAST(:agent AS text) IS NULL OR agent = :agent)
+  AND (CAST(:app AS text) IS NULL OR app = :app)
+ORDER BY id DESC
+LIMIT :limit;
+
 -- name: list_by_status
 -- An admin's listing of some statuses that nothing else narrows: each status's two ranges of
 -- requests_by_audience (naming approvers or not), each read newest first to one page, merged.
@@ -120,33 +132,77 @@ ORDER BY x.id DESC
 LIMIT :limit;
 
 -- name: list_visible
--- A person's listing that nothing narrows but what they may see (store/listing.py): the ranges
--- list_requests reads for them (naming nobody, created by them, naming each principal; each
--- status's own), each read newest first to one page from its index alone, merged; then the
--- page's rows, looked up by their ids. The cursor bounds every range in generic plans too (as
--- list_newest's does), and the page's rows are found by the key whatever a generic plan guesses
--- of the page's size (joined to the page, requests may be hashed whole).
-SELECT r.* FROM requests r WHERE r.id = ANY(ARRAY(
-    SELECT x.id FROM unnest(CAST(:statuses AS text[])) s (status), LATERAL (
-        SELECT w.id FROM requests w
-        WHERE w.no_approvers = TRUE AND w.status = s.status
-          AND w.id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND w.id IS DISTINCT FROM :cursor
-        ORDER BY w.id DESC LIMIT :limit) x
-    UNION
-    SELECT x.id FROM unnest(CAST(:statuses AS text[])) s (status), LATERAL (
-        SELECT w.id FROM requests w
-        WHERE w.created_by = :viewer AND w.status = s.status
-          AND w.id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests)) AND w.id IS DISTINCT FROM :cursor
-        ORDER BY w.id DESC LIMIT :limit) x
-    UNION
-    SELECT x.id FROM unnest(CAST(:named AS text[])) p (principal), unnest(CAST(:statuses AS text[])) s (status), LATERAL (
-        SELECT a.request_id AS id FROM request_approvers a
-        WHERE a.principal = p.principal AND a.status = s.status
-          AND a.request_id <= COALESCE(CAST(:cursor AS text), (SELECT max(id) FROM requests))
-          AND a.request_id IS DISTINCT FROM :cursor
-        ORDER BY a.request_id DESC LIMIT :limit) x
-    ORDER BY id DESC LIMIT :limit))
+-- A person's first page that nothing narrows but what they may see (store/listing.py), for up
+-- to four principals (`named`: themselves and three groups). Every range list_requests reads
+-- for them (naming nobody, created by them, naming each principal; each status's own) is one
+-- arm of a UNION ALL that PostgreSQL merges newest first (a Merge Append of backward index
+-- scans; each arm ordered itself, or the planner sorts them all): each arm read from its index
+-- alone, and only as far as the merge takes rows from it (a page in all, not a page per range).
+-- A request in several ranges comes out of the merge once per range, side by side: each but the
+-- first is dropped (`previous`, streamed). Then the page's rows, looked up by their ids (joined
+-- to the page, a generic plan may hash requests whole).
+-- The merge stops at a constant, listing.VISIBLE_PAGE, and the page is cut from it: so that a
+-- prepared statement settles on its generic plan (planning the arms costs more than running
+-- them), which it would not with `LIMIT :limit` (costed as a tenth of every range).
+SELECT r.* FROM requests r WHERE r.id = ANY((ARRAY(
+    SELECT id FROM (
+        SELECT id, lag(id) OVER (ORDER BY id DESC) AS previous FROM (
+            {arms visible}
+            ORDER BY id DESC) AS merged) AS deduplicated
+    WHERE previous IS DISTINCT FROM id
+    LIMIT 100))[1:CAST(:limit AS integer)])
 ORDER BY r.id DESC;
+
+-- name: list_visible_after
+-- list_visible's later pages: every range starts at the cursor (in generic plans too).
+SELECT r.* FROM requests r WHERE r.id = ANY((ARRAY(
+    SELECT id FROM (
+        SELECT id, lag(id) OVER (ORDER BY id DESC) AS previous FROM (
+            {arms visible after}
+            ORDER BY id DESC) AS merged) AS deduplicated
+    WHERE previous IS DISTINCT FROM id
+    LIMIT 100))[1:CAST(:limit AS integer)])
+ORDER BY r.id DESC;
+
+-- name: list_visible_narrowed
+-- list_visible for a listing that a tool, an agent or an app narrows too: each arm checks them
+-- on each row it reads (one lookup by the key), so that the merge reads until a page of rows
+-- matches in all, not a page per range. Stopping at the page itself (reading to a longer one
+-- costs a lookup a row, more than planning the arms).
+SELECT r.* FROM requests r WHERE r.id = ANY(ARRAY(
+    SELECT id FROM (
+        SELECT id, lag(id) OVER (ORDER BY id DESC) AS previous FROM (
+            {arms visible narrowed}
+            ORDER BY id DESC) AS merged) AS deduplicated
+    WHERE previous IS DISTINCT FROM id
+    LIMIT :limit))
+ORDER BY r.id DESC;
+
+-- name: list_visible_narrowed_after
+SELECT r.* FROM requests r WHERE r.id = ANY(ARRAY(
+    SELECT id FROM (
+        SELECT id, lag(id) OVER (ORDER BY id DESC) AS previous FROM (
+            {arms visible narrowed after}
+            ORDER BY id DESC) AS merged) AS deduplicated
+    WHERE previous IS DISTINCT FROM id
+    LIMIT :limit))
+ORDER BY r.id DESC;
+
+-- arms: visible joined by UNION ALL
+-- list_visible's arms, one per status and range (store/queries.py writes them out). An arm of a
+-- status not asked for is never read: `:status_mask & bit` is folded away in a custom plan, a
+-- one-time test in a generic one. A principal slot left empty (NULL) reads nothing.
+-- range: id FROM requests WHERE no_approvers
+-- range: id FROM requests WHERE created_by = :viewer
+-- range: request_id AS id FROM request_approvers WHERE principal = (CAST(:named AS text[]))[{slot} + 1]
+-- option after: AND {key} < :cursor
+-- option narrowed: AND (SELECT TRUE FROM requests w WHERE w.id = {table}.{key}
+-- option narrowed:      AND (CAST(:tool AS text) IS NULL OR w.tool_name = :tool)
+-- option narrowed:      AND (CAST(:agent AS text) IS NULL OR w.agent = :agent)
+-- option narrowed:      AND (CAST(:app AS text) IS NULL OR w.app = :app))
+(SELECT {range}
+       AND status = '{status}' AND CAST(:status_mask AS integer) & {bit} <> 0{after}{narrowed}
+ ORDER BY {key} DESC)
 
 -- name: search_floor
 -- The text search's window ends here: this many requests before the cursor (none, if fewer).

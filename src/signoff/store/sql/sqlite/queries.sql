@@ -92,6 +92,16 @@ LIMIT :limit;
 -- key, newest first, up to the cursor (char(1114111) sorts after every id).
 SELECT * FROM requests WHERE id < COALESCE(:cursor, char(1114111)) ORDER BY id DESC LIMIT :limit;
 
+-- name: list_newest_narrowed
+-- An admin's listing of every status that a tool, an agent or an app narrows: the key newest
+-- first, each row checked, as far as a page matches (a rare tool's page reads its thousands of
+-- rows, not every status's two ranges each to a page of that tool's).
+SELECT * FROM requests
+WHERE id < COALESCE(:cursor, char(1114111))
+  AND (:tool IS NULL OR tool_name = :tool) AND (:agent IS NULL OR agent = :agent) AND (:app IS NULL OR app = :app)
+ORDER BY id DESC
+LIMIT :limit;
+
 -- name: list_by_status
 -- An admin's listing of some statuses that nothing else narrows: each status's two ranges of
 -- requests_by_audience (naming approvers or not), each read newest first to one page, merged.
@@ -108,110 +118,51 @@ LIMIT :limit;
 -- four principals (`named`: themselves and three groups). Every range list_requests reads for
 -- them (naming nobody, created by them, naming each principal; each status's own) is one arm of
 -- a UNION that SQLite merges newest first: each arm read from its index alone, and only as far
--- as the merge takes rows from it (a page in all, not a page per range). An arm of a status not
--- asked for is never read: `:status_mask & bit` is constant, checked once before the arm's loop
--- (the bits follow listing.ALL_STATUSES: drafting 1, pending 2, approved 4, … cancelled 128).
--- A principal slot left empty (NULL) reads nothing.
+-- as the merge takes rows from it (a page in all, not a page per range).
 SELECT r.* FROM requests r WHERE r.id IN (
-    SELECT id FROM requests WHERE no_approvers = 1
-          AND status = 'drafting' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 1
-    UNION SELECT id FROM requests WHERE created_by = :viewer
-          AND status = 'drafting' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 1
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[0]')
-          AND status = 'drafting' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 1
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[1]')
-          AND status = 'drafting' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 1
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[2]')
-          AND status = 'drafting' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 1
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[3]')
-          AND status = 'drafting' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 1
-    UNION SELECT id FROM requests WHERE no_approvers = 1
-          AND status = 'pending' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 2
-    UNION SELECT id FROM requests WHERE created_by = :viewer
-          AND status = 'pending' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 2
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[0]')
-          AND status = 'pending' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 2
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[1]')
-          AND status = 'pending' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 2
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[2]')
-          AND status = 'pending' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 2
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[3]')
-          AND status = 'pending' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 2
-    UNION SELECT id FROM requests WHERE no_approvers = 1
-          AND status = 'approved' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 4
-    UNION SELECT id FROM requests WHERE created_by = :viewer
-          AND status = 'approved' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 4
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[0]')
-          AND status = 'approved' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 4
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[1]')
-          AND status = 'approved' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 4
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[2]')
-          AND status = 'approved' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 4
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[3]')
-          AND status = 'approved' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 4
-    UNION SELECT id FROM requests WHERE no_approvers = 1
-          AND status = 'edited' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 8
-    UNION SELECT id FROM requests WHERE created_by = :viewer
-          AND status = 'edited' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 8
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[0]')
-          AND status = 'edited' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 8
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[1]')
-          AND status = 'edited' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 8
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[2]')
-          AND status = 'edited' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 8
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[3]')
-          AND status = 'edited' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 8
-    UNION SELECT id FROM requests WHERE no_approvers = 1
-          AND status = 'rejected' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 16
-    UNION SELECT id FROM requests WHERE created_by = :viewer
-          AND status = 'rejected' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 16
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[0]')
-          AND status = 'rejected' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 16
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[1]')
-          AND status = 'rejected' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 16
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[2]')
-          AND status = 'rejected' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 16
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[3]')
-          AND status = 'rejected' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 16
-    UNION SELECT id FROM requests WHERE no_approvers = 1
-          AND status = 'responded' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 32
-    UNION SELECT id FROM requests WHERE created_by = :viewer
-          AND status = 'responded' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 32
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[0]')
-          AND status = 'responded' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 32
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[1]')
-          AND status = 'responded' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 32
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[2]')
-          AND status = 'responded' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 32
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[3]')
-          AND status = 'responded' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 32
-    UNION SELECT id FROM requests WHERE no_approvers = 1
-          AND status = 'expired' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 64
-    UNION SELECT id FROM requests WHERE created_by = :viewer
-          AND status = 'expired' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 64
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[0]')
-          AND status = 'expired' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 64
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[1]')
-          AND status = 'expired' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 64
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[2]')
-          AND status = 'expired' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 64
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[3]')
-          AND status = 'expired' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 64
-    UNION SELECT id FROM requests WHERE no_approvers = 1
-          AND status = 'cancelled' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 128
-    UNION SELECT id FROM requests WHERE created_by = :viewer
-          AND status = 'cancelled' AND id < COALESCE(:cursor, char(1114111)) AND :status_mask & 128
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[0]')
-          AND status = 'cancelled' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 128
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[1]')
-          AND status = 'cancelled' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 128
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[2]')
-          AND status = 'cancelled' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 128
-    UNION SELECT request_id FROM request_approvers WHERE principal = json_extract(:named, '$[3]')
-          AND status = 'cancelled' AND request_id < COALESCE(:cursor, char(1114111)) AND :status_mask & 128
+    {arms visible}
     ORDER BY 1 DESC LIMIT :limit)
 ORDER BY r.id DESC
 LIMIT :limit;
+
+-- name: list_visible_after
+-- list_visible's later pages (PostgreSQL's statement differs; here the same one).
+SELECT r.* FROM requests r WHERE r.id IN (
+    {arms visible}
+    ORDER BY 1 DESC LIMIT :limit)
+ORDER BY r.id DESC
+LIMIT :limit;
+
+-- name: list_visible_narrowed
+-- list_visible for a listing that a tool, an agent or an app narrows too: each arm checks them
+-- on each row it reads (one lookup by the key), so that the merge reads until a page of rows
+-- matches in all, not a page per range.
+SELECT r.* FROM requests r WHERE r.id IN (
+    {arms visible narrowed}
+    ORDER BY 1 DESC LIMIT :limit)
+ORDER BY r.id DESC
+LIMIT :limit;
+
+-- name: list_visible_narrowed_after
+SELECT r.* FROM requests r WHERE r.id IN (
+    {arms visible narrowed}
+    ORDER BY 1 DESC LIMIT :limit)
+ORDER BY r.id DESC
+LIMIT :limit;
+
+-- arms: visible joined by UNION
+-- list_visible's arms, one per status and range (store/queries.py writes them out). An arm of a
+-- status not asked for is never read: `:status_mask & bit` is constant, checked once before the
+-- arm's loop (the bits follow listing.ALL_STATUSES: drafting 1, pending 2, approved 4, …
+-- cancelled 128). A principal slot left empty (NULL) reads nothing.
+-- range: id FROM requests WHERE no_approvers = 1
+-- range: id FROM requests WHERE created_by = :viewer
+-- range: request_id FROM request_approvers WHERE principal = json_extract(:named, '$[{slot}]')
+-- option narrowed: AND EXISTS (SELECT 1 FROM requests w WHERE w.id = {table}.{key}
+-- option narrowed:      AND (:tool IS NULL OR w.tool_name = :tool) AND (:agent IS NULL OR w.agent = :agent)
+-- option narrowed:      AND (:app IS NULL OR w.app = :app))
+SELECT {range}
+      AND status = '{status}' AND {key} < COALESCE(:cursor, char(1114111)) AND :status_mask & {bit}{narrowed}
 
 -- name: search_floor
 -- The text search's window ends here: this many requests before the cursor (none, if fewer).
