@@ -25,3 +25,18 @@ def test_to_iso_writes_what_isoformat_writes_in_utc(moment: datetime) -> None:
     assert to_iso(moment) == expected
     assert len(expected) == 27
     assert from_iso(to_iso(moment)) == moment
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-12-04T19:05:07.123456Z",
+        "2026-12-04T19:05:07Z",
+        "2026-12-04T19:05:07.123456+00:00",
+        "2026-12-05T00:35:07+05:30",
+    ],
+)
+def test_from_iso_reads_utc_and_offsets_as_utc(text: str) -> None:
+    moment = from_iso(text)
+    assert moment.tzinfo is UTC
+    assert moment == datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -71,7 +71,8 @@ _ISO = "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ"
 
 
 def from_iso(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    moment = datetime.fromisoformat(text)  # reads a trailing Z as UTC since Python 3.11
+    return moment if moment.tzinfo is UTC else moment.astimezone(UTC)
 
 
 def format_moment(moment: datetime) -> str:
