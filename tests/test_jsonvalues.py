@@ -22,7 +22,7 @@ from signoff import (
     ToolCall,
 )
 from signoff._util import MAX_DURATION, parse_duration, utcnow
-from signoff.jsonvalues import MAX_DEPTH, find_problem, storable_text
+from signoff.jsonvalues import MAX_DEPTH, checked_text, find_problem, storable_text
 from signoff.requests import NewRequest
 from tests.helpers import person_deciding
 
@@ -123,6 +123,27 @@ def test_storable_text_keeps_key_order_and_refuses_cycles() -> None:
     loop.append(loop)
     with pytest.raises(InvalidInput, match="nested more than"):
         storable_text(loop)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"b": 1, "a": "é", "n": [None, 2.5, {"z": True}]}, {"when": utcnow()}, {"deep": nested(MAX_DEPTH - 2)}],
+)
+def test_checked_text_is_the_stored_text(value: object) -> None:
+    """A new request's args are checked by encoding them once: the text the store writes."""
+    assert checked_text(value, "args") == storable_text(value)
+    request = NewRequest(
+        thread_id="t", tool_call_id="c", tool_name="m", args=value, description="d", deadline=utcnow()
+    )
+    assert request.args_text == storable_text(value)
+
+
+def test_checked_text_refuses_with_the_place_and_leaves_unwritable_keys_to_the_store() -> None:
+    with pytest.raises(InvalidInput, match=r"^args\.k\[1\]: a lone surrogate"):
+        checked_text({"k": ["ok", "\udfff"]}, "args")
+    with pytest.raises(InvalidInput, match=f"^args.deep.*nested more than {MAX_DEPTH}"):
+        checked_text({"deep": nested(MAX_DEPTH + 1)}, "args")
+    assert checked_text({(1, 2): "tuple key"}, "args") is None
 
 
 @pytest.mark.parametrize(

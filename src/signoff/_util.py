@@ -20,8 +20,6 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _last_id = [0, 0]
 _id_lock = threading.Lock()
 _PAIRS = [a + b for a in _CROCKFORD for b in _CROCKFORD]
-_HIGH_SHIFTS = (60, 50, 40, 30, 20, 10, 0)
-_LOW_SHIFTS = (50, 40, 30, 20, 10, 0)
 
 
 def new_id(prefix: str) -> str:
@@ -37,12 +35,15 @@ def new_id(prefix: str) -> str:
             randomness = int.from_bytes(os.urandom(10), "big") >> 1
         _last_id[0], _last_id[1] = millis, randomness
     value = (millis << 80) | (randomness & ((1 << 80) - 1))
-    pairs = _PAIRS
-    # two halves of 70 and 60 bits: shifting them is cheaper than shifting all 130 bits 13 times
+    p = _PAIRS
+    # 13 pairs of base32 digits from two halves of 70 and 60 bits, spelled out: shifting the
+    # halves is cheaper than shifting all 130 bits, and one f-string than joining comprehensions
     high, low = value >> 60, value & ((1 << 60) - 1)
-    return "".join(
-        [prefix, "_", *[pairs[(high >> shift) & 1023] for shift in _HIGH_SHIFTS]]
-        + [pairs[(low >> shift) & 1023] for shift in _LOW_SHIFTS]
+    return (
+        f"{prefix}_{p[(high >> 60) & 1023]}{p[(high >> 50) & 1023]}{p[(high >> 40) & 1023]}"
+        f"{p[(high >> 30) & 1023]}{p[(high >> 20) & 1023]}{p[(high >> 10) & 1023]}{p[high & 1023]}"
+        f"{p[low >> 50]}{p[(low >> 40) & 1023]}{p[(low >> 30) & 1023]}{p[(low >> 20) & 1023]}"
+        f"{p[(low >> 10) & 1023]}{p[low & 1023]}"
     )
 
 
@@ -52,11 +53,26 @@ def utcnow() -> datetime:
 
 def to_iso(moment: datetime) -> str:
     """Fixed-width UTC ISO 8601, so that text comparison orders moments."""
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
+    if moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    # what isoformat(timespec="microseconds") writes, in half its time (four to seven a request)
+    return _ISO % (
+        moment.year,
+        moment.month,
+        moment.day,
+        moment.hour,
+        moment.minute,
+        moment.second,
+        moment.microsecond,
+    )
+
+
+_ISO = "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ"
 
 
 def from_iso(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    moment = datetime.fromisoformat(text)  # reads a trailing Z as UTC since Python 3.11
+    return moment if moment.tzinfo is UTC else moment.astimezone(UTC)
 
 
 def format_moment(moment: datetime) -> str:

@@ -58,6 +58,20 @@ def check(value: Any, what: str) -> None:
         raise InvalidInput(problem)
 
 
+def checked_text(value: Any, what: str) -> str | None:
+    """`check(value, what)` by encoding: `value` as `storable_text` writes it, or InvalidInput with
+    `check`'s words. None when `check` accepts a value the encoder cannot write (a key JSON has no
+    form for): storing it fails later, as it did."""
+    try:
+        text = _ENCODE(value)
+    except (ValueError, RecursionError, TypeError):
+        check(value, what)
+        return None
+    if _doubtful(text):
+        check(value, what)
+    return text
+
+
 def storable_text(value: Any) -> str:
     """`value` as the store writes it: compact JSON, key order kept, non-JSON leaves as their `str`.
     InvalidInput when it holds NaN or infinities, a lone surrogate, or nests too deeply."""
@@ -67,11 +81,19 @@ def storable_text(value: Any) -> str:
         raise InvalidInput(
             "cannot store " + (find_problem(value) or "a value that refers to itself")
         ) from None
-    if (text.count("[") + text.count("{") > MAX_DEPTH) or (not text.isascii() and _SURROGATE.search(text)):
+    if _doubtful(text):
         problem = find_problem(value)
         if problem is not None:
             raise InvalidInput("cannot store " + problem)
     return text
+
+
+def _doubtful(text: str) -> bool:
+    """Whether encoded `text` may nest too deeply or hold a lone surrogate (the encoder refuses
+    only NaN and infinities): then the value itself is checked."""
+    return (text.count("[") + text.count("{") > MAX_DEPTH) or (
+        not text.isascii() and bool(_SURROGATE.search(text))
+    )
 
 
 def _not_finite(number: float) -> str:

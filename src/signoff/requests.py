@@ -15,6 +15,7 @@ from typing import Any, Literal
 from ._util import from_iso
 from .decisions import DecisionRecord, parse_decision
 from .jsonvalues import check as check_json
+from .jsonvalues import checked_text
 from .rules.effective import RequestRule, separation_words
 from .templates import redact_args
 from .visible import check_name
@@ -107,6 +108,8 @@ class NewRequest:
     """Who owns the token the creator asked with (through a server): a rule's `separation:
     requester_and_creator` keeps them from approving (`RequestRule.for_separation`)."""
     channel: str = "gate"
+    args_text: str | None = field(default=None, init=False, repr=False, compare=False)
+    """`args` as the store writes them (compact JSON, key order kept), encoded by the check."""
 
     def __post_init__(self) -> None:
         """Names a person reads as labels may not hide characters (a bidi override, a line break
@@ -122,7 +125,8 @@ class NewRequest:
         for what, name in named:
             if name is not None:
                 check_name(name, what)
-        check_json(self.args, "args")  # NaN, infinities, lone surrogates: refused before anything is stored
+        # NaN, infinities, lone surrogates: refused before anything is stored
+        object.__setattr__(self, "args_text", checked_text(self.args, "args"))
         if self.tool_annotations is not None:
             check_json(self.tool_annotations, "tool_annotations")
 

@@ -45,7 +45,7 @@ class RequestCreation(GrantOps):
             "kind": new.kind,
             "tool_name": new.tool_name,
             "tool_description": new.tool_description,
-            "args": Json(new.args),
+            "args": Json(new.args, new.args_text),
             "args_schema": Json(new.args_schema) if new.args_schema is not None else None,
             "answer_schema": Json(new.answer_schema) if new.answer_schema is not None else None,
             "agent": new.agent,
