@@ -19,6 +19,7 @@ class Running:
     agent_token: str
     person_token: str
     admin: str
+    admin_token: str
     pid: int
 
 
@@ -33,9 +34,10 @@ def serving(
     store.add_user("alice", role="member", actor="bench")
     agent_token, _ = store.issue_credential("token", "bot", actor="bench")
     person_token, _ = store.issue_credential("token", "alice", actor="bench")
+    admin_token, _ = store.issue_credential("token", "admin", actor="bench")
     store.close()
     with signoff_serve(db, startup=30, env=env, cwd=cwd) as (url, process):
-        yield Running(url, db, agent_token, person_token, "admin", process.pid)
+        yield Running(url, db, agent_token, person_token, "admin", admin_token, process.pid)
 
 
 def auth(token: str) -> dict[str, str]:

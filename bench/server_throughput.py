@@ -15,6 +15,7 @@ from core import Metric, Report, Target
 from keepalive import CLIENTS, post_all
 from process_cpu import cpu_seconds, thread_cpu_seconds
 from server_running import Running, serving
+from server_stream import admin_stream
 from signoff._util import utcnow
 from signoff.requests import NewRequest
 from signoff.rules.model import RequestRule
@@ -111,19 +112,28 @@ class Batch:
         return 1000 / self.cpu_ms if self.cpu_ms else float("inf")
 
 
-def timed_batch(running: Running, calls: int, post: Callable[[], tuple[float, int]], what: str) -> Batch:
-    before, threads_before, client_before = (
-        cpu_seconds(running.pid),
-        thread_cpu_seconds(running.pid),
-        time.process_time(),
-    )
-    seconds, failures = post()
+Snapshot = tuple[float, dict[str, float], float]
+"""The server's CPU seconds, by thread, and this process's."""
+
+
+def snapshot(running: Running) -> Snapshot:
+    return cpu_seconds(running.pid), thread_cpu_seconds(running.pid), time.process_time()
+
+
+def batch_since(running: Running, before: Snapshot, calls: int, seconds: float) -> Batch:
+    cpu_before, threads_before, client_before = before
     client = time.process_time() - client_before
-    cpu, threads = cpu_seconds(running.pid) - before, thread_cpu_seconds(running.pid)
-    if failures:
-        raise RuntimeError(f"{failures} of {calls} {what} failed")
+    cpu, threads = cpu_seconds(running.pid) - cpu_before, thread_cpu_seconds(running.pid)
     by_thread = {name: used - threads_before.get(name, 0.0) for name, used in threads.items()}
     return Batch(calls, seconds, cpu, by_thread, client)
+
+
+def timed_batch(running: Running, calls: int, post: Callable[[], tuple[float, int]], what: str) -> Batch:
+    before = snapshot(running)
+    seconds, failures = post()
+    if failures:
+        raise RuntimeError(f"{failures} of {calls} {what} failed")
+    return batch_since(running, before, calls, seconds)
 
 
 def throughput_batches(
@@ -133,19 +143,24 @@ def throughput_batches(
     *,
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
+    stream: bool = False,
 ) -> tuple[Batch, Batch]:
     """(decisions, asks): `decisions` POST …/decision and as many POST /v1/requests, each after
-    200 warm-up calls, on a fresh `signoff serve` (run with `env` and `cwd`, e.g. another checkout's)."""
+    200 warm-up calls, on a fresh `signoff serve` (run with `env` and `cwd`, e.g. another checkout's).
+    With `stream`, an admin's SSE stream is open while the decisions run (warm-ups included)."""
     with serving(workdir, name, env=env, cwd=cwd) as running:
         warm = prepare_pending(running.db, 200, "alice", "warm-up")
-        asyncio.run(decide_all(running.url, running.person_token, warm))
         ids = prepare_pending(running.db, decisions, "alice", "throughput")
-        decided = timed_batch(
-            running,
-            decisions,
-            lambda: asyncio.run(decide_all(running.url, running.person_token, ids)),
-            "decisions",
-        )
+        if stream:
+            decided = asyncio.run(streamed_decisions(running, warm, ids))
+        else:
+            asyncio.run(decide_all(running.url, running.person_token, warm))
+            decided = timed_batch(
+                running,
+                decisions,
+                lambda: asyncio.run(decide_all(running.url, running.person_token, ids)),
+                "decisions",
+            )
         asyncio.run(ask_all(running.url, running.agent_token, "warm-up-asks", 200))
         asked = timed_batch(
             running,
@@ -154,6 +169,22 @@ def throughput_batches(
             "asks",
         )
     return decided, asked
+
+
+async def streamed_decisions(running: Running, warm: list[str], ids: list[str]) -> Batch:
+    """The warm-up and the timed decisions with an admin's stream open, timed until the stream
+    has had every decision's event (the server's sending them is part of each decision's cost)."""
+    async with admin_stream(running.url, running.admin_token) as stream:
+        await decide_all(running.url, running.person_token, warm)
+        if not await stream.until_decided(len(warm)):
+            raise RuntimeError(f"the stream had {stream.decided} of {len(warm)} warm-up decisions")
+        before = snapshot(running)
+        seconds, failures = await decide_all(running.url, running.person_token, ids)
+        if not await stream.until_decided(len(warm) + len(ids)):
+            raise RuntimeError(f"the stream had {stream.decided - len(warm)} of {len(ids)} decisions")
+        if failures:
+            raise RuntimeError(f"{failures} of {len(ids)} decisions failed")
+        return batch_since(running, before, len(ids), seconds)
 
 
 def measure_throughput(report: Report, workdir: Path, decisions: int) -> None:

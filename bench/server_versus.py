@@ -8,8 +8,11 @@ as bench/server.py does: decisions/s with 32 clients, the server process's CPU m
 (the figure the machine's load does not move), the same by server thread (`main` is the event
 loop, `signoff-writer` the grouped writer, `signoff-sqlite-` the change watcher, `uvloop` the
 loop's thread pool) and the load generator's own CPU ms per decision (this process; the same
-generator for both sides). The ratios are taken round by round (this / baseline), so both sides
-of a ratio met the same load. Writes bench/results/server_versus.json.
+generator for both sides). With `--stream`, one admin's SSE stream is open while the decisions
+run (an open inbox tab: the event feed follows every change, SQLite's change watcher runs), and a
+batch ends once the stream has had every decision's event. The ratios are taken round by round
+(this / baseline), so both sides of a ratio met the same load. Writes
+bench/results/server_versus.json (server_versus_stream.json with `--stream`).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from core import git_commit, machine_info, progress
 from server_throughput import Batch, throughput_batches
 
 RESULTS_PATH = Path(__file__).resolve().parent / "results" / "server_versus.json"
+STREAM_RESULTS_PATH = RESULTS_PATH.with_name("server_versus_stream.json")
 
 
 def commit_of(checkout: Path) -> str:
@@ -61,8 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, required=True, help="another checkout of signoff")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--decisions", type=int, default=2000)
-    parser.add_argument("--output", type=Path, default=RESULTS_PATH)
+    parser.add_argument(
+        "--stream", action="store_true", help="keep one admin's SSE stream open while the decisions run"
+    )
+    parser.add_argument("--output", type=Path, default=None)
     options = parser.parse_args(argv)
+    output: Path = options.output or (STREAM_RESULTS_PATH if options.stream else RESULTS_PATH)
     baseline = options.baseline.resolve()
     baseline_env = {**os.environ, "PYTHONPATH": str(baseline / "src")}
     load_at_start = os.getloadavg()
@@ -76,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             for side, env, cwd in sides:
                 progress(f"round {number + 1}/{options.rounds}: {side}")
                 decided, asked = throughput_batches(
-                    Path(tmp), f"{side}{number}", options.decisions, env=env, cwd=cwd
+                    Path(tmp), f"{side}{number}", options.decisions, env=env, cwd=cwd, stream=options.stream
                 )
                 measured[side] = {**row(decided), "asks_server_cpu_ms": asked.cpu_ms}
             measured["cpu_ratio"] = measured["baseline"]["server_cpu_ms"] / measured["this"]["server_cpu_ms"]
@@ -90,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         "this": git_commit(),
         "baseline": commit_of(baseline),
         "decisions_per_round": options.decisions,
+        "admin_stream_open": options.stream,
         "load_average_at_start": load_at_start,
         "machine": machine_info(None),
         "rounds": rounds,
@@ -116,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_ratio_baseline_over_this": summary([measured["cpu_ratio"] for measured in rounds]),
         "wall_ratio_this_over_baseline": summary([measured["wall_ratio"] for measured in rounds]),
     }
-    options.output.write_text(json.dumps(results, indent=2) + "\n")
+    output.write_text(json.dumps(results, indent=2) + "\n")
     print(json.dumps({key: results[key] for key in ("summary", "cpu_ratio_baseline_over_this")}, indent=2))
     return 0
 
