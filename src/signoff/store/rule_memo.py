@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from ..rules.model import RequestRule
+from ..rules.effective import RequestRule
 
 
 @lru_cache(maxsize=512)
