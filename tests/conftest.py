@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,13 +34,23 @@ def new_pg_schema() -> str:
     return f"signoff_test_{uuid.uuid4().hex[:12]}"
 
 
-def drop_pg_schema(schema: str) -> None:
+def drop_pg_schema(schema: str, attempts: int = 5) -> None:
+    """Drops a test's schema. A server thread that has not finished its last transaction (a seal, a
+    delivery) may hold a table the drop needs while waiting on one it took: PostgreSQL then picks a
+    victim, sometimes the drop, which is tried again once that transaction has ended."""
     import psycopg
-    from psycopg import sql
+    from psycopg import errors, sql
 
     assert POSTGRES_DSN is not None
-    with psycopg.connect(POSTGRES_DSN, autocommit=True) as connection:
-        connection.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+    for attempt in range(attempts):
+        try:
+            with psycopg.connect(POSTGRES_DSN, autocommit=True) as connection:
+                connection.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+            return
+        except errors.DeadlockDetected:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
 
 
 @pytest.fixture
